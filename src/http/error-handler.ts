@@ -1,0 +1,56 @@
+import type { ErrorRequestHandler } from 'express';
+import { HttpError } from './errors.ts';
+
+interface ValidatorError {
+  status?: number;
+  message?: string;
+  errors?: Array<{ path?: string; message?: string; errorCode?: string }>;
+}
+
+/** Request-validation messages name the parameter and the rule it broke, e.g. `query.per_page must be >= 1`. */
+function validationDetail(err: ValidatorError): string {
+  if (err.errors?.length) {
+    return err.errors
+      .map((e) => `${(e.path ?? '').replace(/^\//, '').replace(/\//g, '.')} ${e.message ?? ''}`.trim())
+      .join('; ');
+  }
+  return err.message ?? 'Invalid request';
+}
+
+/** The one place errors become responses: always `{"detail": ...}` with the right status. */
+export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (err instanceof HttpError) {
+    res.set(err.headers).status(err.status).json({ detail: err.detail });
+    return;
+  }
+  const status: number | undefined = err?.status ?? err?.statusCode;
+  if (err?.type === 'entity.too.large') {
+    res.status(413).json({ detail: `Request body is larger than the limit of ${err.limit} bytes` });
+    return;
+  }
+  if (err?.type === 'entity.parse.failed') {
+    res.status(422).json({ detail: `Request body is not valid JSON: ${err.message}` });
+    return;
+  }
+  if (status && status >= 400 && status < 500) {
+    // Request validation: the original answers 422 for malformed parameters and bodies.
+    const code = status === 400 ? 422 : status;
+    res.status(code).json({ detail: validationDetail(err) });
+    return;
+  }
+  req.log?.error({ err }, 'unhandled error');
+  if (status === 500 && Array.isArray(err?.errors) && err.errors.length) {
+    // Response validation: our handler produced something outside the contract.
+    res.status(500).json({ detail: `Response does not match the contract: ${validationDetail(err)}` });
+    return;
+  }
+  if (status === 503) {
+    res.status(503).json({ detail: err.message || 'Service unavailable' });
+    return;
+  }
+  res.status(500).json({ detail: 'Internal server error' });
+};
