@@ -1,0 +1,74 @@
+/**
+ * Test harness: the whole app on a fresh embedded store in a temporary folder, in-process
+ * (`app` for supertest) or listening on 127.0.0.1 (`url` for SDKs and browsers).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { buildApp } from '../../src/app.ts';
+import { openStore } from '../../src/store/index.ts';
+import { openSearchIndex } from '../../search/index.ts';
+import type { AppDeps } from '../../src/http/deps.ts';
+import type express from 'express';
+
+export interface TestApp extends AppDeps {
+  app: express.Express;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-test-'));
+  const config: Config = loadConfig({ DEMO_DATA: 'false', LOG_LEVEL: 'silent', DATA_DIR: dataDir, HOST: '127.0.0.1', ...env });
+  const logger = pino({ level: 'silent' });
+  const store = await openStore(config, logger);
+  const searchIndex = await openSearchIndex(config, store, logger);
+  const built = await buildApp({ config, store, searchIndex, logger });
+  return {
+    config,
+    store,
+    searchIndex,
+    logger,
+    app: built.app,
+    dataDir,
+    close: async () => {
+      await built.close();
+      await searchIndex.close();
+      await store.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestServer extends TestApp {
+  url: string;
+  server: Server;
+}
+
+/** Listens on 127.0.0.1 on a free port; PUBLIC_URL is that address so token issuers match. */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  // Reserve a port first so the issuer URL is known before the app is built.
+  const probe = (await import('node:net')).createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const testApp = await createTestApp({ PORT: String(port), PUBLIC_URL: url, ...env });
+  const server = await new Promise<Server>((resolve) => {
+    const s = testApp.app.listen(port, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    ...testApp,
+    url,
+    server,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await testApp.close();
+    },
+  };
+}
