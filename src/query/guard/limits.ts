@@ -1,0 +1,9 @@
+/** Bounds on untrusted filters, so one request cannot exhaust the server. */
+export const FILTER_LIMITS = {
+  /** Deepest nesting of objects/arrays in a filter. */
+  maxDepth: 16,
+  /** Longest `$regex` pattern, in characters. */
+  maxRegexLength: 1000,
+  /** Most values in one `$in`, `$nin` or `$all`. */
+  maxListSize: 10_000,
+};
