@@ -1,8 +1,125 @@
-import express from 'express';
+/**
+ * Metadata access, workflow management and persistent identifiers: the compact find endpoints
+ * and the `/nmdcschema` endpoints. Handlers are one line each; the rules live in src/metadata/.
+ */
+import express, { type Request } from 'express';
 import type { AppDeps } from '../deps.ts';
 import type { QueryPlanner } from '../../../search/planner.ts';
+import { NotFound } from '../errors.ts';
+import { CollectionsReader } from '../../metadata/collections-reader.ts';
+import { CompactFind, type CompactFindParams } from '../../metadata/compact-find.ts';
+import { SchemaEndpoints, type ListParams } from '../../metadata/schema-endpoints.ts';
+import {
+  COLLECTION_NAMES,
+  PLANNED_PROCESS_COLLECTIONS,
+  SCHEMA_VERSION,
+  TYPECODES,
+  isCollectionName,
+} from '../../schema/nmdc.ts';
 
-/** Metadata access: the compact find endpoints and the `/nmdcschema` endpoints. */
-export function metadataRouter(_deps: AppDeps, _planner: QueryPlanner): express.Router {
-  return express.Router();
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const integer = (value: unknown, fallback: number): number => {
+  const n = typeof value === 'number' ? value : Number(value);
+  return Number.isFinite(n) ? n : fallback;
+};
+
+/** Whether the caller set a parameter (validators may fill in defaults). */
+const given = (req: Request, name: string): boolean =>
+  new URL(req.originalUrl, 'http://local').searchParams.has(name);
+
+function compactParams(req: Request): CompactFindParams {
+  return {
+    filter: text(req.query.filter),
+    sort: text(req.query.sort),
+    fields: text(req.query.fields),
+    page: given(req, 'page') ? integer(req.query.page, 1) : undefined,
+    per_page: integer(req.query.per_page, 25),
+    cursor: text(req.query.cursor),
+  };
+}
+
+function listParams(req: Request): ListParams {
+  return {
+    filter: text(req.query.filter),
+    projection: text(req.query.projection),
+    max_page_size: integer(req.query.max_page_size, 20),
+    page_token: text(req.query.page_token),
+  };
+}
+
+export function metadataRouter(deps: AppDeps, planner: QueryPlanner): express.Router {
+  const reader = new CollectionsReader(planner);
+  const finds = new CompactFind(reader, deps.store.state);
+  const schema = new SchemaEndpoints(reader, deps.store.state);
+  const router = express.Router();
+
+  const findRoutes: Array<[path: string, collections: string[], idParam: string]> = [
+    ['/studies', ['study_set'], 'study_id'],
+    ['/biosamples', ['biosample_set'], 'sample_id'],
+    ['/data_objects', ['data_object_set'], 'data_object_id'],
+    ['/planned_processes', PLANNED_PROCESS_COLLECTIONS, 'planned_process_id'],
+    // 1.2.0 name of the planned processes.
+    ['/activities', PLANNED_PROCESS_COLLECTIONS, 'activity_id'],
+  ];
+  for (const [path, collections, idParam] of findRoutes) {
+    router.get(path, async (req, res) => void res.json(await finds.find(collections, compactParams(req))));
+    router.get(`${path}/:${idParam}`, async (req, res) => {
+      const found = await reader.getById(collections, String(req.params[idParam]));
+      if (!found) throw new NotFound();
+      res.json(found.doc);
+    });
+  }
+
+  router.get('/nmdcschema/version', (_req, res) => void res.json(SCHEMA_VERSION));
+  router.get(
+    '/nmdcschema/typecodes',
+    (_req, res) =>
+      void res.json(
+        TYPECODES.map((t) => ({
+          id: `${t.schemaClass}_typecode`,
+          schema_class: t.schemaClass,
+          name: t.name,
+        })),
+      ),
+  );
+  router.get('/nmdcschema/collection_names', (_req, res) => void res.json([...COLLECTION_NAMES]));
+  router.get('/nmdcschema/collection_stats', async (_req, res) => {
+    const stats = await deps.store.collectionStats();
+    res.json(
+      stats
+        .filter((s) => isCollectionName(s.collection) && s.count > 0)
+        .map((s) => ({
+          ns: `${deps.store.databaseName}.${s.collection}`,
+          storageStats: {
+            count: s.count,
+            size: s.size,
+            avgObjSize: s.avgObjSize,
+            storageSize: s.storageSize,
+            totalIndexSize: s.totalIndexSize,
+            totalSize: s.totalSize,
+            scaleFactor: 1,
+          },
+        })),
+    );
+  });
+  router.get('/nmdcschema/ids/:doc_id/collection-name', async (req, res) => {
+    const { collection, doc } = await schema.locate(req.params.doc_id);
+    res.json({ id: doc.id, collection_name: collection });
+  });
+  router.get(
+    '/nmdcschema/ids/:doc_id',
+    async (req, res) => void res.json((await schema.locate(req.params.doc_id)).doc),
+  );
+  router.get(
+    '/nmdcschema/:collection_name/:doc_id',
+    async (req, res) =>
+      void res.json(
+        await schema.getOne(req.params.collection_name, req.params.doc_id, text(req.query.projection)),
+      ),
+  );
+  router.get(
+    '/nmdcschema/:collection_name',
+    async (req, res) => void res.json(await schema.list(req.params.collection_name, listParams(req))),
+  );
+  return router;
 }

@@ -1,0 +1,164 @@
+/**
+ * The compact-syntax find endpoints (`/studies`, `/biosamples`, `/data_objects`,
+ * `/planned_processes`): filter, sort, fields, page or cursor paging, exact counts.
+ */
+import { BadRequest, Unprocessable } from '../http/errors.ts';
+import { parseCompactFilter, parseCompactSort, parseFieldList } from '../query/compact.ts';
+import { guardFilter } from '../query/guard/index.ts';
+import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';
+import type { CollectionsReader } from './collections-reader.ts';
+import { CONTINUATION_TTL_SECONDS, loadContinuation, saveContinuation } from './paging-state.ts';
+
+/** Page-based access may skip at most this many records; beyond it callers use cursors. */
+export const MAX_PAGE_SKIP = 10_000;
+
+export interface CompactFindParams {
+  filter?: string;
+  sort?: string;
+  fields?: string;
+  page?: number;
+  per_page: number;
+  cursor?: string;
+}
+
+export interface FindResponse {
+  meta: {
+    mongo_filter_dict: Filter;
+    mongo_sort_list: Array<[string, number]> | null;
+    count: number;
+    db_response_time_ms: number;
+    page: number | null;
+    per_page: number;
+    next_cursor?: string | null;
+    fields?: string;
+  };
+  results: Doc[];
+  group_by: unknown[];
+}
+
+interface CursorState {
+  collections: string[];
+  filter: Filter;
+  sort: Sort | null;
+  fields: string | null;
+  perPage: number;
+  /** Records already returned (used when sorted). */
+  offset: number;
+  /** Last id returned (keyset paging in id order when unsorted). */
+  lastId: string | null;
+  count: number;
+}
+
+export class CompactFind {
+  constructor(
+    private readonly reader: CollectionsReader,
+    private readonly state: StateStore,
+  ) {}
+
+  async find(collections: string[], params: CompactFindParams): Promise<FindResponse> {
+    const started = performance.now();
+    if (params.cursor !== undefined && params.page !== undefined) {
+      throw new Unprocessable('Use either page or cursor, not both');
+    }
+    if (params.cursor !== undefined) return this.cursorPage(collections, params, started);
+
+    const filter = guardFilter(parseCompactFilter(params.filter));
+    const sort = parseCompactSort(params.sort);
+    const projection = parseFieldList(params.fields);
+    const page = params.page ?? 1;
+    const skip = (page - 1) * params.per_page;
+    if (skip > MAX_PAGE_SKIP) {
+      throw new BadRequest(
+        `Page-based access is limited to the first ${MAX_PAGE_SKIP} records; use cursor paging (cursor=*) to go further`,
+      );
+    }
+    const [results, count] = await Promise.all([
+      this.reader.find(collections, filter, { sort, projection, skip, limit: params.per_page }),
+      this.reader.count(collections, filter),
+    ]);
+    return this.response(filter, sort, params.fields, count, started, results, {
+      page,
+      per_page: params.per_page,
+    });
+  }
+
+  private async cursorPage(
+    collections: string[],
+    params: CompactFindParams,
+    started: number,
+  ): Promise<FindResponse> {
+    let state: CursorState;
+    if (params.cursor === '*') {
+      const filter = guardFilter(parseCompactFilter(params.filter));
+      state = {
+        collections,
+        filter,
+        sort: parseCompactSort(params.sort) ?? null,
+        fields: params.fields ?? null,
+        perPage: params.per_page,
+        offset: 0,
+        lastId: null,
+        count: await this.reader.count(collections, filter),
+      };
+    } else {
+      const saved = await loadContinuation<CursorState>(this.state, 'find-cursor', params.cursor!);
+      if (!saved || saved.collections.join() !== collections.join()) throw new BadRequest('Bad cursor value');
+      state = { ...saved, perPage: params.per_page };
+    }
+    const projection = parseFieldList(state.fields ?? undefined);
+    // One record beyond the page tells whether another page exists.
+    const batch = await this.reader.find(collections, state.filter, {
+      sort: state.sort ?? undefined,
+      projection,
+      ...(state.sort ? { skip: state.offset } : { afterId: state.lastId ?? undefined }),
+      limit: state.perPage + 1,
+    });
+    const results = batch.slice(0, state.perPage);
+    let nextCursor: string | null = null;
+    if (batch.length > state.perPage) {
+      nextCursor = await saveContinuation<CursorState>(this.state, 'find-cursor', {
+        ...state,
+        offset: state.offset + results.length,
+        lastId: results[results.length - 1]!.id,
+      });
+    }
+    return this.response(
+      state.filter,
+      state.sort ?? undefined,
+      state.fields ?? undefined,
+      state.count,
+      started,
+      results,
+      {
+        page: null,
+        per_page: state.perPage,
+        next_cursor: nextCursor,
+      },
+    );
+  }
+
+  private response(
+    filter: Filter,
+    sort: Sort | undefined,
+    fields: string | undefined,
+    count: number,
+    started: number,
+    results: Doc[],
+    paging: { page: number | null; per_page: number; next_cursor?: string | null },
+  ): FindResponse {
+    return {
+      meta: {
+        mongo_filter_dict: filter,
+        mongo_sort_list: sort ? sort.map(([f, d]) => [f, d]) : null,
+        count,
+        db_response_time_ms: Math.round(performance.now() - started),
+        ...paging,
+        ...(fields !== undefined ? { fields } : {}),
+      },
+      results,
+      group_by: [],
+    };
+  }
+}
+
+export { CONTINUATION_TTL_SECONDS };
