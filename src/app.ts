@@ -14,6 +14,7 @@ import { loadCurrentDocument } from './http/openapi-documents.ts';
 import { systemRouter } from './http/routes/system.ts';
 import { metadataRouter } from './http/routes/metadata.ts';
 import { createAuth } from './auth/index.ts';
+import { queriesRouter } from './http/routes/queries.ts';
 import { QueryPlanner } from '../search/planner.ts';
 
 export interface BuiltApp {
@@ -76,6 +77,20 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.use(systemRouter(deps));
   app.use(metadataRouter(deps, planner));
   app.use(auth.apiRouter);
+  app.use(
+    queriesRouter(deps, planner, auth, {
+      upsert: async (collection, docs) => {
+        const result = await deps.store.upsertMany(collection, docs);
+        await deps.searchIndex.index(collection, docs);
+        return result;
+      },
+      delete: async (collection, filter, limit) => {
+        const ids = await deps.store.deleteMany(collection, filter, limit);
+        await deps.searchIndex.remove(collection, ids);
+        return ids;
+      },
+    }),
+  );
   app.use(() => {
     throw new NotFound();
   });

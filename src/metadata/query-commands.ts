@@ -1,0 +1,358 @@
+/**
+ * `POST /queries:run`: database commands in MongoDB's command shape. `find`, `getMore` and
+ * `count` for every authenticated caller; `aggregate`, `update` and `delete` for runtime
+ * administrators only. Filters pass the same guard as the public endpoints.
+ */
+import { Aggregator, update as applyUpdate } from 'mingo';
+import type { Principal } from '../auth/index.ts';
+import { BadRequest, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { guardFilter } from '../query/guard/index.ts';
+import { checkFieldPath } from '../query/guard/field-names.ts';
+import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';
+import type { CollectionsReader } from './collections-reader.ts';
+import { checkCollectionName } from './schema-endpoints.ts';
+import { loadContinuation, saveContinuation } from './paging-state.ts';
+
+/** Writes that keep the search index in step with the source of truth. */
+export interface RecordWrites {
+  upsert(collection: string, docs: Doc[]): Promise<unknown>;
+  delete(collection: string, filter: Filter, limit?: number): Promise<string[]>;
+}
+
+export type Command = Record<string, unknown>;
+
+const DEFAULT_FIND_BATCH = 101;
+const DEFAULT_AGGREGATE_BATCH = 25;
+/** Stages an administrator's pipeline may use: no writes ($out, $merge) and no code execution. */
+const ALLOWED_STAGES = new Set([
+  '$match',
+  '$project',
+  '$addFields',
+  '$set',
+  '$unset',
+  '$sort',
+  '$limit',
+  '$skip',
+  '$group',
+  '$count',
+  '$unwind',
+  '$sortByCount',
+  '$replaceRoot',
+  '$replaceWith',
+  '$bucket',
+  '$facet',
+  '$sample',
+]);
+const FORBIDDEN_EXPRESSIONS = new Set([
+  '$function',
+  '$accumulator',
+  '$where',
+  '$lookup',
+  '$graphLookup',
+  '$unionWith',
+]);
+
+interface QueryCursorState {
+  owner: string;
+  collection: string;
+  filter: Filter;
+  sort: Sort | null;
+  projection: string[] | null;
+  exclude: string[] | null;
+  offset: number;
+  lastId: string | null;
+  /** Records still allowed by the command's `limit` (null: no limit). */
+  remaining: number | null;
+  /** Aggregation results not yet returned (aggregate cursors only). */
+  pending?: Doc[];
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function positiveInt(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || (value as number) < 0)
+    throw new Unprocessable(`${name} must be a non-negative integer`);
+  return value as number;
+}
+
+/** Mongo projection document -> inclusion list or exclusion list (not both, as in MongoDB; `id` stays). */
+function parseProjection(projection: unknown): { include: string[] | null; exclude: string[] | null } {
+  if (projection === undefined || projection === null) return { include: null, exclude: null };
+  if (!isObject(projection)) throw new Unprocessable('projection must be an object');
+  const include: string[] = [];
+  const exclude: string[] = [];
+  for (const [field, flag] of Object.entries(projection)) {
+    checkFieldPath(field);
+    if (field === '_id') continue;
+    if (flag === 1 || flag === true) include.push(field);
+    else if (flag === 0 || flag === false) exclude.push(field);
+    else throw new Unprocessable(`projection of ${field} must be 0 or 1`);
+  }
+  if (include.length && exclude.length)
+    throw new Unprocessable('projection cannot mix inclusion and exclusion');
+  if (exclude.includes('id')) throw new Unprocessable('projection cannot exclude id');
+  return {
+    include: include.length ? ['id', ...include.filter((f) => f !== 'id')] : null,
+    exclude: exclude.length ? exclude : null,
+  };
+}
+
+function parseSort(sort: unknown): Sort | null {
+  if (sort === undefined || sort === null) return null;
+  if (!isObject(sort)) throw new Unprocessable('sort must be an object of field: 1 or -1');
+  return Object.entries(sort).map(([field, dir]) => {
+    checkFieldPath(field);
+    if (dir !== 1 && dir !== -1) throw new Unprocessable(`sort direction of ${field} must be 1 or -1`);
+    return [field, dir] as [string, 1 | -1];
+  });
+}
+
+function dropFields(doc: Doc, fields: string[]): Doc {
+  const copy = structuredClone(doc);
+  for (const path of fields) {
+    const parts = path.split('.');
+    let node: unknown = copy;
+    for (const part of parts.slice(0, -1)) node = isObject(node) ? node[part] : undefined;
+    if (isObject(node)) delete node[parts[parts.length - 1]!];
+  }
+  return copy;
+}
+
+function checkPipeline(pipeline: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(pipeline)) throw new Unprocessable('pipeline must be an array of stages');
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (isObject(value)) {
+      for (const [key, inner] of Object.entries(value)) {
+        if (FORBIDDEN_EXPRESSIONS.has(key)) throw new Unprocessable(`${key} is not allowed in a pipeline`);
+        if (key === '__proto__' || key === 'constructor' || key === 'prototype')
+          throw new Unprocessable(`"${key}" is not allowed in a pipeline`);
+        walk(inner);
+      }
+    }
+  };
+  return pipeline.map((stage, i) => {
+    if (!isObject(stage) || Object.keys(stage).length !== 1)
+      throw new Unprocessable(`pipeline[${i}] must be an object with one stage`);
+    const name = Object.keys(stage)[0]!;
+    if (name === '$out' || name === '$merge')
+      throw new Unprocessable(`${name} is not allowed: queries cannot write through aggregate`);
+    if (!ALLOWED_STAGES.has(name))
+      throw new Unprocessable(
+        `Stage ${name} is not allowed; allowed stages: ${[...ALLOWED_STAGES].join(', ')}`,
+      );
+    if (name === '$match') guardFilter(stage.$match);
+    walk(stage);
+    return stage;
+  });
+}
+
+function requireAdmin(principal: Principal, command: string): void {
+  if (!principal.isRuntimeAdmin) throw new Forbidden(`Only runtime administrators may run ${command}`);
+}
+
+export class QueryCommands {
+  constructor(
+    private readonly reader: CollectionsReader,
+    private readonly state: StateStore,
+    private readonly writes: RecordWrites,
+    private readonly databaseName: string,
+  ) {}
+
+  async run(command: Command, principal: Principal): Promise<Record<string, unknown>> {
+    if ('find' in command) return this.find(command, principal);
+    if ('getMore' in command) return this.getMore(command, principal);
+    if ('count' in command) return this.count(command);
+    if ('aggregate' in command) return this.aggregate(command, principal);
+    if ('update' in command) return this.update(command, principal);
+    if ('delete' in command) return this.delete(command, principal);
+    throw new Unprocessable('The command must be one of find, getMore, count, aggregate, update, delete');
+  }
+
+  private collectionOf(command: Command, key: string): string {
+    const collection = command[key];
+    if (typeof collection !== 'string') throw new Unprocessable(`${key} must name a collection`);
+    checkCollectionName(collection);
+    return collection;
+  }
+
+  private async find(command: Command, principal: Principal) {
+    const collection = this.collectionOf(command, 'find');
+    const filter = guardFilter(command.filter ?? {});
+    const { include, exclude } = parseProjection(command.projection);
+    const limit = positiveInt(command.limit, 'limit', 0);
+    const state: QueryCursorState = {
+      owner: principal.subject,
+      collection,
+      filter,
+      sort: parseSort(command.sort),
+      projection: include,
+      exclude,
+      offset: 0,
+      lastId: null,
+      remaining: limit > 0 ? limit : null,
+    };
+    const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
+    const { batch, id } = await this.nextBatch(state, batchSize);
+    return { ok: 1, cursor: { firstBatch: batch, id, ns: `${this.databaseName}.${collection}` } };
+  }
+
+  private async getMore(command: Command, principal: Principal) {
+    const key = command.getMore;
+    if (typeof key !== 'string') throw new Unprocessable('getMore must be a cursor id string');
+    const state = await loadContinuation<QueryCursorState>(this.state, 'query-cursor', key);
+    if (!state || state.owner !== principal.subject)
+      throw new NotFound(`Cursor ${key} not found (cursors expire after an hour of inactivity)`);
+    const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
+    const { batch, id } = await this.nextBatch(state, batchSize);
+    await this.state.delete('query-cursor', key);
+    return { ok: 1, cursor: { nextBatch: batch, id, ns: `${this.databaseName}.${state.collection}` } };
+  }
+
+  private async nextBatch(
+    state: QueryCursorState,
+    batchSize: number,
+  ): Promise<{ batch: Doc[]; id: string | null }> {
+    const size = batchSize === 0 ? DEFAULT_FIND_BATCH : batchSize;
+    const want = state.remaining === null ? size : Math.min(size, state.remaining);
+    let batch: Doc[];
+    let more: boolean;
+    if (state.pending) {
+      batch = state.pending.slice(0, want);
+      more = state.pending.length > want;
+      state = { ...state, pending: state.pending.slice(want) };
+    } else {
+      const found = await this.reader.find([state.collection], state.filter, {
+        sort: state.sort ?? undefined,
+        projection: state.projection ?? undefined,
+        ...(state.sort ? { skip: state.offset } : { afterId: state.lastId ?? undefined }),
+        limit: want + 1,
+      });
+      batch = found.slice(0, want);
+      more = found.length > want;
+      if (state.exclude) batch = batch.map((d) => dropFields(d, state.exclude!));
+    }
+    const remaining = state.remaining === null ? null : state.remaining - batch.length;
+    if (!more || remaining === 0 || batch.length === 0) return { batch, id: null };
+    const id = await saveContinuation<QueryCursorState>(this.state, 'query-cursor', {
+      ...state,
+      offset: state.offset + batch.length,
+      lastId: batch[batch.length - 1]!.id,
+      remaining,
+    });
+    return { batch, id };
+  }
+
+  private async count(command: Command) {
+    const collection = this.collectionOf(command, 'count');
+    const n = await this.reader.count([collection], guardFilter(command.query ?? {}));
+    return { ok: 1, n };
+  }
+
+  private async aggregate(command: Command, principal: Principal) {
+    requireAdmin(principal, 'aggregate');
+    const collection = this.collectionOf(command, 'aggregate');
+    const pipeline = checkPipeline(command.pipeline);
+    // A leading $match is answered by the planner (indexes); the rest runs on the matches.
+    const first = pipeline[0];
+    const match = first && '$match' in first ? (first.$match as Filter) : {};
+    const rest = first && '$match' in first ? pipeline.slice(1) : pipeline;
+    const input = await this.reader.find([collection], match, {});
+    let results: Doc[];
+    try {
+      results = new Aggregator(rest).run(input) as Doc[];
+    } catch (err) {
+      throw new Unprocessable(`Aggregation failed: ${(err as Error).message}`);
+    }
+    const cursorOptions = isObject(command.cursor) ? command.cursor : {};
+    const batchSize = positiveInt(cursorOptions.batchSize, 'cursor.batchSize', DEFAULT_AGGREGATE_BATCH);
+    const state: QueryCursorState = {
+      owner: principal.subject,
+      collection,
+      filter: {},
+      sort: null,
+      projection: null,
+      exclude: null,
+      offset: 0,
+      lastId: null,
+      remaining: null,
+      pending: results,
+    };
+    const { batch, id } = await this.nextBatch(state, batchSize);
+    return { ok: 1, cursor: { firstBatch: batch, id, ns: `${this.databaseName}.${collection}` } };
+  }
+
+  private async update(command: Command, principal: Principal) {
+    requireAdmin(principal, 'update');
+    const collection = this.collectionOf(command, 'update');
+    if (!Array.isArray(command.updates)) throw new Unprocessable('updates must be an array');
+    let n = 0;
+    let nModified = 0;
+    const upserted: Array<{ index: number; id: string }> = [];
+    for (const [index, spec] of command.updates.entries()) {
+      if (!isObject(spec) || !isObject(spec.u))
+        throw new Unprocessable(`updates[${index}] needs q and u objects`);
+      const filter = guardFilter(spec.q ?? {});
+      const u = spec.u;
+      const isModifier = Object.keys(u).some((k) => k.startsWith('$'));
+      for (const key of Object.keys(u)) {
+        if (isModifier && !key.startsWith('$'))
+          throw new Unprocessable(`updates[${index}].u mixes operators and fields`);
+        const fields = isModifier && isObject(u[key]) ? Object.keys(u[key] as object) : [key];
+        fields.forEach(checkFieldPath);
+        if (isModifier && fields.includes('id')) throw new Unprocessable('An update cannot change id');
+      }
+      const matches = await this.reader.find([collection], filter, { limit: spec.multi ? undefined : 1 });
+      n += matches.length;
+      const changed: Doc[] = [];
+      for (const doc of matches) {
+        let next: Doc;
+        if (isModifier) {
+          next = structuredClone(doc);
+          try {
+            if (applyUpdate(next, u as never).length === 0) continue;
+          } catch (err) {
+            throw new Unprocessable(`updates[${index}]: ${(err as Error).message}`);
+          }
+        } else {
+          if (u.id !== undefined && u.id !== doc.id)
+            throw new Unprocessable('A replacement cannot change id');
+          next = { ...(u as Record<string, unknown>), id: doc.id };
+        }
+        changed.push(next);
+      }
+      if (matches.length === 0 && spec.upsert) {
+        const base = Object.fromEntries(
+          Object.entries(filter).filter(([k, v]) => !k.startsWith('$') && !isObject(v)),
+        );
+        const doc = { ...base } as Doc;
+        if (isModifier) applyUpdate(doc, u as never);
+        else Object.assign(doc, u);
+        if (typeof doc.id !== 'string')
+          throw new BadRequest(`updates[${index}]: an upsert must give the record an id`);
+        changed.push(doc);
+        upserted.push({ index, id: doc.id });
+      }
+      if (changed.length) await this.writes.upsert(collection, changed);
+      nModified += changed.length - (matches.length === 0 && spec.upsert ? 1 : 0);
+    }
+    return { ok: 1, n: n + upserted.length, nModified, ...(upserted.length ? { upserted } : {}) };
+  }
+
+  private async delete(command: Command, principal: Principal) {
+    requireAdmin(principal, 'delete');
+    const collection = this.collectionOf(command, 'delete');
+    if (!Array.isArray(command.deletes)) throw new Unprocessable('deletes must be an array');
+    let n = 0;
+    for (const [index, spec] of command.deletes.entries()) {
+      if (!isObject(spec)) throw new Unprocessable(`deletes[${index}] must be an object with q and limit`);
+      const limit = positiveInt(spec.limit, `deletes[${index}].limit`, 0);
+      if (limit > 1) throw new Unprocessable(`deletes[${index}].limit must be 0 (all) or 1`);
+      const deleted = await this.writes.delete(collection, guardFilter(spec.q ?? {}), limit || undefined);
+      n += deleted.length;
+    }
+    return { ok: 1, n };
+  }
+}
