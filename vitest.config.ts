@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    reporters: ['default', 'json'],
+    outputFile: { json: 'artifacts/vitest.json' },
     env: { LOG_LEVEL: 'silent', PACT_DO_NOT_TRACK: 'true' },
   },
 });
