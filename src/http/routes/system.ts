@@ -8,10 +8,15 @@ export function systemRouter(deps: AppDeps): express.Router {
   const router = express.Router();
   router.get('/health', async (_req, res) => {
     const collections = await deps.store.nonEmptyCollections();
-    res.json({ status: 'ok', store: deps.store.engine, search_index: deps.searchIndex.engine, collections: collections.length });
+    res.json({
+      status: 'ok',
+      store: deps.store.engine,
+      search_index: deps.searchIndex.engine,
+      collections: collections.length,
+    });
   });
   router.get('/version', (_req, res) => {
-    res.json({ 'nmdc-runtime': SERVICE_VERSION, 'nmdc-schema': SCHEMA_VERSION, 'api': API_VERSION });
+    res.json({ 'nmdc-runtime': SERVICE_VERSION, 'nmdc-schema': SCHEMA_VERSION, api: API_VERSION });
   });
   return router;
 }
