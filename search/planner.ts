@@ -7,7 +7,7 @@
 import type { DocumentStore, Doc, Filter, FindOptions } from '../src/store/port.ts';
 import type { SearchIndex } from './port.ts';
 
-export interface PlannedFind extends Omit<FindOptions, 'candidateIds'> {}
+export type PlannedFind = Omit<FindOptions, 'candidateIds'>;
 
 export class QueryPlanner {
   constructor(

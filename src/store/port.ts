@@ -67,7 +67,9 @@ export interface DocumentStore {
   deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]>;
   collectionStats(): Promise<CollectionStats[]>;
   /** Ids of records written since `sinceSeq` with the sequence to ask from next time (index freshness). */
-  changesSince(sinceSeq: number): Promise<{ changes: Array<{ collection: string; id: string; deleted: boolean }>; seq: number }>;
+  changesSince(
+    sinceSeq: number,
+  ): Promise<{ changes: Array<{ collection: string; id: string; deleted: boolean }>; seq: number }>;
   /** Iterate every record of a collection in id order, in batches (reindex, check-index). */
   scan(collection: string, batchSize?: number): AsyncIterable<Doc[]>;
   readonly state: StateStore;

@@ -23,7 +23,13 @@ export interface TestApp extends AppDeps {
 
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-test-'));
-  const config: Config = loadConfig({ DEMO_DATA: 'false', LOG_LEVEL: 'silent', DATA_DIR: dataDir, HOST: '127.0.0.1', ...env });
+  const config: Config = loadConfig({
+    DEMO_DATA: 'false',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    ...env,
+  });
   const logger = pino({ level: 'silent' });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
