@@ -1,10 +1,18 @@
 /**
  * Chooses the DocumentStore adapter from config: MongoDB when MONGO_URL is set, embedded SQLite otherwise.
  */
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { DocumentStore } from './port.ts';
+import { SqliteDocumentStore } from './sqlite/index.ts';
 
-export async function openStore(_config: Config, _logger: Logger): Promise<DocumentStore> {
-  throw new Error('not built yet');
+export async function openStore(config: Config, logger: Logger): Promise<DocumentStore> {
+  if (config.mongoUrl) {
+    throw new Error('MONGO_URL is set but the MongoDB adapter is not available in this build');
+  }
+  const file = path.join(config.dataDir, 'nmdc.sqlite');
+  const store = new SqliteDocumentStore({ file, databaseName: config.mongoDb });
+  logger.info({ file }, 'embedded SQLite store open');
+  return store;
 }

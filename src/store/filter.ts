@@ -1,0 +1,170 @@
+/**
+ * The one compiled-filter function: MongoDB query semantics evaluated by mingo, with `$regex`
+ * answered by re2js (linear time; patterns come from untrusted users). Every code path that
+ * decides whether a record matches a filter goes through `compileFilter`.
+ */
+import { Context, Query } from 'mingo';
+import { RE2JS } from 're2js';
+import { Unprocessable } from '../http/errors.ts';
+import type { Filter } from './port.ts';
+
+type Predicate = (doc: Record<string, unknown>) => boolean;
+
+const CACHE_LIMIT = 512;
+const patternCache = new Map<string, RE2JS>();
+
+/** PCRE's `x` flag: drop unescaped whitespace and `#` comments outside character classes. */
+export function stripExtendedSyntax(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      out += c + (pattern[i + 1] ?? '');
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      out += c;
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      out += c;
+      // A `]` right after `[` or `[^` is a literal member of the class.
+      if (pattern[i + 1] === '^') out += pattern[++i];
+      if (pattern[i + 1] === ']') out += pattern[++i];
+      continue;
+    }
+    if (c === '#') {
+      while (i < pattern.length && pattern[i] !== '\n') i++;
+      continue;
+    }
+    if (/\s/.test(c)) continue;
+    out += c;
+  }
+  return out;
+}
+
+/** Compiles a user regex with MongoDB `$options` into a linear-time matcher (cached, bounded LRU). */
+export function compileRegex(pattern: string, options = ''): RE2JS {
+  const key = `${options}\u0000${pattern}`;
+  const cached = patternCache.get(key);
+  if (cached) {
+    patternCache.delete(key);
+    patternCache.set(key, cached);
+    return cached;
+  }
+  let flags = 0;
+  let source = pattern;
+  for (const flag of options) {
+    if (flag === 'i') flags |= RE2JS.CASE_INSENSITIVE;
+    else if (flag === 'm') flags |= RE2JS.MULTILINE;
+    else if (flag === 's') flags |= RE2JS.DOTALL;
+    else if (flag === 'x') source = stripExtendedSyntax(source);
+    else if (flag === 'u') continue;
+    else throw new Unprocessable(`Unsupported $regex option "${flag}"; supported options are i, m, s and x`);
+  }
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(source, flags);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new Unprocessable(
+      `$regex pattern ${JSON.stringify(pattern)} is not supported: ${why}. ` +
+        'Patterns run on a linear-time engine: lookaround and backreferences are not available.',
+    );
+  }
+  patternCache.set(key, compiled);
+  if (patternCache.size > CACHE_LIMIT) patternCache.delete(patternCache.keys().next().value!);
+  return compiled;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof RegExp);
+}
+
+/** Regexes match strings, and strings inside arrays (one level), as MongoDB does. */
+function regexMatches(value: unknown, re: RE2JS): boolean {
+  if (typeof value === 'string') return re.test(value);
+  if (Array.isArray(value)) return value.some((v) => typeof v === 'string' && re.test(v));
+  return false;
+}
+
+const RE2_OPERATOR = '$re2Match';
+
+/** Resolves a dotted path with MongoDB traversal, collecting every value reached (arrays kept whole). */
+function valuesAt(doc: unknown, segments: string[], index: number, out: unknown[]): void {
+  if (index === segments.length) {
+    out.push(doc);
+    return;
+  }
+  if (Array.isArray(doc)) {
+    const seg = segments[index]!;
+    if (/^\d+$/.test(seg)) valuesAt(doc[Number(seg)], segments, index + 1, out);
+    for (const el of doc) if (isPlainObject(el)) valuesAt(el, segments, index, out);
+    return;
+  }
+  if (isPlainObject(doc)) {
+    const next = doc[segments[index]!];
+    if (next !== undefined) valuesAt(next, segments, index + 1, out);
+  }
+}
+
+const re2Operator = (selector: string, value: unknown) => {
+  const re = value as RE2JS;
+  const segments = selector.split('.');
+  return (obj: Record<string, unknown>) => {
+    const found: unknown[] = [];
+    valuesAt(obj, segments, 0, found);
+    return found.some((v) => regexMatches(v, re));
+  };
+};
+
+const context = Context.init().addQueryOps({ [RE2_OPERATOR]: re2Operator } as unknown as Parameters<
+  Context['addQueryOps']
+>[0]);
+
+/** Rewrites `{$regex, $options}` (at any depth: $not, $elemMatch, $and/$or/$nor) to the re2js operator. */
+function rewriteRegexes(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(rewriteRegexes);
+  if (!isPlainObject(node)) return node;
+  const out: Record<string, unknown> = {};
+  const hasRegex = '$regex' in node;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$options') {
+      if (!hasRegex) throw new Unprocessable('$options needs a $regex beside it');
+      continue;
+    }
+    if (key === '$regex') {
+      if (typeof value !== 'string') {
+        throw new Unprocessable('$regex must be a string');
+      }
+      const options = node.$options;
+      if (options !== undefined && typeof options !== 'string') {
+        throw new Unprocessable('$options must be a string');
+      }
+      out[RE2_OPERATOR] = compileRegex(value, options ?? '');
+      continue;
+    }
+    out[key] = rewriteRegexes(value);
+  }
+  return out;
+}
+
+/** Throws Unprocessable when a filter holds a regex the linear-time engine cannot run. */
+export function assertRegexesSupported(filter: Filter): void {
+  rewriteRegexes(filter);
+}
+
+/** Compiles a MongoDB filter into a predicate over plain records. */
+export function compileFilter(filter: Filter): Predicate {
+  if (Object.keys(filter).length === 0) return () => true;
+  const query = new Query(rewriteRegexes(filter) as Record<string, unknown>, {
+    context,
+    idKey: 'id',
+    useStrictMode: true,
+  });
+  return (doc) => query.test(doc);
+}

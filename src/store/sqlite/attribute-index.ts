@@ -1,0 +1,160 @@
+/**
+ * The narrowing side table of the embedded store: which attribute paths are indexed, the values
+ * a record holds at them (MongoDB traversal), and the plan that turns a filter's top-level AND
+ * into index conditions.
+ */
+import type { Filter } from '../port.ts';
+
+/**
+ * Paths worth an index entry. `id` is the documents table's own key. The others are what the
+ * endpoints' example filters and the data portal ask for (ecosystem classification, record type,
+ * data object type), the provenance links a client follows from study to biosample to process to
+ * data object (`part_of`, `associated_studies`, `has_input`, `has_output`, `was_generated_by`),
+ * and the numeric ranges of map and depth queries.
+ */
+export const INDEXED_PATHS: ReadonlySet<string> = new Set([
+  'part_of',
+  'associated_studies',
+  'ecosystem_category',
+  'ecosystem_type',
+  'ecosystem_subtype',
+  'specific_ecosystem',
+  'data_object_type',
+  'was_generated_by',
+  'has_input',
+  'has_output',
+  'type',
+  'lat_lon.latitude',
+  'lat_lon.longitude',
+  'depth.has_numeric_value',
+]);
+
+const INDEXED_SEGMENTS = [...INDEXED_PATHS].map((p) => [p, p.split('.')] as const);
+
+export type IndexValue = string | number;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Scalars (strings, finite numbers) reached at a path the way MongoDB equality reaches them. */
+function collect(node: unknown, segments: readonly string[], i: number, out: Set<IndexValue>): void {
+  if (i === segments.length) {
+    if (Array.isArray(node)) {
+      for (const el of node)
+        if (typeof el === 'string' || (typeof el === 'number' && Number.isFinite(el))) out.add(el);
+    } else if (typeof node === 'string' || (typeof node === 'number' && Number.isFinite(node))) out.add(node);
+    return;
+  }
+  if (Array.isArray(node)) {
+    for (const el of node) if (isObject(el)) collect(el, segments, i, out);
+  } else if (isObject(node)) {
+    const next = node[segments[i]!];
+    if (next !== undefined) collect(next, segments, i + 1, out);
+  }
+}
+
+/** Every (path, value) index entry of a record. */
+export function indexEntriesOf(doc: Record<string, unknown>): Array<[string, IndexValue]> {
+  const entries: Array<[string, IndexValue]> = [];
+  for (const [path, segments] of INDEXED_SEGMENTS) {
+    if (!(segments[0]! in doc)) continue;
+    const values = new Set<IndexValue>();
+    collect(doc, segments, 0, values);
+    for (const v of values) entries.push([path, v]);
+  }
+  return entries;
+}
+
+export type Condition =
+  | { path: string; op: 'eq'; value: IndexValue }
+  | { path: string; op: 'in'; values: IndexValue[] }
+  | { path: string; op: 'gt' | 'gte' | 'lt' | 'lte'; value: IndexValue };
+
+export interface IndexPlan {
+  /** Conditions every match satisfies (each one on its own: array fields may meet them with different elements). */
+  conditions: Condition[];
+  /** True when the conditions alone decide the filter exactly, so bodies need no check. */
+  exact: boolean;
+}
+
+const RANGE_OPS = { $gt: 'gt', $gte: 'gte', $lt: 'lt', $lte: 'lte' } as const;
+
+function isIndexValue(v: unknown): v is IndexValue {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+/** Splits a filter's top-level AND (including nested `$and`) into index conditions. */
+export function planIndex(filter: Filter): IndexPlan {
+  const conditions: Condition[] = [];
+  let exact = true;
+  const visit = (clause: Filter) => {
+    for (const [key, value] of Object.entries(clause)) {
+      if (key === '$and' && Array.isArray(value)) {
+        for (const sub of value) {
+          if (isObject(sub)) visit(sub);
+          else exact = false;
+        }
+        continue;
+      }
+      if (key.startsWith('$') || !(key === 'id' || INDEXED_PATHS.has(key))) {
+        exact = false;
+        continue;
+      }
+      if (isIndexValue(value)) {
+        conditions.push({ path: key, op: 'eq', value });
+        continue;
+      }
+      if (
+        !isObject(value) ||
+        Object.keys(value).length === 0 ||
+        !Object.keys(value).every((k) => k.startsWith('$'))
+      ) {
+        exact = false;
+        continue;
+      }
+      for (const [op, operand] of Object.entries(value)) {
+        if (op === '$eq' && isIndexValue(operand)) conditions.push({ path: key, op: 'eq', value: operand });
+        else if (
+          op === '$in' &&
+          Array.isArray(operand) &&
+          operand.length > 0 &&
+          operand.every(isIndexValue)
+        ) {
+          conditions.push({ path: key, op: 'in', values: operand as IndexValue[] });
+        } else if (op in RANGE_OPS && isIndexValue(operand)) {
+          conditions.push({ path: key, op: RANGE_OPS[op as keyof typeof RANGE_OPS], value: operand });
+        } else exact = false;
+      }
+    }
+  };
+  visit(filter);
+  return { conditions, exact: exact && conditions.length > 0 };
+}
+
+/**
+ * SQL for one condition on a value column. Ranges stay inside their type bracket: in SQLite
+ * every number sorts before every text value, as in MongoDB, so a numeric range is capped
+ * below '' and a text range starts at ''.
+ */
+export function valueSql(column: string, c: Condition): { sql: string; params: IndexValue[] } {
+  switch (c.op) {
+    case 'eq':
+      return { sql: `${column} = ?`, params: [c.value] };
+    case 'in':
+      return { sql: `${column} IN (${c.values.map(() => '?').join(',')})`, params: c.values };
+    default: {
+      const cmp = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[c.op];
+      const numeric = typeof c.value === 'number';
+      const bound =
+        c.op === 'gt' || c.op === 'gte'
+          ? numeric
+            ? ` AND ${column} < ''`
+            : ''
+          : numeric
+            ? ''
+            : ` AND ${column} >= ''`;
+      return { sql: `${column} ${cmp} ?${bound}`, params: [c.value] };
+    }
+  }
+}

@@ -1,0 +1,537 @@
+/**
+ * The embedded DocumentStore: one SQLite file holding records, a narrowing side table of
+ * indexed attribute values, a change log and short-lived state. SQLite narrows; the compiled
+ * MongoDB filter (src/store/filter.ts) decides.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
+import { BadRequest } from '../../http/errors.ts';
+import { compileFilter } from '../filter.ts';
+import { sortDocs } from '../ordering.ts';
+import { compileProjection } from '../projection.ts';
+import type {
+  CollectionStats,
+  Doc,
+  DocumentStore,
+  Filter,
+  FindOptions,
+  Projection,
+  WriteResult,
+} from '../port.ts';
+import {
+  indexEntriesOf,
+  planIndex,
+  valueSql,
+  type Condition,
+  type IndexPlan,
+  type IndexValue,
+} from './attribute-index.ts';
+import { createStateSchema, SqliteStateStore } from './state-store.ts';
+
+/** Called synchronously inside the write transaction, so a co-located index commits or rolls back with the records. */
+export interface WriteHook {
+  onUpsert(collection: string, docs: Doc[]): void;
+  onDelete(collection: string, ids: string[]): void;
+}
+
+export interface SqliteStoreOptions {
+  /** Path of the database file. */
+  file: string;
+  databaseName?: string;
+  /** How often expired state and old change-log rows are swept. Default one minute. */
+  sweepIntervalMs?: number;
+  /** Change-log rows kept for `changesSince`. Default 200 000. */
+  changesRetained?: number;
+}
+
+/** Counters tests and benchmarks read to check that narrowing works. */
+export interface SqliteStoreCounters {
+  /** Record bodies parsed from JSON. */
+  bodiesParsed: number;
+}
+
+type Row = { id: string; body: string };
+type SqlParam = string | number;
+
+const CHUNK = 1000;
+const ESTIMATE_CAP = 5000;
+const CHANGES_PAGE = 100_000;
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS docs (
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (collection, id)
+  );
+  -- value has no declared type so strings stay TEXT and numbers stay numeric.
+  CREATE TABLE IF NOT EXISTS attr_index (
+    collection TEXT NOT NULL,
+    path TEXT NOT NULL,
+    value NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (collection, path, value, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS attr_by_doc ON attr_index(collection, id, path, value);
+  CREATE TABLE IF NOT EXISTS collection_stats (
+    collection TEXT PRIMARY KEY,
+    count INTEGER NOT NULL,
+    size INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    deleted INTEGER NOT NULL
+  );
+`;
+
+function conditionSql(alias: string, c: Condition, params: SqlParam[]): string {
+  if (c.path === 'id') {
+    const v = valueSql(`${alias}.id`, c);
+    params.push(...v.params);
+    return v.sql;
+  }
+  const v = valueSql('y.value', c);
+  params.push(c.path, ...v.params);
+  return `EXISTS (SELECT 1 FROM attr_index y WHERE y.collection = ${alias}.collection AND y.path = ? AND y.id = ${alias}.id AND ${v.sql})`;
+}
+
+export class SqliteDocumentStore implements DocumentStore {
+  readonly engine = 'sqlite' as const;
+  readonly databaseName: string;
+  readonly db: Db;
+  readonly state: SqliteStateStore;
+  readonly counters: SqliteStoreCounters = { bodiesParsed: 0 };
+  private readonly hooks: WriteHook[] = [];
+  private readonly statements = new Map<string, Statement>();
+  private readonly sweepTimer: NodeJS.Timeout;
+  private readonly changesRetained: number;
+  private closed = false;
+
+  constructor(options: SqliteStoreOptions) {
+    fs.mkdirSync(path.dirname(options.file), { recursive: true });
+    this.databaseName = options.databaseName ?? 'nmdc';
+    this.changesRetained = options.changesRetained ?? 200_000;
+    this.db = new Database(options.file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('cache_size = -65536'); // 64 MiB page cache
+    this.db.pragma('mmap_size = 1073741824'); // reads through the OS page cache, up to 1 GiB
+    this.db.pragma('temp_store = MEMORY');
+    this.db.exec(SCHEMA);
+    createStateSchema(this.db);
+    this.state = new SqliteStateStore(this.db);
+    this.sweep();
+    this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
+    this.sweepTimer.unref();
+  }
+
+  /** Registers a hook run inside every write transaction. */
+  addWriteHook(hook: WriteHook): void {
+    this.hooks.push(hook);
+  }
+
+  /** Removes expired state and change-log rows older than the retention window. */
+  sweep(): void {
+    if (this.closed) return;
+    this.state.sweep();
+    this.stmt('DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?').run(
+      this.changesRetained,
+    );
+  }
+
+  private stmt(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      if (this.statements.size > 500) this.statements.clear();
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  private parse(body: string): Doc {
+    this.counters.bodiesParsed++;
+    return JSON.parse(body) as Doc;
+  }
+
+  async nonEmptyCollections(): Promise<string[]> {
+    const rows = this.stmt(
+      'SELECT collection FROM collection_stats WHERE count > 0 ORDER BY collection',
+    ).all() as Array<{
+      collection: string;
+    }>;
+    return rows.map((r) => r.collection);
+  }
+
+  async getById(collection: string, id: string, projection?: Projection): Promise<Doc | null> {
+    const row = this.stmt('SELECT body FROM docs WHERE collection = ? AND id = ?').get(collection, id) as
+      { body: string } | undefined;
+    return row ? compileProjection(projection)(this.parse(row.body)) : null;
+  }
+
+  /** Upper-bounded count of index entries for a condition, to pick the most selective driver. */
+  private estimate(collection: string, c: Condition): number {
+    if (c.path === 'id') return c.op === 'eq' ? 1 : c.op === 'in' ? c.values.length : ESTIMATE_CAP;
+    const v = valueSql('value', c);
+    const row = this.stmt(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM attr_index WHERE collection = ? AND path = ? AND ${v.sql} LIMIT ${ESTIMATE_CAP})`,
+    ).get(collection, c.path, ...v.params) as { n: number };
+    return row.n + (c.op === 'eq' ? 0 : 0.5); // equality keeps id order; prefer it on ties
+  }
+
+  /** SQL selecting distinct candidate ids (as `x.id`) satisfying every index condition, in id order. */
+  private candidateIdSql(
+    collection: string,
+    plan: IndexPlan,
+  ): { from: string; where: string[]; params: SqlParam[] } {
+    const params: SqlParam[] = [];
+    if (plan.conditions.length === 0) {
+      params.push(collection);
+      return { from: 'docs x', where: ['x.collection = ?'], params };
+    }
+    let driverIndex = 0;
+    if (plan.conditions.length > 1) {
+      const estimates = plan.conditions.map((c) => this.estimate(collection, c));
+      driverIndex = estimates.indexOf(Math.min(...estimates));
+    }
+    const driver = plan.conditions[driverIndex]!;
+    const where: string[] = [];
+    let from: string;
+    if (driver.path === 'id') {
+      from = 'docs x';
+      where.push('x.collection = ?');
+      params.push(collection);
+      const v = valueSql('x.id', driver);
+      where.push(v.sql);
+      params.push(...v.params);
+    } else {
+      from = 'attr_index x';
+      where.push('x.collection = ?', 'x.path = ?');
+      params.push(collection, driver.path);
+      const v = valueSql('x.value', driver);
+      where.push(v.sql);
+      params.push(...v.params);
+    }
+    plan.conditions.forEach((c, i) => {
+      if (i !== driverIndex) where.push(conditionSql('x', c, params));
+    });
+    return { from, where, params };
+  }
+
+  private loadBodies(collection: string, ids: string[]): Row[] {
+    if (ids.length === 0) return [];
+    return this.stmt(
+      'SELECT id, body FROM docs WHERE collection = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id',
+    ).all(collection, JSON.stringify(ids)) as Row[];
+  }
+
+  /** Matching records in id order, after `afterId`, parsed chunk by chunk so callers can stop early. */
+  private *matchesInIdOrder(
+    collection: string,
+    filter: Filter,
+    candidateIds: Iterable<string> | undefined,
+    afterId: string | undefined,
+    chunkSize: number,
+  ): Generator<Doc> {
+    const predicate = compileFilter(filter);
+    const plan = planIndex(filter);
+    const test = plan.exact ? () => true : predicate;
+
+    if (candidateIds !== undefined) {
+      const sorted = [...new Set(candidateIds)].filter((id) => afterId === undefined || id > afterId).sort();
+      const params: SqlParam[] = [];
+      const conds = plan.conditions.map((c) => conditionSql('x', c, params));
+      const sql =
+        'SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
+        conds.map((c) => ` AND ${c}`).join('') +
+        ' ORDER BY x.id';
+      for (let i = 0; i < sorted.length; i += chunkSize) {
+        const rows = this.stmt(sql).all(
+          collection,
+          JSON.stringify(sorted.slice(i, i + chunkSize)),
+          ...params,
+        ) as Row[];
+        for (const row of rows) {
+          const doc = this.parse(row.body);
+          if (test(doc)) yield doc;
+        }
+      }
+      return;
+    }
+
+    const { from, where, params } = this.candidateIdSql(collection, plan);
+    const bodiesInline = from === 'docs x';
+    const sql =
+      `SELECT ${bodiesInline ? 'x.id AS id, x.body AS body' : 'DISTINCT x.id AS id'} FROM ${from} WHERE ${where.join(' AND ')}` +
+      ' AND x.id > ? ORDER BY x.id LIMIT ?';
+    let cursor = afterId ?? '';
+    for (;;) {
+      const rows = this.stmt(sql).all(...params, cursor, chunkSize) as Row[];
+      if (rows.length === 0) return;
+      const bodies = bodiesInline
+        ? rows
+        : this.loadBodies(
+            collection,
+            rows.map((r) => r.id),
+          );
+      for (const row of bodies) {
+        const doc = this.parse(row.body);
+        if (test(doc)) yield doc;
+      }
+      if (rows.length < chunkSize) return;
+      cursor = rows[rows.length - 1]!.id;
+    }
+  }
+
+  async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
+    const skip = options.skip ?? 0;
+    const limit = options.limit && options.limit > 0 ? options.limit : undefined;
+    if (skip < 0) throw new BadRequest('skip must not be negative');
+    const project = compileProjection(options.projection);
+    const sort = options.sort && options.sort.length > 0 ? options.sort : undefined;
+    const idOrder = !sort || (sort.length === 1 && sort[0]![0] === 'id' && sort[0]![1] === 1);
+
+    if (idOrder) {
+      const need = limit === undefined ? Infinity : skip + limit;
+      const chunk = Math.min(CHUNK, Math.max(need === Infinity ? CHUNK : need, 32));
+      const out: Doc[] = [];
+      let seen = 0;
+      for (const doc of this.matchesInIdOrder(
+        collection,
+        filter,
+        options.candidateIds,
+        options.afterId,
+        chunk,
+      )) {
+        if (seen++ >= skip) out.push(project(doc));
+        if (seen >= need) break;
+      }
+      return out;
+    }
+
+    const all = [...this.matchesInIdOrder(collection, filter, options.candidateIds, options.afterId, CHUNK)];
+    sortDocs(all, sort!);
+    const page = all.slice(skip, limit === undefined ? undefined : skip + limit);
+    return page.map(project);
+  }
+
+  async count(collection: string, filter: Filter, candidateIds?: Iterable<string>): Promise<number> {
+    const plan = planIndex(filter);
+    const empty = Object.keys(filter).length === 0;
+    if (candidateIds === undefined) {
+      if (empty) {
+        const row = this.stmt('SELECT count FROM collection_stats WHERE collection = ?').get(collection) as
+          { count: number } | undefined;
+        return row?.count ?? 0;
+      }
+      if (plan.exact) {
+        compileFilter(filter); // same validation as every other read
+        const { from, where, params } = this.candidateIdSql(collection, plan);
+        const row = this.stmt(
+          `SELECT count(DISTINCT x.id) AS n FROM ${from} WHERE ${where.join(' AND ')}`,
+        ).get(...params) as {
+          n: number;
+        };
+        return row.n;
+      }
+    } else if (empty || plan.exact) {
+      compileFilter(filter);
+      const ids = [...new Set(candidateIds)];
+      const params: SqlParam[] = [];
+      const conds = plan.conditions.map((c) => conditionSql('x', c, params));
+      const sql =
+        'SELECT count(*) AS n FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
+        conds.map((c) => ` AND ${c}`).join('');
+      let n = 0;
+      for (let i = 0; i < ids.length; i += CHUNK * 10) {
+        n += (
+          this.stmt(sql).get(collection, JSON.stringify(ids.slice(i, i + CHUNK * 10)), ...params) as {
+            n: number;
+          }
+        ).n;
+      }
+      return n;
+    }
+    let n = 0;
+    for (const _doc of this.matchesInIdOrder(collection, filter, candidateIds, undefined, CHUNK)) n++;
+    return n;
+  }
+
+  async upsertMany(collection: string, docs: Doc[]): Promise<WriteResult> {
+    const clean = docs.map((doc, i) => {
+      if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+        throw new BadRequest(`record ${i} is not an object`);
+      if (typeof doc.id !== 'string' || doc.id === '') throw new BadRequest(`record ${i} has no string id`);
+      if (!('_id' in doc)) return doc;
+      const { _id, ...rest } = doc;
+      return rest as Doc;
+    });
+    const existing = this.stmt('SELECT size FROM docs WHERE collection = ? AND id = ?');
+    const insertChange = this.stmt('INSERT INTO changes(collection, id, deleted) VALUES (?, ?, ?)');
+    const insertDoc = this.stmt('INSERT INTO docs(collection, id, body, size, seq) VALUES (?, ?, ?, ?, ?)');
+    const updateDoc = this.stmt(
+      'UPDATE docs SET body = ?, size = ?, seq = ? WHERE collection = ? AND id = ?',
+    );
+    const deleteAttrs = this.stmt('DELETE FROM attr_index WHERE collection = ? AND id = ?');
+    const insertAttr = this.stmt(
+      'INSERT OR IGNORE INTO attr_index(collection, path, value, id) VALUES (?, ?, ?, ?)',
+    );
+    const write = this.db.transaction((): WriteResult => {
+      let inserted = 0;
+      let updated = 0;
+      let sizeDelta = 0;
+      for (const doc of clean) {
+        const body = JSON.stringify(doc);
+        const size = Buffer.byteLength(body);
+        const before = existing.get(collection, doc.id) as { size: number } | undefined;
+        const seq = Number(insertChange.run(collection, doc.id, 0).lastInsertRowid);
+        if (before) {
+          updateDoc.run(body, size, seq, collection, doc.id);
+          deleteAttrs.run(collection, doc.id);
+          updated++;
+          sizeDelta += size - before.size;
+        } else {
+          insertDoc.run(collection, doc.id, body, size, seq);
+          inserted++;
+          sizeDelta += size;
+        }
+        for (const [p, v] of indexEntriesOf(doc)) insertAttr.run(collection, p, v, doc.id);
+      }
+      this.adjustStats(collection, inserted, sizeDelta);
+      for (const hook of this.hooks) hook.onUpsert(collection, clean);
+      return { inserted, updated };
+    });
+    return write.immediate();
+  }
+
+  private adjustStats(collection: string, countDelta: number, sizeDelta: number): void {
+    this.stmt(
+      'INSERT INTO collection_stats(collection, count, size) VALUES (?, ?, ?) ' +
+        'ON CONFLICT(collection) DO UPDATE SET count = count + excluded.count, size = size + excluded.size',
+    ).run(collection, countDelta, sizeDelta);
+  }
+
+  async deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]> {
+    const max = limit && limit > 0 ? limit : Infinity;
+    const removeDoc = this.stmt('DELETE FROM docs WHERE collection = ? AND id = ? RETURNING size');
+    const deleteAttrs = this.stmt('DELETE FROM attr_index WHERE collection = ? AND id = ?');
+    const insertChange = this.stmt('INSERT INTO changes(collection, id, deleted) VALUES (?, ?, 1)');
+    const remove = this.db.transaction((): string[] => {
+      const ids: string[] = [];
+      for (const doc of this.matchesInIdOrder(collection, filter, undefined, undefined, CHUNK)) {
+        ids.push(doc.id);
+        if (ids.length >= max) break;
+      }
+      let sizeDelta = 0;
+      for (const id of ids) {
+        const row = removeDoc.get(collection, id) as { size: number } | undefined;
+        sizeDelta -= row?.size ?? 0;
+        deleteAttrs.run(collection, id);
+        insertChange.run(collection, id, 1);
+      }
+      if (ids.length > 0) {
+        this.adjustStats(collection, -ids.length, sizeDelta);
+        for (const hook of this.hooks) hook.onDelete(collection, ids);
+      }
+      return ids;
+    });
+    return remove.immediate();
+  }
+
+  private pageSizes(): { docs: number; indexes: number } {
+    try {
+      const rows = this.stmt(
+        "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE AND name IN ('docs', 'attr_index', 'attr_by_doc', 'sqlite_autoindex_docs_1')",
+      ).all() as Array<{ name: string; pgsize: number }>;
+      let docs = 0;
+      let indexes = 0;
+      for (const r of rows) {
+        if (r.name === 'docs') docs += r.pgsize;
+        else indexes += r.pgsize;
+      }
+      return { docs, indexes };
+    } catch {
+      // Without the dbstat table, split the file by record bytes.
+      const pages = this.db.pragma('page_count', { simple: true }) as number;
+      const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+      return { docs: Math.round(pages * pageSize * 0.6), indexes: Math.round(pages * pageSize * 0.4) };
+    }
+  }
+
+  async collectionStats(): Promise<CollectionStats[]> {
+    const rows = this.stmt(
+      'SELECT collection, count, size FROM collection_stats WHERE count > 0 ORDER BY collection',
+    ).all() as Array<{
+      collection: string;
+      count: number;
+      size: number;
+    }>;
+    const totalSize = rows.reduce((s, r) => s + r.size, 0) || 1;
+    const totalCount = rows.reduce((s, r) => s + r.count, 0) || 1;
+    const pages = this.pageSizes();
+    return rows.map((r) => {
+      const storageSize = Math.round((pages.docs * r.size) / totalSize);
+      const totalIndexSize = Math.round((pages.indexes * r.count) / totalCount);
+      return {
+        collection: r.collection,
+        count: r.count,
+        size: r.size,
+        avgObjSize: r.count ? Math.round(r.size / r.count) : 0,
+        storageSize,
+        totalIndexSize,
+        totalSize: storageSize + totalIndexSize,
+      };
+    });
+  }
+
+  async changesSince(
+    sinceSeq: number,
+  ): Promise<{ changes: Array<{ collection: string; id: string; deleted: boolean }>; seq: number }> {
+    const rows = this.stmt(
+      'SELECT seq, collection, id, deleted FROM changes WHERE seq > ? ORDER BY seq LIMIT ?',
+    ).all(sinceSeq, CHANGES_PAGE) as Array<{ seq: number; collection: string; id: string; deleted: number }>;
+    const latest = new Map<string, { collection: string; id: string; deleted: boolean }>();
+    for (const r of rows) {
+      const key = `${r.collection}\u0000${r.id}`;
+      latest.delete(key);
+      latest.set(key, { collection: r.collection, id: r.id, deleted: r.deleted === 1 });
+    }
+    let seq = sinceSeq;
+    if (rows.length > 0) seq = rows[rows.length - 1]!.seq;
+    else {
+      const max = (this.stmt('SELECT max(seq) AS m FROM changes').get() as { m: number | null }).m;
+      seq = Math.max(sinceSeq, max ?? 0);
+    }
+    return { changes: [...latest.values()], seq };
+  }
+
+  async *scan(collection: string, batchSize = 1000): AsyncIterable<Doc[]> {
+    let cursor = '';
+    for (;;) {
+      const rows = this.stmt(
+        'SELECT id, body FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT ?',
+      ).all(collection, cursor, batchSize) as Row[];
+      if (rows.length === 0) return;
+      yield rows.map((r) => this.parse(r.body));
+      if (rows.length < batchSize) return;
+      cursor = rows[rows.length - 1]!.id;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.sweepTimer);
+    this.statements.clear();
+    this.db.close();
+  }
+}
+
+export type { IndexValue };

@@ -1,0 +1,102 @@
+/**
+ * Short-lived shared state (page tokens, cursors, OIDC artifacts) in the embedded file, with
+ * expiry honoured on every read and expired rows swept periodically.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import type { StateStore } from '../port.ts';
+
+/** JSON fields the OIDC adapter looks records up by; each gets an expression index. */
+export const INDEXED_STATE_FIELDS = ['grantId', 'uid', 'userCode'] as const;
+
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function createStateSchema(db: Database): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS state (
+      kind TEXT NOT NULL,
+      key TEXT NOT NULL,
+      value TEXT NOT NULL,
+      expires_at INTEGER,
+      PRIMARY KEY (kind, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS state_expiry ON state(expires_at) WHERE expires_at IS NOT NULL;
+  `);
+  for (const field of INDEXED_STATE_FIELDS) {
+    db.exec(
+      `CREATE INDEX IF NOT EXISTS state_by_${field} ON state(kind, json_extract(value, '$.${field}')) ` +
+        `WHERE json_extract(value, '$.${field}') IS NOT NULL`,
+    );
+  }
+}
+
+export class SqliteStateStore implements StateStore {
+  private readonly putStmt: Statement;
+  private readonly getStmt: Statement;
+  private readonly deleteStmt: Statement;
+  private readonly sweepStmt: Statement;
+  private readonly byField = new Map<string, { find: Statement; remove: Statement }>();
+
+  constructor(private readonly db: Database) {
+    this.putStmt = db.prepare(
+      'INSERT INTO state(kind, key, value, expires_at) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT(kind, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at',
+    );
+    this.getStmt = db.prepare(
+      'SELECT value FROM state WHERE kind = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)',
+    );
+    this.deleteStmt = db.prepare('DELETE FROM state WHERE kind = ? AND key = ?');
+    this.sweepStmt = db.prepare('DELETE FROM state WHERE expires_at IS NOT NULL AND expires_at <= ?');
+  }
+
+  private fieldStatements(field: string): { find: Statement; remove: Statement } {
+    let stmts = this.byField.get(field);
+    if (!stmts) {
+      if (!FIELD_NAME.test(field)) throw new Error(`invalid state field name ${JSON.stringify(field)}`);
+      // The literal expression matches the expression index for the indexed fields.
+      const expr = `json_extract(value, '$.${field}')`;
+      stmts = {
+        find: this.db.prepare(
+          `SELECT key, value FROM state WHERE kind = ? AND ${expr} = ? AND (expires_at IS NULL OR expires_at > ?)`,
+        ),
+        remove: this.db.prepare(`DELETE FROM state WHERE kind = ? AND ${expr} = ?`),
+      };
+      this.byField.set(field, stmts);
+    }
+    return stmts;
+  }
+
+  async put(kind: string, key: string, value: unknown, ttlSeconds?: number): Promise<void> {
+    const expiresAt = ttlSeconds === undefined ? null : Date.now() + ttlSeconds * 1000;
+    this.putStmt.run(kind, key, JSON.stringify(value ?? null), expiresAt);
+  }
+
+  async get<T = unknown>(kind: string, key: string): Promise<T | undefined> {
+    const row = this.getStmt.get(kind, key, Date.now()) as { value: string } | undefined;
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  async delete(kind: string, key: string): Promise<void> {
+    this.deleteStmt.run(kind, key);
+  }
+
+  async findBy<T = unknown>(
+    kind: string,
+    field: string,
+    equals: string,
+  ): Promise<Array<{ key: string; value: T }>> {
+    const rows = this.fieldStatements(field).find.all(kind, equals, Date.now()) as Array<{
+      key: string;
+      value: string;
+    }>;
+    return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as T }));
+  }
+
+  async deleteBy(kind: string, field: string, equals: string): Promise<number> {
+    return this.fieldStatements(field).remove.run(kind, equals).changes;
+  }
+
+  /** Removes expired rows; returns how many. */
+  sweep(): number {
+    return this.sweepStmt.run(Date.now()).changes;
+  }
+}
