@@ -434,7 +434,7 @@ export class SqliteDocumentStore implements DocumentStore {
         const row = removeDoc.get(collection, id) as { size: number } | undefined;
         sizeDelta -= row?.size ?? 0;
         deleteAttrs.run(collection, id);
-        insertChange.run(collection, id, 1);
+        insertChange.run(collection, id);
       }
       if (ids.length > 0) {
         this.adjustStats(collection, -ids.length, sizeDelta);
