@@ -1,11 +1,21 @@
 /**
- * Accounts and authentication, mounted into the app. Placeholder until the accounts issue lands:
- * every private operation answers 501 and private routes reject callers with 401.
+ * Accounts and authentication, mounted into the app: the built-in OpenID Connect provider, the
+ * `/token` facade with its three login methods, external researcher sign-in, the bearer guard,
+ * and the users and sites endpoints.
  */
 import express, { type RequestHandler } from 'express';
 import type { AppDeps } from '../http/deps.ts';
-import { NotImplemented, Unauthorized } from '../http/errors.ts';
 import type { QueryPlanner } from '../../search/planner.ts';
+import { accountsRouter, ensureAccounts } from '../accounts/index.ts';
+import { loadServiceKeys } from './keys.ts';
+import { ExternalIdentity } from './external-identity.ts';
+import { buildProvider } from './provider.ts';
+import { AccessTokenVerifier, bearerGuard, bearerTokenOf } from './bearer-guard.ts';
+import { RevocationList } from './revocation-list.ts';
+import { LoginRateLimiter } from './login-rate-limit.ts';
+import { ProviderTokenIssuer, tokenEndpoint } from './token-endpoint.ts';
+import { browserFlowsRouter } from './browser-flows.ts';
+import { HttpError } from '../http/errors.ts';
 
 /** Who is calling a private endpoint, set on `res.locals.principal` by `requireUser`. */
 export interface Principal {
@@ -28,23 +38,75 @@ export interface Auth {
   close(): Promise<void>;
 }
 
-export async function createAuth(_deps: AppDeps, _planner: QueryPlanner): Promise<Auth> {
-  const notImplemented: RequestHandler = () => {
-    throw new NotImplemented();
-  };
+export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise<Auth> {
+  const { config, store, logger } = deps;
+  const accounts = await ensureAccounts(deps);
+  const keys = await loadServiceKeys(config.signingKeys, store.state);
+  const external = config.externalOidc
+    ? new ExternalIdentity(config.externalOidc, `${config.publicUrl}/login/external/callback`)
+    : undefined;
+  const { provider, apiResource, facadeClientSecret } = buildProvider({
+    config,
+    state: store.state,
+    keys,
+    accounts,
+    external,
+  });
+  // Route the provider's own error reports to the service log instead of stderr.
+  (provider as unknown as NodeJS.EventEmitter).on('error', (err: unknown) =>
+    logger.error({ err }, 'oidc provider error'),
+  );
+  provider.on('server_error', (_ctx, err) => logger.error({ err }, 'oidc provider error'));
+
+  const verifier = new AccessTokenVerifier(keys.verification, config.publicUrl, apiResource);
+  const revocations = new RevocationList(store.state);
+  const requireUser = bearerGuard(verifier, revocations, accounts);
+  const limiter = new LoginRateLimiter();
+  const issuer = new ProviderTokenIssuer(provider, facadeClientSecret);
+
+  const preRouter = browserFlowsRouter({
+    provider,
+    publicUrl: config.publicUrl,
+    accounts,
+    state: store.state,
+    external,
+    issuer,
+    verifier,
+    revocations,
+    limiter,
+    tokenTtlSeconds: config.tokenTtlSeconds,
+    logger,
+  });
+
   const apiRouter = express.Router();
-  apiRouter.post('/token', notImplemented);
-  apiRouter.get('/users/me', notImplemented);
-  apiRouter.post('/users', notImplemented);
-  apiRouter.post('/sites', notImplemented);
-  apiRouter.post('/sites/:site_id\\:generateCredentials', notImplemented);
-  apiRouter.get('/sites/:site_id', notImplemented);
+  apiRouter.post(
+    '/token',
+    tokenEndpoint({
+      issuer,
+      tokenTtlSeconds: config.tokenTtlSeconds,
+      exchangeEnabled: Boolean(external),
+      limiter,
+    }),
+  );
+  // Server-side logout: the presented token stops working at once.
+  apiRouter.post('/logout', async (req, res) => {
+    const token = bearerTokenOf(req.headers.authorization);
+    if (token) {
+      try {
+        const claims = await verifier.verify(token, { allowExpired: true });
+        await revocations.revoke(claims.jti!, claims.exp!);
+      } catch (err) {
+        if (!(err instanceof HttpError)) throw err;
+      }
+    }
+    res.status(204).end();
+  });
+  apiRouter.use(accountsRouter(accounts, requireUser));
+
   return {
-    preRouter: express.Router(),
+    preRouter,
     apiRouter,
-    requireUser: () => {
-      throw new Unauthorized();
-    },
+    requireUser,
     close: async () => {},
   };
 }

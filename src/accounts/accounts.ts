@@ -1,0 +1,171 @@
+/**
+ * Users, sites and site clients: the rules, persisted as records of the collections `users`,
+ * `sites` and `site_clients` through the DocumentStore.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Doc, DocumentStore } from '../store/port.ts';
+import { Conflict, Forbidden, NotFound } from '../http/errors.ts';
+import {
+  RUNTIME_ADMIN_SITE,
+  SITES,
+  SITE_CLIENTS,
+  USERS,
+  type SiteClientRecord,
+  type SiteRecord,
+  type UserRecord,
+} from './records.ts';
+import { generateSecret, hashSecret, verifySecret } from './secrets.ts';
+
+export interface NewUser {
+  username: string;
+  password?: string;
+  site_admin?: string[];
+  email?: string;
+  full_name?: string;
+}
+
+export class Accounts {
+  constructor(private readonly store: DocumentStore) {}
+
+  private async save(collection: string, record: UserRecord | SiteRecord | SiteClientRecord): Promise<void> {
+    await this.store.upsertMany(collection, [record as unknown as Doc]);
+  }
+
+  async getUser(username: string): Promise<UserRecord | null> {
+    return (await this.store.getById(USERS, username)) as UserRecord | null;
+  }
+
+  async getSite(id: string): Promise<SiteRecord | null> {
+    return (await this.store.getById(SITES, id)) as SiteRecord | null;
+  }
+
+  async getSiteClient(clientId: string): Promise<SiteClientRecord | null> {
+    return (await this.store.getById(SITE_CLIENTS, clientId)) as SiteClientRecord | null;
+  }
+
+  isRuntimeAdmin(user: Pick<UserRecord, 'site_admin'>): boolean {
+    return user.site_admin.includes(RUNTIME_ADMIN_SITE);
+  }
+
+  /** Creates a user; 409 when the username is taken. */
+  async createUser(input: NewUser): Promise<UserRecord> {
+    if (await this.getUser(input.username)) throw new Conflict(`User ${input.username} already exists`);
+    const user: UserRecord = {
+      id: input.username,
+      username: input.username,
+      site_admin: [...new Set(input.site_admin ?? [])],
+      disabled: false,
+      created_at: new Date().toISOString(),
+    };
+    if (input.password !== undefined) user.password_hash = await hashSecret(input.password);
+    if (input.email !== undefined) user.email = input.email;
+    if (input.full_name !== undefined) user.full_name = input.full_name;
+    await this.save(USERS, user);
+    return user;
+  }
+
+  /** Sets a user's password, creating the user when absent (start-up administrator, create-admin). */
+  async setPassword(username: string, password: string, extraSites: string[] = []): Promise<UserRecord> {
+    const existing = await this.getUser(username);
+    const user: UserRecord = existing ?? {
+      id: username,
+      username,
+      site_admin: [],
+      disabled: false,
+      created_at: new Date().toISOString(),
+    };
+    user.password_hash = await hashSecret(password);
+    user.site_admin = [...new Set([...user.site_admin, ...extraSites])];
+    await this.save(USERS, user);
+    return user;
+  }
+
+  /** The user for a valid username/password pair, else null (same work either way). */
+  async verifyPassword(username: string, password: string): Promise<UserRecord | null> {
+    const user = await this.getUser(username);
+    const usable = user && !user.disabled ? user.password_hash : undefined;
+    const ok = await verifySecret(password, usable);
+    return ok && user ? user : null;
+  }
+
+  /** The user signed in at the external issuer as `subject`, created on first sign-in. */
+  async userForExternalSubject(
+    subject: string,
+    claims: { email?: string; name?: string } = {},
+  ): Promise<UserRecord> {
+    const existing = await this.getUser(subject);
+    if (existing) return existing;
+    const user: UserRecord = {
+      id: subject,
+      username: subject,
+      site_admin: [],
+      disabled: false,
+      external_subject: subject,
+      created_at: new Date().toISOString(),
+    };
+    if (claims.email) user.email = claims.email;
+    if (claims.name) user.full_name = claims.name;
+    await this.save(USERS, user);
+    return user;
+  }
+
+  /** Creates a site and makes `adminUsername` its administrator; 409 when the id exists. */
+  async createSite(id: string, capabilityIds: string[], adminUsername: string): Promise<SiteRecord> {
+    if (await this.getSite(id)) throw new Conflict(`Site ${id} already exists`);
+    const site: SiteRecord = {
+      id,
+      capability_ids: [...new Set(capabilityIds)],
+      created_at: new Date().toISOString(),
+    };
+    await this.save(SITES, site);
+    await this.addSiteAdmin(adminUsername, id);
+    return site;
+  }
+
+  /** Creates the site when absent (start-up: the runtime administrators' site). */
+  async ensureSite(id: string): Promise<void> {
+    if (await this.getSite(id)) return;
+    await this.store.upsertMany(SITES, [{ id, capability_ids: [], created_at: new Date().toISOString() }]);
+  }
+
+  async addSiteAdmin(username: string, siteId: string): Promise<void> {
+    const user = await this.getUser(username);
+    if (!user) throw new NotFound();
+    if (user.site_admin.includes(siteId)) return;
+    user.site_admin = [...user.site_admin, siteId];
+    await this.save(USERS, user);
+  }
+
+  /**
+   * New credentials for a site, answered once: only the secret's hash is kept. Only an
+   * administrator of the site may ask (403), and the site must exist (404).
+   */
+  async generateSiteCredentials(
+    siteId: string,
+    requester: UserRecord,
+  ): Promise<{ client_id: string; client_secret: string }> {
+    const site = await this.getSite(siteId);
+    if (!site) throw new NotFound();
+    if (!requester.site_admin.includes(siteId)) {
+      throw new Forbidden(`You are not an administrator of site ${siteId}`);
+    }
+    const clientId = `sys0${randomBytes(8).toString('hex')}`;
+    const secret = generateSecret();
+    const record: SiteClientRecord = {
+      id: clientId,
+      client_id: clientId,
+      secret_hash: await hashSecret(secret),
+      site_id: siteId,
+      created_at: new Date().toISOString(),
+    };
+    await this.save(SITE_CLIENTS, record);
+    return { client_id: clientId, client_secret: secret };
+  }
+
+  /** The site client for a valid client_id/secret pair, else null (same work either way). */
+  async verifySiteClient(clientId: string, secret: string): Promise<SiteClientRecord | null> {
+    const client = await this.getSiteClient(clientId);
+    const ok = await verifySecret(secret, client?.secret_hash);
+    return ok && client ? client : null;
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * Start-up accounts: the runtime administrators' site always exists; the configured first
+ * administrator is created or gets the configured password; in demo mode without one, an
+ * `admin` with a random password written to a private file (only the path is logged).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AppDeps } from '../http/deps.ts';
+import { Accounts } from './accounts.ts';
+import { RUNTIME_ADMIN_SITE } from './records.ts';
+import { generateSecret } from './secrets.ts';
+
+export const DEMO_ADMIN_USERNAME = 'admin';
+export const DEMO_CREDENTIALS_FILE = 'admin-credentials.txt';
+
+export async function ensureAccounts(deps: Pick<AppDeps, 'config' | 'store' | 'logger'>): Promise<Accounts> {
+  const { config, store, logger } = deps;
+  const accounts = new Accounts(store);
+  await accounts.ensureSite(RUNTIME_ADMIN_SITE);
+
+  if (config.adminUsername && config.adminPassword) {
+    await accounts.setPassword(config.adminUsername, config.adminPassword, [RUNTIME_ADMIN_SITE]);
+    logger.info({ username: config.adminUsername }, 'administrator account ready');
+  } else if (config.demoData && !(await accounts.getUser(DEMO_ADMIN_USERNAME))) {
+    const password = generateSecret(18);
+    await accounts.setPassword(DEMO_ADMIN_USERNAME, password, [RUNTIME_ADMIN_SITE]);
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    const file = path.join(config.dataDir, DEMO_CREDENTIALS_FILE);
+    fs.writeFileSync(file, `username: ${DEMO_ADMIN_USERNAME}\npassword: ${password}\n`, { mode: 0o600 });
+    fs.chmodSync(file, 0o600);
+    logger.info({ file }, 'demo administrator created; its credentials are in this file');
+  }
+  return accounts;
+}

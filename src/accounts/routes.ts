@@ -1,0 +1,89 @@
+/**
+ * `GET /users/me`, `POST /users`, `POST /sites`, `GET /sites/{site_id}` and
+ * `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
+ */
+import express, { type RequestHandler, type Response } from 'express';
+import { BadRequest, Forbidden, NotFound } from '../http/errors.ts';
+import type { Principal } from '../auth/index.ts';
+import type { Accounts } from './accounts.ts';
+import { publicSite, publicUser, type UserRecord } from './records.ts';
+
+/** The signed-in user's current record; site clients have none (403). */
+async function callingUser(accounts: Accounts, res: Response): Promise<UserRecord> {
+  const principal = res.locals.principal as Principal;
+  if (principal.kind !== 'user') throw new Forbidden('This operation needs a user login, not a site client');
+  const user = await accounts.getUser(principal.subject);
+  // The bearer guard already refused tokens of deleted or disabled users; this covers a race.
+  if (!user || user.disabled) throw new Forbidden('User account is not active');
+  return user;
+}
+
+function stringField(body: Record<string, unknown>, name: string, required: boolean): string | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) {
+    if (required) throw new BadRequest(`${name} is required`);
+    return undefined;
+  }
+  if (typeof value !== 'string' || (required && value.length === 0))
+    throw new BadRequest(`${name} must be a string`);
+  return value;
+}
+
+function stringList(body: Record<string, unknown>, name: string): string[] {
+  const value = body[name];
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+    throw new BadRequest(`${name} must be an array of strings`);
+  }
+  return value as string[];
+}
+
+export function accountsRouter(accounts: Accounts, requireUser: RequestHandler): express.Router {
+  const router = express.Router();
+
+  router.get('/users/me', requireUser, async (_req, res) => {
+    res.json(publicUser(await callingUser(accounts, res)));
+  });
+
+  router.post('/users', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    if (!accounts.isRuntimeAdmin(caller)) throw new Forbidden('Only runtime administrators may create users');
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const password = stringField(body, 'password', true)!;
+    // bcrypt reads at most 72 bytes; longer passwords would be silently truncated.
+    if (Buffer.byteLength(password) > 72) throw new BadRequest('password must be at most 72 bytes');
+    const user = await accounts.createUser({
+      username: stringField(body, 'username', true)!,
+      password,
+      site_admin: stringList(body, 'site_admin'),
+      email: stringField(body, 'email', false),
+      full_name: stringField(body, 'full_name', false),
+    });
+    res.status(201).json(publicUser(user));
+  });
+
+  router.post('/sites', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const site = await accounts.createSite(
+      stringField(body, 'id', true)!,
+      stringList(body, 'capability_ids'),
+      caller.username,
+    );
+    res.status(201).json(publicSite(site));
+  });
+
+  // Registered before `/sites/:site_id` so the `:generateCredentials` suffix is not read as part of the id.
+  router.post('/sites/:site_id\\:generateCredentials', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    res.json(await accounts.generateSiteCredentials(String(req.params.site_id), caller));
+  });
+
+  router.get('/sites/:site_id', requireUser, async (req, res) => {
+    const site = await accounts.getSite(String(req.params.site_id));
+    if (!site) throw new NotFound();
+    res.json(publicSite(site));
+  });
+
+  return router;
+}

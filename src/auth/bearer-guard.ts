@@ -1,0 +1,84 @@
+/**
+ * Checks `Authorization: Bearer <JWT>` on private routes: signature (the service's own keys,
+ * in-process), issuer, audience, expiry, then revocation and the account still being active.
+ */
+import type { RequestHandler } from 'express';
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import { Unauthorized } from '../http/errors.ts';
+import type { Accounts } from '../accounts/index.ts';
+import type { Principal } from './index.ts';
+import type { RevocationList } from './revocation-list.ts';
+import { PRINCIPAL_KIND_CLAIM, SITE_ID_CLAIM } from './resource.ts';
+
+export const INVALID_OR_MISSING = 'Access token is invalid or missing. Please log in again.';
+export const EXPIRED = 'Access token has expired. Please log in again.';
+export const INVALIDATED = 'Access token has been invalidated. Please log in again.';
+
+export const SIGNING_ALGORITHMS = ['RS256', 'ES256', 'PS256', 'EdDSA'];
+
+export class AccessTokenVerifier {
+  private readonly keys: ReturnType<typeof createLocalJWKSet>;
+
+  constructor(
+    verificationKeys: { keys: JWK[] },
+    private readonly issuer: string,
+    private readonly audience: string,
+  ) {
+    this.keys = createLocalJWKSet(verificationKeys);
+  }
+
+  /** The token's claims when it is ours and unexpired; throws 401 with the precise reason otherwise. */
+  async verify(token: string, options: { allowExpired?: boolean } = {}): Promise<JWTPayload> {
+    try {
+      const { payload } = await jwtVerify(token, this.keys, {
+        issuer: this.issuer,
+        audience: this.audience,
+        algorithms: SIGNING_ALGORITHMS,
+        requiredClaims: ['sub', 'exp', 'jti'],
+        ...(options.allowExpired ? { currentDate: new Date(0) } : {}),
+      });
+      return payload;
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) throw new Unauthorized(EXPIRED);
+      throw new Unauthorized(INVALID_OR_MISSING);
+    }
+  }
+}
+
+export function bearerTokenOf(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(header);
+  return match?.[1];
+}
+
+export function bearerGuard(
+  verifier: AccessTokenVerifier,
+  revocations: RevocationList,
+  accounts: Accounts,
+): RequestHandler {
+  return async (req, res, next) => {
+    const token = bearerTokenOf(req.headers.authorization);
+    if (!token) throw new Unauthorized(INVALID_OR_MISSING);
+    const claims = await verifier.verify(token);
+    if (await revocations.isRevoked(claims.jti!)) throw new Unauthorized(INVALIDATED);
+    const subject = claims.sub!;
+    let principal: Principal;
+    if (claims[PRINCIPAL_KIND_CLAIM] === 'site_client') {
+      // A site client keeps working whoever administers its site; only deleting it ends it.
+      const client = await accounts.getSiteClient(subject);
+      if (!client) throw new Unauthorized(INVALIDATED);
+      principal = {
+        kind: 'site_client',
+        subject,
+        siteId: client.site_id ?? claims[SITE_ID_CLAIM],
+        isRuntimeAdmin: false,
+      };
+    } else {
+      const user = await accounts.getUser(subject);
+      if (!user || user.disabled) throw new Unauthorized(INVALIDATED);
+      principal = { kind: 'user', subject, isRuntimeAdmin: accounts.isRuntimeAdmin(user) };
+    }
+    res.locals.principal = principal;
+    next();
+  };
+}

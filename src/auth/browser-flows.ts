@@ -1,0 +1,245 @@
+/**
+ * Browser-facing routes mounted before the body parsers: the provider itself (`/oidc/...`,
+ * discovery), its login interaction, the external researcher sign-in and token revocation.
+ */
+import express, { type Request, type Response } from 'express';
+import type Provider from 'oidc-provider';
+import type { Logger } from 'pino';
+import type { Accounts } from '../accounts/index.ts';
+import { HttpError } from '../http/errors.ts';
+import type { AccessTokenVerifier } from './bearer-guard.ts';
+import type { ExternalIdentity, PendingExternalLogin } from './external-identity.ts';
+import type { LoginRateLimiter } from './login-rate-limit.ts';
+import { errorPage, passwordLoginPage, tokenPage } from './pages.ts';
+import { OIDC_PREFIX } from './provider.ts';
+import type { RevocationList } from './revocation-list.ts';
+import { ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from './grants/external-id-token.ts';
+import { expiresOf, type ProviderTokenIssuer } from './token-endpoint.ts';
+import type { StateStore } from '../store/port.ts';
+
+const PENDING_KIND = 'external_login';
+const PENDING_TTL_SECONDS = 600;
+const STATE_COOKIE = 'nmdc_external_login';
+
+interface StoredPendingLogin extends PendingExternalLogin {
+  /** Set when the sign-in was started by the provider's login interaction (docs page). */
+  interactionUid?: string;
+}
+
+export interface BrowserFlowOptions {
+  provider: Provider;
+  publicUrl: string;
+  accounts: Accounts;
+  state: StateStore;
+  external: ExternalIdentity | undefined;
+  issuer: ProviderTokenIssuer;
+  verifier: AccessTokenVerifier;
+  revocations: RevocationList;
+  limiter: LoginRateLimiter;
+  tokenTtlSeconds: number;
+  logger: Logger;
+}
+
+function cookieValue(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+function sendHtml(res: Response, status: number, html: string): void {
+  res.status(status).set('Cache-Control', 'no-store').type('html').send(html);
+}
+
+function expiresText(seconds: number): string {
+  const { days, hours, minutes } = expiresOf(seconds);
+  const parts = [
+    days ? `${days} day${days === 1 ? '' : 's'}` : '',
+    hours ? `${hours} hour${hours === 1 ? '' : 's'}` : '',
+    minutes ? `${minutes} minute${minutes === 1 ? '' : 's'}` : '',
+  ].filter(Boolean);
+  return parts.length ? `for ${parts.join(' ')}` : 'for less than a minute';
+}
+
+export function browserFlowsRouter(options: BrowserFlowOptions): express.Router {
+  const { provider, publicUrl, accounts, state, external, issuer, verifier, revocations, limiter, logger } =
+    options;
+  const router = express.Router();
+  const providerHandler = provider.callback();
+  const secureCookies = publicUrl.startsWith('https:');
+  const form = express.urlencoded({ extended: false, limit: '16kb' });
+
+  // Revocation of our JWT access tokens (the provider only revokes tokens it stores). Anyone
+  // holding a token may revoke it; unknown or foreign tokens are ignored, as RFC 7009 asks.
+  router.post(`${OIDC_PREFIX}/token/revocation`, form, async (req, res) => {
+    const token = typeof req.body?.token === 'string' ? req.body.token : '';
+    try {
+      const claims = await verifier.verify(token, { allowExpired: true });
+      await revocations.revoke(claims.jti!, claims.exp!);
+    } catch (err) {
+      if (!(err instanceof HttpError)) throw err;
+    }
+    res.status(200).set('Cache-Control', 'no-store').end();
+  });
+
+  /** Finishes the provider's login interaction for `accountId` and sends the browser back to it. */
+  async function finishInteraction(res: Response, uid: string, accountId: string): Promise<void> {
+    const interaction = await provider.Interaction.find(uid);
+    if (!interaction) {
+      sendHtml(
+        res,
+        400,
+        errorPage('Sign-in expired', 'The sign-in took too long. Start again from the documentation page.'),
+      );
+      return;
+    }
+    interaction.result = { login: { accountId } };
+    await interaction.save(Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
+    res.redirect(303, interaction.returnTo);
+  }
+
+  router.get(`${OIDC_PREFIX}/interaction/:uid`, async (req, res) => {
+    const details = await provider.interactionDetails(req, res);
+    if (details.prompt.name !== 'login') {
+      // First-party docs client gets its grant without a consent screen; nothing else asks here.
+      const result = {
+        error: 'access_denied',
+        error_description: 'consent is not available for this client',
+      };
+      await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+      return;
+    }
+    if (external) {
+      res.redirect(303, `/login/external?interaction=${encodeURIComponent(details.uid)}`);
+      return;
+    }
+    sendHtml(res, 200, passwordLoginPage(`${OIDC_PREFIX}/interaction/${details.uid}/login`, {}));
+  });
+
+  router.post(`${OIDC_PREFIX}/interaction/:uid/login`, form, async (req, res) => {
+    const details = await provider.interactionDetails(req, res);
+    const username = typeof req.body?.username === 'string' ? req.body.username : '';
+    const password = typeof req.body?.password === 'string' ? req.body.password : '';
+    limiter.admit(`user:${username}`, req.ip ?? 'unknown');
+    const user = await accounts.verifyPassword(username, password);
+    if (!user) {
+      limiter.failed(`user:${username}`);
+      sendHtml(
+        res,
+        401,
+        passwordLoginPage(`${OIDC_PREFIX}/interaction/${details.uid}/login`, {
+          error: 'Incorrect username or password',
+        }),
+      );
+      return;
+    }
+    limiter.succeeded(`user:${username}`);
+    await provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: user.username } },
+      { mergeWithLastSubmission: false },
+    );
+  });
+
+  router.get('/login/external', async (req, res) => {
+    if (!external) {
+      sendHtml(res, 404, errorPage('Not available', 'External sign-in is not configured on this service.'));
+      return;
+    }
+    const interactionUid = typeof req.query.interaction === 'string' ? req.query.interaction : undefined;
+    const { url, pending } = await external.begin();
+    const stored: StoredPendingLogin = { ...pending, ...(interactionUid ? { interactionUid } : {}) };
+    await state.put(PENDING_KIND, pending.state, stored, PENDING_TTL_SECONDS);
+    // Binds the flow to this browser: the callback must come back with the same state cookie.
+    res.cookie(STATE_COOKIE, pending.state, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: secureCookies,
+      path: '/login/external',
+      maxAge: PENDING_TTL_SECONDS * 1000,
+    });
+    res.redirect(303, url.href);
+  });
+
+  router.get('/login/external/callback', async (req, res) => {
+    if (!external) {
+      sendHtml(res, 404, errorPage('Not available', 'External sign-in is not configured on this service.'));
+      return;
+    }
+    res.clearCookie(STATE_COOKIE, { path: '/login/external' });
+    const stateParam = typeof req.query.state === 'string' ? req.query.state : '';
+    if (typeof req.query.error === 'string') {
+      const described =
+        typeof req.query.error_description === 'string' ? req.query.error_description : req.query.error;
+      sendHtml(res, 400, errorPage('Sign-in failed', `${external.label} answered: ${described}`));
+      return;
+    }
+    const pending = stateParam ? await state.get<StoredPendingLogin>(PENDING_KIND, stateParam) : undefined;
+    if (!pending || cookieValue(req, STATE_COOKIE) !== stateParam) {
+      sendHtml(
+        res,
+        400,
+        errorPage('Sign-in failed', 'This sign-in is unknown or expired. Please start again.'),
+      );
+      return;
+    }
+    await state.delete(PENDING_KIND, stateParam);
+    const query = req.originalUrl.slice(req.originalUrl.indexOf('?'));
+    let finished;
+    try {
+      finished = await external.finish(new URL(`${publicUrl}/login/external/callback${query}`), pending);
+    } catch (err) {
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'external sign-in failed');
+      sendHtml(
+        res,
+        400,
+        errorPage('Sign-in failed', `${external.label} sign-in could not be completed. Please try again.`),
+      );
+      return;
+    }
+    const user = await accounts.userForExternalSubject(finished.subject.sub, finished.subject);
+    if (user.disabled) {
+      sendHtml(res, 403, errorPage('Account disabled', 'This account is disabled.'));
+      return;
+    }
+    if (pending.interactionUid) {
+      await finishInteraction(res, pending.interactionUid, user.username);
+      return;
+    }
+    const issued = await issuer.issue(
+      {
+        grant_type: TOKEN_EXCHANGE_GRANT,
+        subject_token: finished.idToken,
+        subject_token_type: ID_TOKEN_TYPE,
+      },
+      req.ip,
+    );
+    if (!('accessToken' in issued)) {
+      logger.warn({ error: issued.error }, 'token issuance after external sign-in failed');
+      sendHtml(res, 400, errorPage('Sign-in failed', 'No token could be issued. Please try again.'));
+      return;
+    }
+    sendHtml(
+      res,
+      200,
+      tokenPage({
+        username: user.username,
+        accessToken: issued.accessToken,
+        publicUrl,
+        expiresText: expiresText(issued.expiresIn ?? options.tokenTtlSeconds),
+      }),
+    );
+  });
+
+  // Everything else under /oidc and the discovery document is the provider's.
+  router.use((req, res, next) => {
+    if (req.path.startsWith(`${OIDC_PREFIX}/`) || req.path === '/.well-known/openid-configuration') {
+      providerHandler(req, res);
+      return;
+    }
+    next();
+  });
+  return router;
+}

@@ -1,0 +1,163 @@
+/**
+ * `POST /token`: the original's form contract in front of the provider's token endpoint.
+ * Each request is translated to one of the provider's grants and run in-process through the
+ * provider's own handler, then answered as `{access_token, token_type, expires}`.
+ */
+import type { Request, RequestHandler } from 'express';
+import type Provider from 'oidc-provider';
+import { HttpError, Unauthorized } from '../http/errors.ts';
+import { runInProcess } from './in-process-request.ts';
+import { FACADE_CLIENT_ID, OIDC_PREFIX } from './provider.ts';
+import { PASSWORD_GRANT } from './grants/password.ts';
+import { SITE_CLIENT_GRANT } from './grants/site-client.ts';
+import { ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from './grants/external-id-token.ts';
+import type { LoginRateLimiter } from './login-rate-limit.ts';
+
+export const BAD_USER_CREDENTIALS = 'Incorrect username or password';
+export const BAD_CLIENT_CREDENTIALS = 'Incorrect client_id or client_secret';
+
+/** `{days, hours, minutes}` of a lifetime in seconds, as the original reports it. */
+export function expiresOf(seconds: number): { days: number; hours: number; minutes: number } {
+  const minutesTotal = Math.floor(seconds / 60);
+  return {
+    days: Math.floor(minutesTotal / 1440),
+    hours: Math.floor((minutesTotal % 1440) / 60),
+    minutes: minutesTotal % 60,
+  };
+}
+
+/** Client credentials from an HTTP Basic header (RFC 6749 §2.3.1 form-encodes each part). */
+export function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
+  const match = header ? /^Basic[ ]+([A-Za-z0-9+/=._~-]+)[ ]*$/i.exec(header) : null;
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  const part = (s: string) => {
+    try {
+      return decodeURIComponent(s.replace(/\+/g, ' '));
+    } catch {
+      return s;
+    }
+  };
+  return { id: part(decoded.slice(0, colon)), secret: part(decoded.slice(colon + 1)) };
+}
+
+const looksLikeJwt = (value: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(value);
+
+interface Translated {
+  /** Key the failed-attempt counter uses. */
+  account: string | undefined;
+  failure: string;
+  form: Record<string, string>;
+}
+
+function translate(req: Request, exchangeEnabled: boolean): Translated {
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const field = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
+  const grantType = field('grant_type');
+  if (grantType === 'password') {
+    const username = field('username');
+    return {
+      account: `user:${username}`,
+      failure: BAD_USER_CREDENTIALS,
+      form: { grant_type: PASSWORD_GRANT, username, password: field('password') },
+    };
+  }
+  if (grantType === 'client_credentials') {
+    const basic = basicCredentials(req.headers.authorization);
+    const clientId = field('client_id') || basic?.id || '';
+    const secret = field('client_secret') || basic?.secret || '';
+    if (exchangeEnabled && secret === '' && looksLikeJwt(clientId)) {
+      return {
+        account: undefined,
+        failure: BAD_CLIENT_CREDENTIALS,
+        form: {
+          grant_type: TOKEN_EXCHANGE_GRANT,
+          subject_token: clientId,
+          subject_token_type: ID_TOKEN_TYPE,
+        },
+      };
+    }
+    return {
+      account: `client:${clientId}`,
+      failure: BAD_CLIENT_CREDENTIALS,
+      form: { grant_type: SITE_CLIENT_GRANT, site_client_id: clientId, site_client_secret: secret },
+    };
+  }
+  throw new HttpError(400, `Unsupported grant_type: use password or client_credentials`);
+}
+
+/** Runs the provider's token endpoint in-process as the facade's internal client. */
+export class ProviderTokenIssuer {
+  private readonly handler: ReturnType<Provider['callback']>;
+  private readonly authorization: string;
+
+  constructor(provider: Provider, facadeClientSecret: string) {
+    this.handler = provider.callback();
+    const credentials = `${FACADE_CLIENT_ID}:${encodeURIComponent(facadeClientSecret)}`;
+    this.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
+  }
+
+  async issue(
+    form: Record<string, string>,
+    remoteAddress?: string,
+  ): Promise<
+    | { accessToken: string; expiresIn: number | undefined }
+    | { error: string; description: string; status: number }
+  > {
+    const answer = await runInProcess(this.handler, {
+      method: 'POST',
+      path: `${OIDC_PREFIX}/token`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: this.authorization },
+      body: new URLSearchParams(form).toString(),
+      remoteAddress,
+    });
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = JSON.parse(answer.body) as Record<string, unknown>;
+    } catch {
+      // Not JSON: reported as a server error below.
+    }
+    if (answer.status === 200 && typeof parsed.access_token === 'string') {
+      return {
+        accessToken: parsed.access_token,
+        expiresIn: typeof parsed.expires_in === 'number' ? parsed.expires_in : undefined,
+      };
+    }
+    return {
+      status: answer.status,
+      error: typeof parsed.error === 'string' ? parsed.error : 'server_error',
+      description: String(parsed.error_description ?? parsed.error ?? 'token endpoint failed'),
+    };
+  }
+}
+
+export function tokenEndpoint(options: {
+  issuer: ProviderTokenIssuer;
+  tokenTtlSeconds: number;
+  exchangeEnabled: boolean;
+  limiter: LoginRateLimiter;
+}): RequestHandler {
+  const { issuer, limiter } = options;
+  return async (req, res) => {
+    const translated = translate(req, options.exchangeEnabled);
+    limiter.admit(translated.account, req.ip ?? 'unknown');
+    const result = await issuer.issue(translated.form, req.ip);
+    if ('accessToken' in result) {
+      limiter.succeeded(translated.account);
+      res.set('Cache-Control', 'no-store').json({
+        access_token: result.accessToken,
+        token_type: 'bearer',
+        expires: expiresOf(result.expiresIn ?? options.tokenTtlSeconds),
+      });
+      return;
+    }
+    if (result.error === 'invalid_grant') {
+      limiter.failed(translated.account);
+      throw new Unauthorized(translated.failure);
+    }
+    if (result.status >= 500) throw new Error(`token endpoint failed: ${result.error}`);
+    throw new HttpError(400, result.description);
+  };
+}
