@@ -37,10 +37,10 @@ export async function freePort(): Promise<number> {
 
 export async function startAuthServer(
   env: Record<string, string> = {},
-  reuse?: { dataDir: string; port: number },
+  reuse: { dataDir?: string; port?: number } = {},
 ): Promise<AuthServer> {
-  const dataDir = reuse?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-auth-'));
-  const port = reuse?.port ?? (await freePort());
+  const dataDir = reuse.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-auth-'));
+  const port = reuse.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const config = loadConfig({
     DEMO_DATA: 'false',
