@@ -1,0 +1,43 @@
+/**
+ * `npm run create-admin -- --username U [--password P]`: creates a runtime administrator, or
+ * makes an existing user one and sets the password. Without --password a random one is
+ * generated and printed once.
+ */
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { loadConfig } from '../config.ts';
+import { openStore } from '../store/index.ts';
+import { Accounts, RUNTIME_ADMIN_SITE, generateSecret } from '../accounts/index.ts';
+
+export async function createAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { username: { type: 'string' }, password: { type: 'string' } },
+    strict: true,
+  });
+  if (!values.username) throw new Error('usage: npm run create-admin -- --username U [--password P]');
+  const config = loadConfig(env);
+  const store = await openStore(config, pino({ level: 'silent' }));
+  try {
+    const accounts = new Accounts(store);
+    await accounts.ensureSite(RUNTIME_ADMIN_SITE);
+    const password = values.password ?? generateSecret(18);
+    const existed = Boolean(await accounts.getUser(values.username));
+    await accounts.setPassword(values.username, password, [RUNTIME_ADMIN_SITE]);
+    const lines = [`${existed ? 'Updated' : 'Created'} administrator ${values.username}.`];
+    if (!values.password) lines.push(`Generated password (shown once): ${password}`);
+    return lines.join('\n');
+  } finally {
+    await store.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  createAdmin(process.argv.slice(2)).then(
+    (message) => console.log(message),
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.message : String(err));
+      process.exit(1);
+    },
+  );
+}
