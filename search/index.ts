@@ -1,12 +1,45 @@
 /**
  * Chooses the SearchIndex adapter from config: Elasticsearch when ELASTICSEARCH_URL is set,
- * SQLite FTS5 in the embedded store's file otherwise.
+ * SQLite FTS5 otherwise — inside the embedded store's file (kept in step by its write hook),
+ * or in a file of its own beside a MongoDB store.
  */
+import path from 'node:path';
+import fs from 'node:fs';
+import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.ts';
 import type { DocumentStore } from '../src/store/port.ts';
 import type { SearchIndex } from './port.ts';
+import { FtsSearchIndex, type HookableStore } from './sqlite/fts-index.ts';
+import { ElasticsearchIndex } from './elasticsearch/elasticsearch-index.ts';
 
-export async function openSearchIndex(_config: Config, _store: DocumentStore, _logger: Logger): Promise<SearchIndex> {
-  throw new Error('not built yet');
+function isHookable(store: DocumentStore): store is DocumentStore & HookableStore {
+  const s = store as Partial<HookableStore>;
+  return typeof s.addWriteHook === 'function' && s.db !== undefined;
+}
+
+export async function openSearchIndex(
+  config: Config,
+  store: DocumentStore,
+  logger: Logger,
+): Promise<SearchIndex> {
+  if (config.elasticsearchUrl) {
+    const index = await ElasticsearchIndex.connect(config.elasticsearchUrl, config.elasticsearchIndexPrefix);
+    logger.info(
+      { url: new URL(config.elasticsearchUrl).origin, prefix: config.elasticsearchIndexPrefix },
+      'Elasticsearch search index',
+    );
+    return index;
+  }
+  if (isHookable(store)) {
+    logger.info('embedded FTS5 search index in the store file');
+    return FtsSearchIndex.attachTo(store);
+  }
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const file = path.join(config.dataDir, 'search-index.sqlite');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  logger.info({ file }, 'embedded FTS5 search index in its own file');
+  return new FtsSearchIndex(db, { hooked: false, ownsDatabase: true });
 }

@@ -5,21 +5,110 @@
  * stay exact). Every read of metadata records goes through here.
  */
 import type { DocumentStore, Doc, Filter, FindOptions } from '../src/store/port.ts';
-import type { SearchIndex } from './port.ts';
+import type { Candidates, SearchIndex } from './port.ts';
+import { assertRegexLengths, conjunctsOf, type Conjunct } from './filter-predicates.ts';
 
 export type PlannedFind = Omit<FindOptions, 'candidateIds'>;
 
+export interface PlannerOptions {
+  /** Give up narrowing when a predicate has more candidates than this share of the collection. Default 0.2. */
+  candidateShare?: number;
+  /** ... or more than this many. Default 50,000. */
+  maxCandidates?: number;
+}
+
+/** How a filter was answered: for logs, tests and the benchmark. */
+export interface QueryPlan {
+  /** Candidate ids from the index (fresh writes included), or null for a scan. */
+  candidates: Set<string> | null;
+  predicates: number;
+}
+
+const ALL: Candidates = { all: true };
+const SIZE_TTL_MS = 10_000;
+
 export class QueryPlanner {
+  private readonly sizes = new Map<string, { count: number; at: number }>();
+  private readonly candidateShare: number;
+  private readonly maxCandidates: number;
+
   constructor(
     readonly store: DocumentStore,
     readonly index: SearchIndex,
-  ) {}
+    options: PlannerOptions = {},
+  ) {
+    this.candidateShare = options.candidateShare ?? 0.2;
+    this.maxCandidates = options.maxCandidates ?? 50_000;
+  }
 
   async find(collection: string, filter: Filter, options: PlannedFind = {}): Promise<Doc[]> {
-    return this.store.find(collection, filter, options);
+    const plan = await this.plan(collection, filter);
+    if (plan.candidates === null) return this.store.find(collection, filter, options);
+    return this.store.find(collection, filter, { ...options, candidateIds: plan.candidates });
   }
 
   async count(collection: string, filter: Filter): Promise<number> {
-    return this.store.count(collection, filter);
+    const plan = await this.plan(collection, filter);
+    return this.store.count(collection, filter, plan.candidates ?? undefined);
+  }
+
+  /** Candidate ids for a filter, or null when the index cannot narrow it. */
+  async plan(collection: string, filter: Filter): Promise<QueryPlan> {
+    assertRegexLengths(filter);
+    const conjuncts = conjunctsOf(filter);
+    if (conjuncts.length === 0) return { candidates: null, predicates: 0 };
+    const limit = await this.limitFor(collection);
+    const narrowed = await this.intersect(collection, conjuncts, limit);
+    if (narrowed.all) return { candidates: null, predicates: conjuncts.length };
+    const fresh = await this.freshIds(collection);
+    if (fresh === null) return { candidates: null, predicates: conjuncts.length };
+    for (const id of fresh) narrowed.ids.add(id);
+    return { candidates: narrowed.ids, predicates: conjuncts.length };
+  }
+
+  private async intersect(collection: string, conjuncts: Conjunct[], limit: number): Promise<Candidates> {
+    let result: Set<string> | null = null;
+    for (const c of conjuncts) {
+      const found =
+        c.kind === 'predicate'
+          ? await this.index.candidates(collection, c.predicate, limit)
+          : await this.union(collection, c.branches, limit);
+      if (found.all) continue;
+      result = result === null ? found.ids : new Set([...found.ids].filter((id) => result!.has(id)));
+      if (result.size === 0) break;
+    }
+    return result === null ? ALL : { all: false, ids: result };
+  }
+
+  private async union(collection: string, branches: Conjunct[][], limit: number): Promise<Candidates> {
+    const ids = new Set<string>();
+    for (const branch of branches) {
+      const found = await this.intersect(collection, branch, limit);
+      if (found.all) return ALL;
+      for (const id of found.ids) ids.add(id);
+      if (ids.size > limit) return ALL;
+    }
+    return { all: false, ids };
+  }
+
+  /**
+   * Ids written since the index last caught up: always candidates, so a search never misses a
+   * fresh write. Null when there are too many to help.
+   */
+  private async freshIds(collection: string): Promise<string[] | null> {
+    if (this.index.synchronous) return [];
+    const { changes } = await this.store.changesSince(await this.index.watermark());
+    const ids = changes.filter((c) => c.collection === collection && !c.deleted).map((c) => c.id);
+    return ids.length > this.maxCandidates ? null : ids;
+  }
+
+  private async limitFor(collection: string): Promise<number> {
+    const now = Date.now();
+    let size = this.sizes.get(collection);
+    if (!size || now - size.at > SIZE_TTL_MS) {
+      size = { count: await this.store.count(collection, {}), at: now };
+      this.sizes.set(collection, size);
+    }
+    return Math.max(100, Math.min(this.maxCandidates, Math.floor(size.count * this.candidateShare)));
   }
 }

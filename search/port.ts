@@ -5,16 +5,26 @@
  */
 import type { Doc } from '../src/store/port.ts';
 
-/** A predicate the index can narrow. `path` is a dotted attribute path (MongoDB semantics). */
+/**
+ * A predicate the index can narrow. `path` is a dotted attribute path (MongoDB semantics).
+ * `search` is a case-insensitive substring; `words` asks for every word of `text` as a whole
+ * word of the value (the word rule of `search/words.ts`).
+ */
 export type IndexablePredicate =
   | { kind: 'search'; path: string; text: string }
-  | { kind: 'regex'; path: string; pattern: string; flags: string };
+  | { kind: 'regex'; path: string; pattern: string; flags: string }
+  | { kind: 'words'; path: string; text: string };
 
 /** Candidate ids, or ALL when the index cannot narrow (the caller scans). */
 export type Candidates = { all: true } | { all: false; ids: Set<string> };
 
 export interface SearchIndex {
   readonly engine: 'sqlite-fts5' | 'elasticsearch';
+  /**
+   * True when the index is written inside the records' own write transaction, so it is never
+   * behind the source of truth and the planner need not add recent writes to candidates.
+   */
+  readonly synchronous: boolean;
   index(collection: string, docs: Doc[]): Promise<void>;
   remove(collection: string, ids: string[]): Promise<void>;
   /** Candidates for one predicate; `limit` lets the index give up (ALL) when the set is too large to help. */
@@ -23,5 +33,8 @@ export interface SearchIndex {
   clear(collection: string): Promise<void>;
   /** Every indexed id of a collection with its content fingerprint (check-index). */
   fingerprints(collection: string): AsyncIterable<Array<{ id: string; fingerprint: string }>>;
+  /** The store change sequence up to which every write is known to be indexed (0: none). */
+  watermark(): Promise<number>;
+  setWatermark(seq: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -16,6 +16,7 @@ import { metadataRouter } from './http/routes/metadata.ts';
 import { createAuth } from './auth/index.ts';
 import { queriesRouter } from './http/routes/queries.ts';
 import { QueryPlanner } from '../search/planner.ts';
+import { RecordWriter } from '../search/writer.ts';
 
 export interface BuiltApp {
   app: express.Express;
@@ -78,18 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.use(metadataRouter(deps, planner));
   app.use(auth.apiRouter);
   app.use(
-    queriesRouter(deps, planner, auth, {
-      upsert: async (collection, docs) => {
-        const result = await deps.store.upsertMany(collection, docs);
-        await deps.searchIndex.index(collection, docs);
-        return result;
-      },
-      delete: async (collection, filter, limit) => {
-        const ids = await deps.store.deleteMany(collection, filter, limit);
-        await deps.searchIndex.remove(collection, ids);
-        return ids;
-      },
-    }),
+    queriesRouter(deps, planner, auth, new RecordWriter(deps.store, deps.searchIndex)),
   );
   app.use(() => {
     throw new NotFound();

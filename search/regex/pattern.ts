@@ -8,6 +8,10 @@
  */
 import regjsparser, { type RootNode } from 'regjsparser';
 import { Unprocessable } from '../../src/http/errors.ts';
+// The same stripping the evaluator applies, so both read an `x` pattern alike.
+import { stripExtendedSyntax } from '../../src/store/filter.ts';
+
+export { stripExtendedSyntax };
 
 /** Longest accepted pattern, in characters: bounds analysis and matching cost of untrusted input. */
 export const MAX_PATTERN_LENGTH = 1000;
@@ -40,37 +44,6 @@ export function assertPatternLength(pattern: string): void {
       `$regex pattern is ${pattern.length} characters long; the longest accepted is ${MAX_PATTERN_LENGTH}`,
     );
   }
-}
-
-/** PCRE extended mode: unescaped whitespace and `#` comments outside character classes are ignored. */
-export function stripExtendedSyntax(pattern: string): string {
-  let out = '';
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\') {
-      out += c + (pattern[i + 1] ?? '');
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (c === ']') inClass = false;
-      out += c;
-      continue;
-    }
-    if (c === '[') {
-      inClass = true;
-      out += c;
-      continue;
-    }
-    if (c === '#') {
-      while (i < pattern.length && pattern[i] !== '\n') i++;
-      continue;
-    }
-    if (/\s/.test(c)) continue;
-    out += c;
-  }
-  return out;
 }
 
 /** Escapes whose meaning is the same in JavaScript and RE2 (any other letter escape is RE2-only or an error). */

@@ -1,0 +1,132 @@
+/**
+ * Keeping the search index equal to the source of truth: rebuild (`reindex`), report drift
+ * (`check-index`) and catch up with writes the index has not seen (freshness watermark).
+ */
+import type { DocumentStore } from '../src/store/port.ts';
+import type { SearchIndex } from './port.ts';
+import { fingerprintOf } from './indexed-values.ts';
+
+export interface ReindexProgress {
+  collection: string;
+  done: number;
+}
+
+export interface ReindexResult {
+  collection: string;
+  records: number;
+  seconds: number;
+}
+
+/**
+ * Rebuilds the index of one collection from `store.scan`. The watermark is taken before the
+ * scan, so writes that race with the rebuild stay "fresh" until the next catch-up.
+ */
+export async function reindexCollection(
+  store: DocumentStore,
+  index: SearchIndex,
+  collection: string,
+  onProgress: (p: ReindexProgress) => void = () => {},
+  batchSize = 2000,
+): Promise<ReindexResult> {
+  const started = performance.now();
+  const { seq } = await store.changesSince(Number.MAX_SAFE_INTEGER);
+  await index.clear(collection);
+  let done = 0;
+  for await (const batch of store.scan(collection, batchSize)) {
+    await index.index(collection, batch);
+    done += batch.length;
+    onProgress({ collection, done });
+  }
+  if (!index.synchronous && seq > (await index.watermark())) await index.setWatermark(seq);
+  return { collection, records: done, seconds: (performance.now() - started) / 1000 };
+}
+
+export interface DriftReport {
+  collection: string;
+  checked: number;
+  /** In the source of truth, not in the index. */
+  missing: string[];
+  /** In both, with a different fingerprint. */
+  stale: string[];
+  /** In the index only. */
+  extra: string[];
+  /** Totals (the id lists stop at REPORT_CAP). */
+  counts: { missing: number; stale: number; extra: number };
+}
+
+const REPORT_CAP = 1000;
+
+/** Compares a collection's records with the index by walking both in id order. */
+export async function checkCollection(
+  store: DocumentStore,
+  index: SearchIndex,
+  collection: string,
+): Promise<DriftReport> {
+  const indexed = new Map<string, string>();
+  for await (const batch of index.fingerprints(collection))
+    for (const r of batch) indexed.set(r.id, r.fingerprint);
+  const report: DriftReport = {
+    collection,
+    checked: 0,
+    missing: [],
+    stale: [],
+    extra: [],
+    counts: { missing: 0, stale: 0, extra: 0 },
+  };
+  const push = (list: string[], id: string) => {
+    if (list.length < REPORT_CAP) list.push(id);
+  };
+  for await (const batch of store.scan(collection, 2000)) {
+    for (const doc of batch) {
+      report.checked++;
+      const fp = indexed.get(doc.id);
+      if (fp === undefined) {
+        report.counts.missing++;
+        push(report.missing, doc.id);
+      } else {
+        if (fp !== fingerprintOf(doc)) {
+          report.counts.stale++;
+          push(report.stale, doc.id);
+        }
+        indexed.delete(doc.id);
+      }
+    }
+  }
+  report.counts.extra = indexed.size;
+  for (const id of indexed.keys()) push(report.extra, id);
+  return report;
+}
+
+export function hasDrift(r: DriftReport): boolean {
+  return r.counts.missing + r.counts.stale + r.counts.extra > 0;
+}
+
+/**
+ * Indexes every write since the index's watermark, then advances it. Needed only for indexes
+ * written outside the store's transaction (Elasticsearch, or FTS5 beside MongoDB).
+ */
+export async function catchUp(store: DocumentStore, index: SearchIndex): Promise<number> {
+  if (index.synchronous) return 0;
+  const since = await index.watermark();
+  const { changes, seq } = await store.changesSince(since);
+  const byCollection = new Map<string, { upserted: string[]; deleted: string[] }>();
+  for (const c of changes) {
+    let entry = byCollection.get(c.collection);
+    if (!entry) byCollection.set(c.collection, (entry = { upserted: [], deleted: [] }));
+    (c.deleted ? entry.deleted : entry.upserted).push(c.id);
+  }
+  for (const [collection, { upserted, deleted }] of byCollection) {
+    const docs = [];
+    for (let i = 0; i < upserted.length; i += 500) {
+      const batch = await Promise.all(upserted.slice(i, i + 500).map((id) => store.getById(collection, id)));
+      for (const d of batch) if (d !== null) docs.push(d);
+    }
+    // An id listed as upserted but gone by now was deleted since: remove it too.
+    const found = new Set(docs.map((d) => d.id));
+    const gone = upserted.filter((id) => !found.has(id));
+    if (docs.length > 0) await index.index(collection, docs);
+    if (deleted.length + gone.length > 0) await index.remove(collection, [...deleted, ...gone]);
+  }
+  if (seq > since) await index.setWatermark(seq);
+  return changes.length;
+}
