@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/store/index.ts';
+import { Accounts, ensureAccounts, setBcryptCost } from '../../src/accounts/index.ts';
+import { createAdmin } from '../../src/cli/create-admin.ts';
+
+setBcryptCost(4);
+
+const folders: string[] = [];
+function dataDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-accounts-'));
+  folders.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of folders.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A logger that records every line, to check what start-up writes. */
+function recordingLogger() {
+  const lines: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+  return { logger, lines };
+}
+
+async function withAccounts<T>(
+  dir: string,
+  env: Record<string, string>,
+  run: (accounts: Accounts, lines: string[]) => Promise<T>,
+) {
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', ...env });
+  const { logger, lines } = recordingLogger();
+  const store = await openStore(config, pino({ level: 'silent' }));
+  try {
+    const accounts = await ensureAccounts({ config, store, logger });
+    return await run(accounts, lines);
+  } finally {
+    await store.close();
+  }
+}
+
+describe('start-up accounts', () => {
+  it('creates the site svc-runtime-useradmin and the configured administrator', async () => {
+    await withAccounts(
+      dataDir(),
+      { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'chief-pw-1', DEMO_DATA: 'false' },
+      async (accounts) => {
+        expect(await accounts.getSite('svc-runtime-useradmin')).toMatchObject({
+          id: 'svc-runtime-useradmin',
+          capability_ids: [],
+        });
+        const chief = await accounts.verifyPassword('chief', 'chief-pw-1');
+        expect(chief?.site_admin).toEqual(['svc-runtime-useradmin']);
+      },
+    );
+  });
+
+  it('updates the configured administrator password at the next start', async () => {
+    const dir = dataDir();
+    await withAccounts(
+      dir,
+      { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'first-pw', DEMO_DATA: 'false' },
+      async () => {},
+    );
+    await withAccounts(
+      dir,
+      { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'second-pw', DEMO_DATA: 'false' },
+      async (accounts) => {
+        expect(await accounts.verifyPassword('chief', 'first-pw')).toBeNull();
+        expect(await accounts.verifyPassword('chief', 'second-pw')).not.toBeNull();
+      },
+    );
+  });
+
+  it('in demo mode without a configured administrator writes admin credentials to a mode-600 file and logs only its path', async () => {
+    const dir = dataDir();
+    await withAccounts(dir, { DEMO_DATA: 'true' }, async (accounts, lines) => {
+      const file = path.join(dir, 'admin-credentials.txt');
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      const password = /password: (\S+)/.exec(fs.readFileSync(file, 'utf8'))![1]!;
+      expect((await accounts.verifyPassword('admin', password))?.site_admin).toEqual([
+        'svc-runtime-useradmin',
+      ]);
+      const log = lines.join('\n');
+      expect(log).toContain(file);
+      expect(log).not.toContain(password);
+    });
+  });
+
+  it('does not create a demo administrator outside demo mode', async () => {
+    await withAccounts(dataDir(), { DEMO_DATA: 'false' }, async (accounts) => {
+      expect(await accounts.getUser('admin')).toBeNull();
+    });
+  });
+});
+
+describe('create-admin command', () => {
+  it('creates an administrator with a generated password printed once', async () => {
+    const dir = dataDir();
+    const message = await createAdmin(['--username', 'ops'], { DATA_DIR: dir, DEMO_DATA: 'false' });
+    const password = /Generated password \(shown once\): (\S+)/.exec(message)![1]!;
+    await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
+      expect((await accounts.verifyPassword('ops', password))?.site_admin).toEqual(['svc-runtime-useradmin']);
+    });
+  });
+
+  it('sets the given password of an existing user and makes them an administrator, printing no password', async () => {
+    const dir = dataDir();
+    await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
+      await accounts.createUser({ username: 'lead', password: 'old-pw', site_admin: ['lab-1'] });
+    });
+    const message = await createAdmin(['--username', 'lead', '--password', 'new-pw-123'], {
+      DATA_DIR: dir,
+      DEMO_DATA: 'false',
+    });
+    expect(message).toBe('Updated administrator lead.');
+    await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
+      expect((await accounts.verifyPassword('lead', 'new-pw-123'))?.site_admin).toEqual([
+        'lab-1',
+        'svc-runtime-useradmin',
+      ]);
+    });
+  });
+
+  it('refuses to run without --username', async () => {
+    await expect(createAdmin([], { DATA_DIR: dataDir() })).rejects.toThrow(/--username/);
+  });
+});
