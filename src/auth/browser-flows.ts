@@ -149,7 +149,22 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
       return;
     }
     const interactionUid = typeof req.query.interaction === 'string' ? req.query.interaction : undefined;
-    const { url, pending } = await external.begin();
+    let begun;
+    try {
+      begun = await external.begin();
+    } catch (err) {
+      logger.error({ err: err instanceof Error ? err.message : String(err) }, 'external issuer unreachable');
+      sendHtml(
+        res,
+        503,
+        errorPage(
+          'Sign-in unavailable',
+          `${external.label} cannot be reached right now. Please try again later.`,
+        ),
+      );
+      return;
+    }
+    const { url, pending } = begun;
     const stored: StoredPendingLogin = { ...pending, ...(interactionUid ? { interactionUid } : {}) };
     await state.put(PENDING_KIND, pending.state, stored, PENDING_TTL_SECONDS);
     // Binds the flow to this browser: the callback must come back with the same state cookie.

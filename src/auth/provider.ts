@@ -28,6 +28,8 @@ export const FACADE_CLIENT_ID = 'nmdc-token-endpoint';
 
 export const OIDC_PREFIX = '/oidc';
 
+const SUPPORTED_SCOPES = ['openid', 'email', 'profile', API_SCOPE];
+
 export interface BuiltProvider {
   provider: Provider;
   apiResource: string;
@@ -93,7 +95,7 @@ export function buildProvider(options: {
     interactions: {
       url: (_ctx, interaction) => `${OIDC_PREFIX}/interaction/${interaction.uid}`,
     },
-    scopes: ['openid', API_SCOPE],
+    scopes: SUPPORTED_SCOPES,
     claims: { openid: ['sub'], email: ['email'], profile: ['name'] },
     features: {
       devInteractions: { enabled: false },
@@ -135,13 +137,16 @@ export function buildProvider(options: {
       const { client, session, provider } = ctx.oidc;
       if (!client || !session?.accountId) return undefined;
       const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId);
-      if (grantId) {
-        const existing = await provider.Grant.find(grantId);
-        if (existing && existing.accountId === session.accountId) return existing;
-      }
-      if (client.clientId !== DOCS_CLIENT_ID) return undefined;
-      const grant = new provider.Grant({ clientId: client.clientId, accountId: session.accountId });
-      grant.addOIDCScope('openid email profile');
+      let grant = grantId ? await provider.Grant.find(grantId) : undefined;
+      if (grant && grant.accountId !== session.accountId) grant = undefined;
+      if (client.clientId !== DOCS_CLIENT_ID) return grant;
+      // The docs page is a first-party client: no consent screen; it gets what it asks for
+      // among the supported scopes, and the API scope on the API resource.
+      grant ??= new provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      const requested = [...(ctx.oidc.requestParamScopes ?? [])].filter((scope) =>
+        SUPPORTED_SCOPES.includes(scope),
+      );
+      grant.addOIDCScope(['openid', ...requested].join(' '));
       grant.addResourceScope(apiResource, API_SCOPE);
       await grant.save();
       return grant;
