@@ -69,6 +69,17 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
   const providerHandler = provider.callback();
   const secureCookies = publicUrl.startsWith('https:');
   const form = express.urlencoded({ extended: false, limit: '16kb' });
+  const publicOrigin = new URL(publicUrl);
+
+  // The provider builds its endpoint URLs from the request; pin them to the public URL so
+  // discovery and redirects never depend on a client-chosen Host header.
+  router.use((req, _res, next) => {
+    if (req.path.startsWith(`${OIDC_PREFIX}/`) || req.path === '/.well-known/openid-configuration') {
+      req.headers['x-forwarded-host'] = publicOrigin.host;
+      req.headers['x-forwarded-proto'] = publicOrigin.protocol.slice(0, -1);
+    }
+    next();
+  });
 
   // Revocation of our JWT access tokens (the provider only revokes tokens it stores). Anyone
   // holding a token may revoke it; unknown or foreign tokens are ignored, as RFC 7009 asks.

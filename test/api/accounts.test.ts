@@ -1,0 +1,157 @@
+/**
+ * The account endpoints through the whole app (request and response validation against
+ * openapi.yaml included), in-process with supertest.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { setBcryptCost } from '../../src/accounts/index.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
+
+setBcryptCost(4);
+
+describe('account endpoints in the app', () => {
+  let t: TestApp;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' });
+    const login = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'root', password: 'root-password-1' });
+    admin = login.body.access_token;
+  });
+  afterAll(async () => t.close());
+
+  it('POST /token answers the contract shape for a password login', async () => {
+    const res = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'root', password: 'root-password-1' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'bearer',
+      expires: { days: 1, hours: 0, minutes: 0 },
+    });
+  });
+
+  it('POST /token answers 401 with WWW-Authenticate for wrong credentials', async () => {
+    const res = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'root', password: 'nope' });
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.body).toEqual({ detail: 'Incorrect username or password' });
+  });
+
+  it('POST /token answers 422 for a grant type outside the contract', async () => {
+    const res = await request(t.app).post('/token').type('form').send({ grant_type: 'implicit' });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toMatch(/grant_type/);
+  });
+
+  it('GET /users/me answers the user, and 401 without a token', async () => {
+    const me = await request(t.app).get('/users/me').set('Authorization', `Bearer ${admin}`);
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual({ username: 'root', site_admin: ['svc-runtime-useradmin'], disabled: false });
+    const anonymous = await request(t.app).get('/users/me');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toEqual({ detail: 'Access token is invalid or missing. Please log in again.' });
+  });
+
+  it('POST /users creates a user (201, no password), then 409 for the same username', async () => {
+    const body = { username: 'api-user', password: 'api-user-password', site_admin: ['api-lab'] };
+    const created = await request(t.app).post('/users').set('Authorization', `Bearer ${admin}`).send(body);
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ username: 'api-user', site_admin: ['api-lab'], disabled: false });
+    expect(JSON.stringify(created.body)).not.toContain('api-user-password');
+    const again = await request(t.app).post('/users').set('Authorization', `Bearer ${admin}`).send(body);
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ detail: 'User api-user already exists' });
+  });
+
+  it('POST /users answers 422 when the password is missing', async () => {
+    const res = await request(t.app)
+      .post('/users')
+      .set('Authorization', `Bearer ${admin}`)
+      .send({ username: 'no-password' });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toMatch(/password/);
+  });
+
+  it('POST /users answers 403 for a user who is not a runtime administrator', async () => {
+    await request(t.app)
+      .post('/users')
+      .set('Authorization', `Bearer ${admin}`)
+      .send({ username: 'plain', password: 'plain-password' });
+    const login = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'plain', password: 'plain-password' });
+    const res = await request(t.app)
+      .post('/users')
+      .set('Authorization', `Bearer ${login.body.access_token}`)
+      .send({ username: 'x', password: 'y' });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ detail: 'Only runtime administrators may create users' });
+  });
+
+  it('sites: create (201), read, 409 on the same id, 404 when absent, credentials for its administrator', async () => {
+    const auth = { Authorization: `Bearer ${admin}` };
+    const created = await request(t.app)
+      .post('/sites')
+      .set(auth)
+      .send({ id: 'api-site', capability_ids: [] });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ id: 'api-site', capability_ids: [] });
+    expect((await request(t.app).get('/sites/api-site').set(auth)).body).toEqual({
+      id: 'api-site',
+      capability_ids: [],
+    });
+    const duplicate = await request(t.app).post('/sites').set(auth).send({ id: 'api-site' });
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body).toEqual({ detail: 'Site api-site already exists' });
+    const missing = await request(t.app).get('/sites/absent-site').set(auth);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ detail: 'Not found' });
+
+    const credentials = await request(t.app).post('/sites/api-site:generateCredentials').set(auth);
+    expect(credentials.status).toBe(200);
+    expect(Object.keys(credentials.body).sort()).toEqual(['client_id', 'client_secret']);
+    const clientLogin = await request(t.app)
+      .post('/token')
+      .auth(credentials.body.client_id, credentials.body.client_secret)
+      .type('form')
+      .send({ grant_type: 'client_credentials' });
+    expect(clientLogin.status).toBe(200);
+    expect(clientLogin.body.token_type).toBe('bearer');
+  });
+
+  it('POST /logout revokes the presented token (204), after which it is invalidated', async () => {
+    const login = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'root', password: 'root-password-1' });
+    const token = login.body.access_token;
+    const out = await request(t.app).post('/logout').set('Authorization', `Bearer ${token}`);
+    expect(out.status).toBe(204);
+    const after = await request(t.app).get('/users/me').set('Authorization', `Bearer ${token}`);
+    expect(after.status).toBe(401);
+    expect(after.body).toEqual({ detail: 'Access token has been invalidated. Please log in again.' });
+  });
+
+  it('serves the provider discovery document with the service as issuer', async () => {
+    const res = await request(t.app).get('/.well-known/openid-configuration');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      issuer: t.config.publicUrl,
+      token_endpoint: `${t.config.publicUrl}/oidc/token`,
+      jwks_uri: `${t.config.publicUrl}/oidc/jwks`,
+      authorization_endpoint: `${t.config.publicUrl}/oidc/auth`,
+      revocation_endpoint: `${t.config.publicUrl}/oidc/token/revocation`,
+    });
+    expect(res.body.code_challenge_methods_supported).toEqual(['S256']);
+  });
+});
