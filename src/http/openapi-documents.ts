@@ -1,20 +1,153 @@
 /**
- * The two API documents: 2.13.0 from `openapi.yaml` (the source of truth) and 1.2.0 derived from it.
+ * The two API documents: 2.13.0 from `openapi.yaml` (the source of truth) and 1.2.0 derived from
+ * it in code, so the older description cannot silently drift from what the server does.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 
-export type OpenApiDocument = Record<string, any> & { openapi: string; info: { version: string }; paths: Record<string, any> };
+export type OpenApiDocument = Record<string, any> & {
+  openapi: string;
+  info: { version: string; title: string; description?: string };
+  paths: Record<string, any>;
+};
+
+export const CURRENT_API_VERSION = '2.13.0';
+export const LEGACY_API_VERSION = '1.2.0';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+let parsed: OpenApiDocument | undefined;
+
+/** The 2.13.0 document. A fresh copy each call: the request validator annotates what it is given. */
 export function loadCurrentDocument(): OpenApiDocument {
-  return YAML.parse(fs.readFileSync(path.join(root, 'openapi.yaml'), 'utf8'));
+  // The contract shares parameter and response lists between the finds through YAML aliases; the
+  // JSON round trip gives each operation its own copy, so editing one never edits another.
+  parsed ??= JSON.parse(
+    JSON.stringify(
+      YAML.parse(fs.readFileSync(path.join(root, 'openapi.yaml'), 'utf8'), { maxAliasCount: -1 }),
+    ),
+  ) as OpenApiDocument;
+  return structuredClone(parsed);
 }
 
 export function loadApiDocuments(): { current: OpenApiDocument; legacy: OpenApiDocument } {
   const current = loadCurrentDocument();
-  return { current, legacy: structuredClone(current) };
+  return { current, legacy: deriveLegacyDocument(current) };
+}
+
+/** The 1.2.0 groups, in the order the docs page lists them. */
+export const LEGACY_TAGS = [
+  {
+    name: 'find',
+    description: 'Find studies, biosamples, data objects and activities with the compact syntax.',
+  },
+  {
+    name: 'metadata',
+    description: 'Schema facts, collections queried with JSON filters, records by id, and service versions.',
+  },
+  {
+    name: 'queries',
+    description: 'Database commands (`find`, `getMore`, `count`, ...) with `POST /queries:run`.',
+  },
+  { name: 'users', description: 'Logins (`POST /token`) and user accounts.' },
+  { name: 'sites', description: 'Sites and their client credentials.' },
+] as const;
+
+export type LegacyTag = (typeof LEGACY_TAGS)[number]['name'];
+
+/** Which 1.2.0 group an operation of the 2.13.0 document belongs to, by its path. */
+export function legacyTagOf(pathName: string): LegacyTag {
+  if (pathName.startsWith('/sites')) return 'sites';
+  if (pathName === '/token' || pathName === '/logout' || pathName.startsWith('/users')) return 'users';
+  if (pathName.startsWith('/queries')) return 'queries';
+  if (pathName.startsWith('/nmdcschema') || pathName === '/version' || pathName === '/health')
+    return 'metadata';
+  return 'find';
+}
+
+/** Paths added after 1.2.0. */
+const PATHS_ADDED_LATER = new Set([
+  '/nmdcschema/collection_names',
+  '/nmdcschema/ids/{doc_id}/collection-name',
+]);
+
+/** 1.2.0 names of renamed paths, with the renamed path parameter and operation ids. */
+const RENAMED_PATHS: Record<
+  string,
+  { path: string; param?: [string, string]; operationId: string; summary: string }
+> = {
+  '/planned_processes': { path: '/activities', operationId: 'findActivities', summary: 'Find activities' },
+  '/planned_processes/{planned_process_id}': {
+    path: '/activities/{activity_id}',
+    param: ['planned_process_id', 'activity_id'],
+    operationId: 'getActivity',
+    summary: 'Get an activity by id',
+  },
+};
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const LATER_SCHEME = 'orcidLogin';
+
+/**
+ * The 1.2.0 document: the same operations and shapes, grouped in the five 1.2.0 tags, planned
+ * processes at `/activities`, without the later endpoints, and with the external (ORCID) login
+ * as a link near the top instead of a security scheme.
+ */
+export function deriveLegacyDocument(current: OpenApiDocument): OpenApiDocument {
+  const doc = structuredClone(current);
+  doc.info = {
+    ...doc.info,
+    version: LEGACY_API_VERSION,
+    description:
+      '[Sign in with ORCID](/login/external) to get an access token for the private operations.\n\n' +
+      (doc.info.description ?? ''),
+  };
+  doc.tags = LEGACY_TAGS.map((t) => ({ ...t }));
+
+  const paths: Record<string, any> = {};
+  for (const [pathName, item] of Object.entries<Record<string, any>>(doc.paths)) {
+    if (PATHS_ADDED_LATER.has(pathName)) continue;
+    const renamed = RENAMED_PATHS[pathName];
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      operation.tags = [legacyTagOf(pathName)];
+      if (Array.isArray(operation.security)) {
+        operation.security = operation.security.filter(
+          (requirement: Record<string, unknown>) => !(LATER_SCHEME in requirement),
+        );
+      }
+      if (renamed) {
+        operation.operationId = renamed.operationId;
+        operation.summary = renamed.summary;
+        if (renamed.param) {
+          const [from, to] = renamed.param;
+          operation.parameters = (operation.parameters ?? []).map((p: Record<string, any>) =>
+            p.name === from ? { ...p, name: to, description: 'Activity identifier.' } : p,
+          );
+        }
+      }
+    }
+    paths[renamed?.path ?? pathName] = item;
+  }
+  doc.paths = paths;
+
+  const schemes = doc.components?.securitySchemes;
+  if (schemes) delete schemes[LATER_SCHEME];
+  pruneUnusedSchemas(doc);
+  return doc;
+}
+
+/** Drops component schemas that only the removed paths used, until none is left unreferenced. */
+function pruneUnusedSchemas(doc: OpenApiDocument): void {
+  const schemas: Record<string, unknown> | undefined = doc.components?.schemas;
+  if (!schemas) return;
+  for (;;) {
+    const text = JSON.stringify(doc);
+    const unused = Object.keys(schemas).filter((name) => !text.includes(`"#/components/schemas/${name}"`));
+    if (unused.length === 0) return;
+    for (const name of unused) delete schemas[name];
+  }
 }

@@ -1,0 +1,282 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
+import {
+  deriveLegacyDocument,
+  loadApiDocuments,
+  loadCurrentDocument,
+  type OpenApiDocument,
+} from '../../src/http/openapi-documents.ts';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+function operations(doc: OpenApiDocument): Array<{ path: string; method: string; op: Record<string, any> }> {
+  return Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) =>
+    METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] })),
+  );
+}
+
+async function lint(doc: OpenApiDocument): Promise<NormalizedProblem[]> {
+  const config = await createConfig({
+    extends: ['recommended'],
+    rules: {
+      // Operations that are public on purpose (finds, schema endpoints, /token, /version) declare
+      // `security: []` or none; the rule asks for a global security requirement, which would
+      // wrongly mark them private.
+      'security-defined': 'off',
+    },
+  });
+  return lintFromString({
+    source: JSON.stringify(doc),
+    absoluteRef: `/openapi-${doc.info.version}.json`,
+    config,
+  });
+}
+
+const describeProblems = (problems: NormalizedProblem[]) =>
+  problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location?.[0]?.pointer ?? '?'}`);
+
+let current: OpenApiDocument;
+let legacy: OpenApiDocument;
+
+beforeAll(() => {
+  ({ current, legacy } = loadApiDocuments());
+});
+
+describe('the 2.13.0 document', () => {
+  it('has no lint errors or warnings under the recommended ruleset', async () => {
+    expect(describeProblems(await lint(current))).toEqual([]);
+  });
+
+  it('is OpenAPI 3.0.3, version 2.13.0, served from the relative root', () => {
+    expect(current.openapi).toBe('3.0.3');
+    expect(current.info.version).toBe('2.13.0');
+    expect(current.servers).toEqual([{ url: '/', description: 'This service' }]);
+  });
+
+  it('declares the five groups, each described, and every operation uses one of them', () => {
+    const names = current.tags.map((t: { name: string }) => t.name);
+    expect(names).toEqual([
+      'Metadata access',
+      'Workflow management',
+      'Persistent identifiers',
+      'User accounts',
+      'System administration',
+    ]);
+    for (const tag of current.tags) expect(tag.description.length).toBeGreaterThan(10);
+    for (const { op } of operations(current)) {
+      expect(op.tags).toHaveLength(1);
+      expect(names).toContain(op.tags[0]);
+    }
+  });
+
+  it('covers every operation of the wire reference with a readable operation id', () => {
+    const ids = Object.fromEntries(
+      operations(current).map(({ path, method, op }) => [`${method} ${path}`, op.operationId]),
+    );
+    expect(ids).toMatchObject({
+      'get /studies': 'findStudies',
+      'get /studies/{study_id}': 'getStudy',
+      'get /biosamples': 'findBiosamples',
+      'get /biosamples/{sample_id}': 'getBiosample',
+      'get /data_objects': 'findDataObjects',
+      'get /data_objects/{data_object_id}': 'getDataObject',
+      'get /planned_processes': 'findPlannedProcesses',
+      'get /planned_processes/{planned_process_id}': 'getPlannedProcess',
+      'get /nmdcschema/version': 'getSchemaVersion',
+      'get /nmdcschema/typecodes': 'listTypecodes',
+      'get /nmdcschema/collection_names': 'listCollectionNames',
+      'get /nmdcschema/collection_stats': 'getCollectionStats',
+      'get /nmdcschema/{collection_name}': 'listCollectionRecords',
+      'get /nmdcschema/ids/{doc_id}': 'getRecordById',
+      'get /nmdcschema/ids/{doc_id}/collection-name': 'getCollectionNameById',
+      'get /nmdcschema/{collection_name}/{doc_id}': 'getCollectionRecord',
+      'post /queries:run': 'runQuery',
+      'post /token': 'login',
+      'get /users/me': 'getCurrentUser',
+      'post /users': 'createUser',
+      'post /sites': 'createSite',
+      'get /sites/{site_id}': 'getSite',
+      'post /sites/{site_id}:generateCredentials': 'generateSiteCredentials',
+      'get /version': 'getVersion',
+      'get /health': 'getHealth',
+    });
+  });
+
+  it('offers the three login methods by their exact names', () => {
+    const schemes = current.components.securitySchemes;
+    expect(Object.keys(schemes)).toEqual(['userLogin', 'siteClientLogin', 'orcidLogin']);
+    expect(schemes.userLogin).toMatchObject({
+      type: 'oauth2',
+      description: 'User login',
+      flows: { password: { tokenUrl: '/token' } },
+    });
+    expect(schemes.siteClientLogin).toMatchObject({
+      type: 'oauth2',
+      description: 'Site client login',
+      flows: { clientCredentials: { tokenUrl: '/token' } },
+    });
+    expect(schemes.orcidLogin).toEqual({
+      type: 'openIdConnect',
+      description: 'User login with ORCID',
+      openIdConnectUrl: '/.well-known/openid-configuration',
+    });
+  });
+
+  it('marks exactly the account and query operations private, with any of the three logins', () => {
+    const privateOps = operations(current)
+      .filter(
+        ({ op }) => op.security?.length && !op.security.some((r: object) => Object.keys(r).length === 0),
+      )
+      .map(({ path, method }) => `${method} ${path}`)
+      .sort();
+    expect(privateOps).toEqual([
+      'get /sites/{site_id}',
+      'get /users/me',
+      'post /queries:run',
+      'post /sites',
+      'post /sites/{site_id}:generateCredentials',
+      'post /users',
+    ]);
+    expect(current.paths['/users/me'].get.security).toEqual([
+      { userLogin: [] },
+      { siteClientLogin: [] },
+      { orcidLogin: [] },
+    ]);
+  });
+
+  it('bounds per_page to 1..2000 with default 25 and page to >= 1, and does not declare search or group_by', () => {
+    const params = current.components.parameters;
+    expect(params.PerPage.schema).toEqual({ type: 'integer', minimum: 1, maximum: 2000, default: 25 });
+    expect(params.Page.schema).toEqual({ type: 'integer', minimum: 1 });
+    for (const path of ['/studies', '/biosamples', '/data_objects', '/planned_processes']) {
+      const names = current.paths[path].get.parameters.map((p: { $ref: string }) => p.$ref.split('/').pop());
+      expect(names).toEqual(['CompactFilter', 'CompactSort', 'Page', 'PerPage', 'Cursor', 'Fields']);
+    }
+  });
+
+  it('explains the search semantics in the filter descriptions', () => {
+    expect(current.components.parameters.CompactFilter.description).toMatch(
+      /attr\.search:text.*case-insensitively/s,
+    );
+    const jsonFilter = current.paths['/nmdcschema/{collection_name}'].get.parameters.find(
+      (p: { name?: string }) => p.name === 'filter',
+    );
+    expect(jsonFilter.description).toMatch(/\$regex.*`i`, `m`, `s`, `x`.*exactly the same/s);
+  });
+
+  it('requires a command key in a /queries:run body, one alternative per command', () => {
+    const alternatives = current.components.schemas.QueryCommand.anyOf.map(
+      (s: { $ref: string }) => current.components.schemas[s.$ref.split('/').pop()!].required,
+    );
+    expect(alternatives).toEqual([['find'], ['getMore'], ['count'], ['aggregate'], ['update'], ['delete']]);
+  });
+
+  it('describes records as open objects with a string id', () => {
+    expect(current.components.schemas.Record).toEqual({
+      type: 'object',
+      description: expect.any(String),
+      required: ['id'],
+      properties: { id: { type: 'string', example: 'nmdc:bsm-11-0pyv7738' } },
+      additionalProperties: true,
+    });
+  });
+
+  it('gives every operation an error response shaped {detail}', () => {
+    for (const { op } of operations(current))
+      expect(op.responses.default).toEqual({ $ref: '#/components/responses/Error' });
+  });
+
+  it('returns a fresh copy on every load, so one caller cannot change another', () => {
+    const a = loadCurrentDocument();
+    a.info.version = 'changed';
+    a.paths['/studies'].get.parameters.pop();
+    const b = loadCurrentDocument();
+    expect(b.info.version).toBe('2.13.0');
+    expect(b.paths['/studies'].get.parameters).toHaveLength(6);
+    expect(b.paths['/biosamples'].get.parameters).toHaveLength(6);
+  });
+});
+
+describe('the 1.2.0 document, derived from 2.13.0', () => {
+  it('has no lint errors or warnings under the recommended ruleset', async () => {
+    expect(describeProblems(await lint(legacy))).toEqual([]);
+  });
+
+  it('is version 1.2.0 with the groups find, metadata, queries, users and sites', () => {
+    expect(legacy.info.version).toBe('1.2.0');
+    expect(legacy.tags.map((t: { name: string }) => t.name)).toEqual([
+      'find',
+      'metadata',
+      'queries',
+      'users',
+      'sites',
+    ]);
+    const used = new Set(operations(legacy).map(({ op }) => op.tags[0]));
+    expect([...used].sort()).toEqual(['find', 'metadata', 'queries', 'sites', 'users']);
+  });
+
+  it('groups each operation as 1.2.0 did', () => {
+    const tagOf = (path: string, method = 'get') => legacy.paths[path][method].tags;
+    expect(tagOf('/studies')).toEqual(['find']);
+    expect(tagOf('/activities/{activity_id}')).toEqual(['find']);
+    expect(tagOf('/nmdcschema/{collection_name}')).toEqual(['metadata']);
+    expect(tagOf('/nmdcschema/ids/{doc_id}')).toEqual(['metadata']);
+    expect(tagOf('/queries:run', 'post')).toEqual(['queries']);
+    expect(tagOf('/token', 'post')).toEqual(['users']);
+    expect(tagOf('/users/me')).toEqual(['users']);
+    expect(tagOf('/sites/{site_id}:generateCredentials', 'post')).toEqual(['sites']);
+  });
+
+  it('serves planned processes at /activities with an activity_id parameter', () => {
+    expect(legacy.paths).not.toHaveProperty('/planned_processes');
+    expect(legacy.paths).not.toHaveProperty('/planned_processes/{planned_process_id}');
+    expect(legacy.paths['/activities'].get.operationId).toBe('findActivities');
+    const byId = legacy.paths['/activities/{activity_id}'].get;
+    expect(byId.operationId).toBe('getActivity');
+    expect(byId.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
+      'path:activity_id',
+    ]);
+    expect(byId.responses).toEqual(current.paths['/planned_processes/{planned_process_id}'].get.responses);
+  });
+
+  it('lacks the endpoints added later', () => {
+    expect(legacy.paths).not.toHaveProperty('/nmdcschema/collection_names');
+    expect(legacy.paths).not.toHaveProperty('/nmdcschema/ids/{doc_id}/collection-name');
+    expect(legacy.paths).toHaveProperty(['/nmdcschema/ids/{doc_id}']);
+  });
+
+  it('offers the ORCID login as a link at the top instead of a security scheme', () => {
+    expect(legacy.info.description).toMatch(/^\[Sign in with ORCID\]\(\/login\/external\)/);
+    expect(Object.keys(legacy.components.securitySchemes)).toEqual(['userLogin', 'siteClientLogin']);
+    for (const { op } of operations(legacy)) {
+      for (const requirement of op.security ?? []) expect(requirement).not.toHaveProperty('orcidLogin');
+    }
+    expect(legacy.paths['/queries:run'].post.security).toEqual([{ userLogin: [] }, { siteClientLogin: [] }]);
+  });
+
+  it('keeps every other path and shape of 2.13.0', () => {
+    const renamed = (p: string) =>
+      p
+        .replace('/planned_processes/{planned_process_id}', '/activities/{activity_id}')
+        .replace('/planned_processes', '/activities');
+    const expected = Object.keys(current.paths)
+      .filter(
+        (p) => !['/nmdcschema/collection_names', '/nmdcschema/ids/{doc_id}/collection-name'].includes(p),
+      )
+      .map(renamed);
+    expect(Object.keys(legacy.paths)).toEqual(expected);
+    const { CollectionNameOfId: onlyUsedLater, ...sharedSchemas } = current.components.schemas;
+    expect(onlyUsedLater).toBeDefined();
+    expect(legacy.components.schemas).toEqual(sharedSchemas);
+    expect(legacy.paths['/queries:run'].post.requestBody).toEqual(
+      current.paths['/queries:run'].post.requestBody,
+    );
+  });
+
+  it('leaves the document it derives from unchanged', () => {
+    const source = loadCurrentDocument();
+    const before = JSON.stringify(source);
+    deriveLegacyDocument(source);
+    expect(JSON.stringify(source)).toBe(before);
+  });
+});
