@@ -110,8 +110,26 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
     res.redirect(303, interaction.returnTo);
   }
 
+  /** The pending interaction, or null after an error page when it is unknown or expired. */
+  async function interactionOf(req: Request, res: Response) {
+    try {
+      return await provider.interactionDetails(req, res);
+    } catch {
+      sendHtml(
+        res,
+        400,
+        errorPage(
+          'Sign-in expired',
+          'This sign-in is unknown or expired. Start again from the documentation page.',
+        ),
+      );
+      return null;
+    }
+  }
+
   router.get(`${OIDC_PREFIX}/interaction/:uid`, async (req, res) => {
-    const details = await provider.interactionDetails(req, res);
+    const details = await interactionOf(req, res);
+    if (!details) return;
     if (details.prompt.name !== 'login') {
       // First-party docs client gets its grant without a consent screen; nothing else asks here.
       const result = {
@@ -129,7 +147,8 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
   });
 
   router.post(`${OIDC_PREFIX}/interaction/:uid/login`, form, async (req, res) => {
-    const details = await provider.interactionDetails(req, res);
+    const details = await interactionOf(req, res);
+    if (!details) return;
     const username = typeof req.body?.username === 'string' ? req.body.username : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
     limiter.admit(`user:${username}`, req.ip ?? 'unknown');

@@ -9,8 +9,8 @@ import { TooManyRequests } from '../http/errors.ts';
 export const loginLimits = {
   /** Failed attempts for one username or client_id per window. */
   failuresPerAccount: 10,
-  /** Attempts (failed or not) from one client address per window. */
-  attemptsPerAddress: 100,
+  /** Attempts (failed or not) from one client address per window; generous for shared NATs. */
+  attemptsPerAddress: 300,
   windowSeconds: 15 * 60,
 };
 

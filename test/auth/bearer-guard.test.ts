@@ -60,7 +60,9 @@ describe('bearer guard on private routes', () => {
   });
 
   it('answers 401 "invalid or missing" with WWW-Authenticate when there is no token or not a Bearer one', async () => {
-    for (const headers of [{}, { authorization: 'Basic cm9vdDpyb290' }, { authorization: 'Bearer' }]) {
+    for (const headers of [{}, { authorization: 'Basic cm9vdDpyb290' }, { authorization: 'Bearer' }] as Array<
+      Record<string, string>
+    >) {
       const response = await fetch(`${server.url}/private/whoami`, { headers });
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer');

@@ -81,6 +81,12 @@ describe('docs client sign-in without an external issuer', () => {
     expect(html).not.toContain('wrong');
   });
 
+  it('shows an error page for an unknown or expired interaction', async () => {
+    const response = await fetch(`${server.url}/oidc/interaction/not-a-real-interaction`);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('This sign-in is unknown or expired');
+  });
+
   it('answers 404 on /login/external when no external issuer is configured', async () => {
     const response = await fetch(`${server.url}/login/external`);
     expect(response.status).toBe(404);

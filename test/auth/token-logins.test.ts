@@ -51,7 +51,7 @@ describe('POST /token', () => {
       { grant_type: 'password', username: 'root', password: 'wrong' },
       { grant_type: 'password', username: 'nobody', password: 'whatever' },
       { grant_type: 'password', username: 'root' },
-    ]) {
+    ] as Array<Record<string, string>>) {
       const { status, body, headers } = await postToken(server.url, form);
       expect(status).toBe(401);
       expect(body).toEqual({ detail: 'Incorrect username or password' });
@@ -119,7 +119,7 @@ describe('POST /token', () => {
         client_secret: credentials.client_secret,
       },
       { grant_type: 'client_credentials' },
-    ]) {
+    ] as Array<Record<string, string>>) {
       const { status, body, headers } = await postToken(server.url, form);
       expect(status).toBe(401);
       expect(body).toEqual({ detail: 'Incorrect client_id or client_secret' });
