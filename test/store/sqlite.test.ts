@@ -46,11 +46,9 @@ describe('SQLite store specifics', () => {
 
       store.counters.bodiesParsed = 0;
       expect(await store.count('biosample_set', { ecosystem_category: 'Plants' })).toBe(20);
+      expect(await store.count('biosample_set', { 'depth.has_numeric_value': { $lt: 1 } })).toBe(40);
       expect(
-        await store.count('biosample_set', {
-          ecosystem_category: 'Plants',
-          'depth.has_numeric_value': { $lt: 1 },
-        }),
+        await store.count('biosample_set', { ecosystem_category: 'Plants', type: 'nmdc:Biosample' }),
       ).toBe(20);
       expect(
         await store.count('biosample_set', {
@@ -58,6 +56,16 @@ describe('SQLite store specifics', () => {
         }),
       ).toBe(572);
       expect(store.counters.bodiesParsed).toBe(0);
+
+      // A range beside a more selective equality is checked on the equality's candidates only.
+      store.counters.bodiesParsed = 0;
+      expect(
+        await store.count('biosample_set', {
+          ecosystem_category: 'Plants',
+          'depth.has_numeric_value': { $lt: 1 },
+        }),
+      ).toBe(20);
+      expect(store.counters.bodiesParsed).toBe(20);
 
       store.counters.bodiesParsed = 0;
       const page = await store.find('biosample_set', { type: 'nmdc:Biosample' }, { limit: 25 });

@@ -21,6 +21,7 @@ import type {
   WriteResult,
 } from '../port.ts';
 import {
+  INDEXED_PATHS,
   indexEntriesOf,
   planIndex,
   valueSql,
@@ -76,7 +77,7 @@ const SCHEMA = `
     id TEXT NOT NULL,
     PRIMARY KEY (collection, path, value, id)
   ) WITHOUT ROWID;
-  CREATE INDEX IF NOT EXISTS attr_by_doc ON attr_index(collection, id, path, value);
+  CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS collection_stats (
     collection TEXT PRIMARY KEY,
     count INTEGER NOT NULL,
@@ -90,15 +91,36 @@ const SCHEMA = `
   );
 `;
 
-function conditionSql(alias: string, c: Condition, params: SqlParam[]): string {
+/**
+ * SQL checking one more condition for the record `alias`, or undefined when it is cheaper to
+ * leave it to the filter: equality is a primary-key probe, a range would scan per record.
+ */
+function conditionSql(alias: string, c: Condition, params: SqlParam[]): string | undefined {
   if (c.path === 'id') {
     const v = valueSql(`${alias}.id`, c);
     params.push(...v.params);
     return v.sql;
   }
+  if (c.op !== 'eq' && c.op !== 'in') return undefined;
   const v = valueSql('y.value', c);
   params.push(c.path, ...v.params);
-  return `EXISTS (SELECT 1 FROM attr_index y WHERE y.collection = ${alias}.collection AND y.path = ? AND y.id = ${alias}.id AND ${v.sql})`;
+  return `EXISTS (SELECT 1 FROM attr_index y WHERE y.collection = ${alias}.collection AND y.path = ? AND ${v.sql} AND y.id = ${alias}.id)`;
+}
+
+/** Every condition SQL can check; `complete` says whether all of them made it. */
+function conditionsSql(
+  alias: string,
+  conditions: Condition[],
+  params: SqlParam[],
+): { sql: string; complete: boolean } {
+  let sql = '';
+  let complete = true;
+  for (const c of conditions) {
+    const part = conditionSql(alias, c, params);
+    if (part === undefined) complete = false;
+    else sql += ` AND ${part}`;
+  }
+  return { sql, complete };
 }
 
 export class SqliteDocumentStore implements DocumentStore {
@@ -125,11 +147,38 @@ export class SqliteDocumentStore implements DocumentStore {
     this.db.pragma('mmap_size = 1073741824'); // reads through the OS page cache, up to 1 GiB
     this.db.pragma('temp_store = MEMORY');
     this.db.exec(SCHEMA);
+    this.ensureAttributeIndex();
     createStateSchema(this.db);
     this.state = new SqliteStateStore(this.db);
     this.sweep();
     this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
     this.sweepTimer.unref();
+  }
+
+  /** Rebuilds the attribute index when the set of indexed paths differs from the one it was built with. */
+  private ensureAttributeIndex(): void {
+    const wanted = JSON.stringify([...INDEXED_PATHS].sort());
+    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'indexed_paths'").get() as
+      { value: string } | undefined;
+    if (row?.value === wanted) return;
+    const insertAttr = this.db.prepare(
+      'INSERT OR IGNORE INTO attr_index(collection, path, value, id) VALUES (?, ?, ?, ?)',
+    );
+    const rows = this.db.prepare('SELECT collection, id, body FROM docs');
+    this.db
+      .transaction(() => {
+        this.db.exec('DELETE FROM attr_index; DROP INDEX IF EXISTS attr_by_doc;');
+        for (const r of rows.iterate() as IterableIterator<{
+          collection: string;
+          id: string;
+          body: string;
+        }>) {
+          for (const [p, v] of indexEntriesOf(JSON.parse(r.body) as Doc))
+            insertAttr.run(r.collection, p, v, r.id);
+        }
+        this.db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_paths', ?)").run(wanted);
+      })
+      .immediate();
   }
 
   /** Registers a hook run inside every write transaction. */
@@ -190,11 +239,11 @@ export class SqliteDocumentStore implements DocumentStore {
   private candidateIdSql(
     collection: string,
     plan: IndexPlan,
-  ): { from: string; where: string[]; params: SqlParam[] } {
+  ): { from: string; where: string[]; params: SqlParam[]; complete: boolean } {
     const params: SqlParam[] = [];
     if (plan.conditions.length === 0) {
       params.push(collection);
-      return { from: 'docs x', where: ['x.collection = ?'], params };
+      return { from: 'docs x', where: ['x.collection = ?'], params, complete: true };
     }
     let driverIndex = 0;
     if (plan.conditions.length > 1) {
@@ -219,10 +268,13 @@ export class SqliteDocumentStore implements DocumentStore {
       where.push(v.sql);
       params.push(...v.params);
     }
-    plan.conditions.forEach((c, i) => {
-      if (i !== driverIndex) where.push(conditionSql('x', c, params));
-    });
-    return { from, where, params };
+    const rest = conditionsSql(
+      'x',
+      plan.conditions.filter((_, i) => i !== driverIndex),
+      params,
+    );
+    if (rest.sql) where.push(rest.sql.slice(' AND '.length));
+    return { from, where, params, complete: rest.complete };
   }
 
   private loadBodies(collection: string, ids: string[]): Row[] {
@@ -242,15 +294,15 @@ export class SqliteDocumentStore implements DocumentStore {
   ): Generator<Doc> {
     const predicate = compileFilter(filter);
     const plan = planIndex(filter);
-    const test = plan.exact ? () => true : predicate;
 
     if (candidateIds !== undefined) {
       const sorted = [...new Set(candidateIds)].filter((id) => afterId === undefined || id > afterId).sort();
       const params: SqlParam[] = [];
-      const conds = plan.conditions.map((c) => conditionSql('x', c, params));
+      const conds = conditionsSql('x', plan.conditions, params);
+      const test = plan.exact && conds.complete ? () => true : predicate;
       const sql =
         'SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
-        conds.map((c) => ` AND ${c}`).join('') +
+        conds.sql +
         ' ORDER BY x.id';
       for (let i = 0; i < sorted.length; i += chunkSize) {
         const rows = this.stmt(sql).all(
@@ -266,7 +318,8 @@ export class SqliteDocumentStore implements DocumentStore {
       return;
     }
 
-    const { from, where, params } = this.candidateIdSql(collection, plan);
+    const { from, where, params, complete } = this.candidateIdSql(collection, plan);
+    const test = plan.exact && complete ? () => true : predicate;
     const bodiesInline = from === 'docs x';
     const sql =
       `SELECT ${bodiesInline ? 'x.id AS id, x.body AS body' : 'DISTINCT x.id AS id'} FROM ${from} WHERE ${where.join(' AND ')}` +
@@ -331,9 +384,10 @@ export class SqliteDocumentStore implements DocumentStore {
           { count: number } | undefined;
         return row?.count ?? 0;
       }
-      if (plan.exact) {
+      const exact = plan.exact ? this.candidateIdSql(collection, plan) : undefined;
+      if (exact?.complete) {
         compileFilter(filter); // same validation as every other read
-        const { from, where, params } = this.candidateIdSql(collection, plan);
+        const { from, where, params } = exact;
         const row = this.stmt(
           `SELECT count(DISTINCT x.id) AS n FROM ${from} WHERE ${where.join(' AND ')}`,
         ).get(...params) as {
@@ -341,14 +395,14 @@ export class SqliteDocumentStore implements DocumentStore {
         };
         return row.n;
       }
-    } else if (empty || plan.exact) {
+    } else if (empty || (plan.exact && conditionsSql('x', plan.conditions, []).complete)) {
       compileFilter(filter);
       const ids = [...new Set(candidateIds)];
       const params: SqlParam[] = [];
-      const conds = plan.conditions.map((c) => conditionSql('x', c, params));
+      const conds = conditionsSql('x', plan.conditions, params);
       const sql =
         'SELECT count(*) AS n FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
-        conds.map((c) => ` AND ${c}`).join('');
+        conds.sql;
       let n = 0;
       for (let i = 0; i < ids.length; i += CHUNK * 10) {
         n += (
@@ -373,13 +427,12 @@ export class SqliteDocumentStore implements DocumentStore {
       const { _id, ...rest } = doc;
       return rest as Doc;
     });
-    const existing = this.stmt('SELECT size FROM docs WHERE collection = ? AND id = ?');
-    const insertChange = this.stmt('INSERT INTO changes(collection, id, deleted) VALUES (?, ?, ?)');
+    const existing = this.stmt('SELECT body, size FROM docs WHERE collection = ? AND id = ?');
+    const insertChange = this.stmt('INSERT INTO changes(collection, id, deleted) VALUES (?, ?, 0)');
     const insertDoc = this.stmt('INSERT INTO docs(collection, id, body, size, seq) VALUES (?, ?, ?, ?, ?)');
     const updateDoc = this.stmt(
       'UPDATE docs SET body = ?, size = ?, seq = ? WHERE collection = ? AND id = ?',
     );
-    const deleteAttrs = this.stmt('DELETE FROM attr_index WHERE collection = ? AND id = ?');
     const insertAttr = this.stmt(
       'INSERT OR IGNORE INTO attr_index(collection, path, value, id) VALUES (?, ?, ?, ?)',
     );
@@ -387,28 +440,47 @@ export class SqliteDocumentStore implements DocumentStore {
       let inserted = 0;
       let updated = 0;
       let sizeDelta = 0;
+      const changed: Doc[] = [];
       for (const doc of clean) {
         const body = JSON.stringify(doc);
         const size = Buffer.byteLength(body);
-        const before = existing.get(collection, doc.id) as { size: number } | undefined;
-        const seq = Number(insertChange.run(collection, doc.id, 0).lastInsertRowid);
+        const before = existing.get(collection, doc.id) as { body: string; size: number } | undefined;
         if (before) {
-          updateDoc.run(body, size, seq, collection, doc.id);
-          deleteAttrs.run(collection, doc.id);
           updated++;
+          // Rewriting an identical record would only churn pages, the change log and the index.
+          if (before.body === body) continue;
+          const seq = Number(insertChange.run(collection, doc.id).lastInsertRowid);
+          updateDoc.run(body, size, seq, collection, doc.id);
+          const entries = indexEntriesOf(doc);
+          const keep = new Set(entries.map(([p, v]) => `${p}\u0000${typeof v}\u0000${v}`));
+          for (const [p, v] of indexEntriesOf(this.parse(before.body))) {
+            if (!keep.has(`${p}\u0000${typeof v}\u0000${v}`)) this.deleteAttr(collection, p, v, doc.id);
+          }
+          for (const [p, v] of entries) insertAttr.run(collection, p, v, doc.id);
           sizeDelta += size - before.size;
         } else {
-          insertDoc.run(collection, doc.id, body, size, seq);
           inserted++;
+          const seq = Number(insertChange.run(collection, doc.id).lastInsertRowid);
+          insertDoc.run(collection, doc.id, body, size, seq);
+          for (const [p, v] of indexEntriesOf(doc)) insertAttr.run(collection, p, v, doc.id);
           sizeDelta += size;
         }
-        for (const [p, v] of indexEntriesOf(doc)) insertAttr.run(collection, p, v, doc.id);
+        changed.push(doc);
       }
       this.adjustStats(collection, inserted, sizeDelta);
-      for (const hook of this.hooks) hook.onUpsert(collection, clean);
+      if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed);
       return { inserted, updated };
     });
     return write.immediate();
+  }
+
+  private deleteAttr(collection: string, path: string, value: IndexValue, id: string): void {
+    this.stmt('DELETE FROM attr_index WHERE collection = ? AND path = ? AND value = ? AND id = ?').run(
+      collection,
+      path,
+      value,
+      id,
+    );
   }
 
   private adjustStats(collection: string, countDelta: number, sizeDelta: number): void {
@@ -421,20 +493,20 @@ export class SqliteDocumentStore implements DocumentStore {
   async deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]> {
     const max = limit && limit > 0 ? limit : Infinity;
     const removeDoc = this.stmt('DELETE FROM docs WHERE collection = ? AND id = ? RETURNING size');
-    const deleteAttrs = this.stmt('DELETE FROM attr_index WHERE collection = ? AND id = ?');
     const insertChange = this.stmt('INSERT INTO changes(collection, id, deleted) VALUES (?, ?, 1)');
     const remove = this.db.transaction((): string[] => {
-      const ids: string[] = [];
+      const victims: Doc[] = [];
       for (const doc of this.matchesInIdOrder(collection, filter, undefined, undefined, CHUNK)) {
-        ids.push(doc.id);
-        if (ids.length >= max) break;
+        victims.push(doc);
+        if (victims.length >= max) break;
       }
+      const ids = victims.map((d) => d.id);
       let sizeDelta = 0;
-      for (const id of ids) {
-        const row = removeDoc.get(collection, id) as { size: number } | undefined;
+      for (const doc of victims) {
+        const row = removeDoc.get(collection, doc.id) as { size: number } | undefined;
         sizeDelta -= row?.size ?? 0;
-        deleteAttrs.run(collection, id);
-        insertChange.run(collection, id);
+        for (const [p, v] of indexEntriesOf(doc)) this.deleteAttr(collection, p, v, doc.id);
+        insertChange.run(collection, doc.id);
       }
       if (ids.length > 0) {
         this.adjustStats(collection, -ids.length, sizeDelta);
@@ -448,7 +520,7 @@ export class SqliteDocumentStore implements DocumentStore {
   private pageSizes(): { docs: number; indexes: number } {
     try {
       const rows = this.stmt(
-        "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE AND name IN ('docs', 'attr_index', 'attr_by_doc', 'sqlite_autoindex_docs_1')",
+        "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE AND name IN ('docs', 'attr_index', 'sqlite_autoindex_docs_1')",
       ).all() as Array<{ name: string; pgsize: number }>;
       let docs = 0;
       let indexes = 0;

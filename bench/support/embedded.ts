@@ -1,0 +1,145 @@
+/**
+ * Shared set-up of the benchmarks: a fresh embedded store filled with generated records, the app
+ * listening on 127.0.0.1, and small measuring tools.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { pino } from 'pino';
+import autocannon from 'autocannon';
+import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/store/index.ts';
+import { openSearchIndex } from '../../search/index.ts';
+import { buildApp } from '../../src/app.ts';
+import { generateRecords, type GenerateOptions } from '../../src/data/generator.ts';
+import type { Doc, DocumentStore } from '../../src/store/port.ts';
+import type { SearchIndex } from '../../search/port.ts';
+
+export interface BenchServer {
+  url: string;
+  store: DocumentStore;
+  searchIndex: SearchIndex;
+  loadSeconds: number;
+  records: number;
+  close(): Promise<void>;
+}
+
+export function flag(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+export async function startBenchServer(options: GenerateOptions): Promise<BenchServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-bench-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DEMO_DATA: 'false',
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+  });
+  const logger = pino({ level: 'silent' });
+  const store = await openStore(config, logger);
+  const searchIndex = await openSearchIndex(config, store, logger);
+  const started = performance.now();
+  let records = 0;
+  const batch = new Map<string, Doc[]>();
+  const flush = async (collection: string) => {
+    const docs = batch.get(collection) ?? [];
+    if (!docs.length) return;
+    await store.upsertMany(collection, docs);
+    await searchIndex.index(collection, docs);
+    records += docs.length;
+    batch.set(collection, []);
+    if (records % 100_000 < docs.length) process.stderr.write(`  loaded ${records} records\n`);
+  };
+  for (const { collection, doc } of generateRecords(options)) {
+    const docs = batch.get(collection) ?? [];
+    docs.push(doc);
+    batch.set(collection, docs);
+    if (docs.length >= 2000) await flush(collection);
+  }
+  for (const c of batch.keys()) await flush(c);
+  const loadSeconds = (performance.now() - started) / 1000;
+  const built = await buildApp({ config, store, searchIndex, logger });
+  const server: Server = await new Promise((resolve) => {
+    const s = built.app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    store,
+    searchIndex,
+    loadSeconds,
+    records,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await built.close();
+      await searchIndex.close();
+      await store.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface LoadFigures {
+  p50: number;
+  p99: number;
+  rps: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** Drives `paths` (rotating) for `seconds` with `connections` keep-alive connections. */
+export async function hammer(
+  url: string,
+  paths: string[],
+  seconds: number,
+  connections = 10,
+): Promise<LoadFigures> {
+  let i = 0;
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: [{ setupRequest: (req: any) => ({ ...req, path: paths[i++ % paths.length] }) }],
+  });
+  return {
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    rps: result.requests.average,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+/** Sequential timings of one request each, in ms. */
+export async function timeEach(urls: string[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const u of urls) {
+    const t0 = performance.now();
+    const res = await fetch(u);
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`${u} -> ${res.status}`);
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+export function table(rows: Array<Record<string, string | number>>): string {
+  const headers = Object.keys(rows[0] ?? {});
+  const widths = headers.map((h) => Math.max(h.length, ...rows.map((r) => String(r[h]).length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [
+    line(headers),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map((r) => line(headers.map((h) => String(r[h])))),
+  ].join('\n');
+}

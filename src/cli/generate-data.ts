@@ -1,0 +1,88 @@
+/**
+ * `npm run generate-data -- --studies N --biosamples N --data-objects N [--seed S] [--out FILE]`
+ * Writes seeded NMDC Database JSON (gzip when FILE ends in .gz; stdout without --out),
+ * streamed so a million data objects never sit in memory.
+ */
+import fs from 'node:fs';
+import { once } from 'node:events';
+import { createGzip } from 'node:zlib';
+import type { Writable } from 'node:stream';
+import {
+  databaseJsonChunks,
+  generateRecords,
+  plannedCounts,
+  type GenerateOptions,
+} from '../data/generator.ts';
+
+const USAGE =
+  'usage: generate-data --studies N --biosamples N --data-objects N [--seed S] [--out FILE(.json|.json.gz)]';
+
+export function parseGenerateArgs(argv: string[]): GenerateOptions & { out?: string } {
+  const values: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!m) throw new Error(`unexpected argument "${arg}"\n${USAGE}`);
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new Error(`--${m[1]} needs a value\n${USAGE}`);
+    values[m[1]!] = value;
+  }
+  const count = (name: string, fallback: number) => {
+    const raw = values[name];
+    delete values[name];
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0)
+      throw new Error(`--${name} must be a non-negative integer, got "${raw}"`);
+    return n;
+  };
+  const options = {
+    studies: count('studies', 5),
+    biosamples: count('biosamples', 100),
+    dataObjects: count('data-objects', 300),
+    seed: count('seed', 1),
+    out: values.out,
+  };
+  delete values.out;
+  const unknown = Object.keys(values);
+  if (unknown.length > 0) throw new Error(`unknown option --${unknown[0]}\n${USAGE}`);
+  return options;
+}
+
+async function write(sink: Writable, options: GenerateOptions): Promise<void> {
+  for (const chunk of databaseJsonChunks(generateRecords(options))) {
+    if (!sink.write(chunk)) await once(sink, 'drain');
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseGenerateArgs(process.argv.slice(2));
+  const started = Date.now();
+  const counts = plannedCounts(options);
+  if (!options.out) {
+    await write(process.stdout, options);
+    return;
+  }
+  const file = fs.createWriteStream(options.out);
+  const sink: Writable = options.out.endsWith('.gz') ? createGzip({ level: 6 }) : file;
+  if (sink !== file) sink.pipe(file);
+  await write(sink, options);
+  sink.end();
+  await once(file, 'close');
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const seconds = (Date.now() - started) / 1000;
+  process.stderr.write(
+    `wrote ${options.out}: ${Object.entries(counts)
+      .map(([c, n]) => `${c}=${n}`)
+      .join(
+        ' ',
+      )} (${total} records in ${seconds.toFixed(1)} s, ${Math.round(total / Math.max(seconds, 0.001))} records/s)\n`,
+  );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}
