@@ -1,0 +1,61 @@
+/**
+ * `npm run check-index [-- COLLECTION...]` compares the search index with the source of truth
+ * and reports records missing from, stale in (fingerprint differs) and extra in the index.
+ * Exits 1 on any drift (fix with `npm run reindex`), 0 when the index is exact.
+ */
+import { pino } from 'pino';
+import { loadConfig } from '../config.ts';
+import { openStore } from '../store/index.ts';
+import { openSearchIndex } from '../../search/index.ts';
+import { checkCollection, hasDrift } from '../../search/maintenance.ts';
+
+const SHOWN = 10;
+
+async function main(named: string[]): Promise<number> {
+  const config = loadConfig();
+  const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
+  const store = await openStore(config, logger);
+  const index = await openSearchIndex(config, store, logger);
+  let drifted = 0;
+  let checked = 0;
+  try {
+    const collections = named.length > 0 ? named : await store.nonEmptyCollections();
+    for (const collection of collections) {
+      const report = await checkCollection(store, index, collection);
+      checked += report.checked;
+      const { missing, stale, extra } = report.counts;
+      const state = hasDrift(report) ? 'DRIFT' : 'ok';
+      process.stdout.write(
+        `${collection}: ${state} — ${report.checked.toLocaleString('en-US')} records checked, ${missing} missing, ${stale} stale, ${extra} extra\n`,
+      );
+      for (const [kind, ids] of [
+        ['missing', report.missing],
+        ['stale', report.stale],
+        ['extra', report.extra],
+      ] as const) {
+        if (ids.length > 0)
+          process.stdout.write(
+            `  ${kind}: ${ids.slice(0, SHOWN).join(', ')}${ids.length > SHOWN ? ', ...' : ''}\n`,
+          );
+      }
+      if (hasDrift(report)) drifted++;
+    }
+    process.stdout.write(
+      drifted === 0
+        ? `index is exact: ${checked.toLocaleString('en-US')} records in ${collections.length} collections\n`
+        : `index drift in ${drifted} of ${collections.length} collections; run \`npm run reindex\`\n`,
+    );
+    return drifted === 0 ? 0 : 1;
+  } finally {
+    await index.close();
+    await store.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`check-index failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,55 @@
+/**
+ * `npm run reindex [-- COLLECTION...]` rebuilds the search index from the source of truth
+ * (every non-empty collection when none is named), with progress and a summary line with
+ * counts and rate.
+ */
+import { pino } from 'pino';
+import { loadConfig } from '../config.ts';
+import { openStore } from '../store/index.ts';
+import { openSearchIndex } from '../../search/index.ts';
+import { reindexCollection } from '../../search/maintenance.ts';
+
+const PROGRESS_EVERY_MS = 2000;
+
+async function main(named: string[]): Promise<number> {
+  const config = loadConfig();
+  const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
+  const store = await openStore(config, logger);
+  const index = await openSearchIndex(config, store, logger);
+  const started = performance.now();
+  let total = 0;
+  try {
+    const collections = named.length > 0 ? named : await store.nonEmptyCollections();
+    for (const collection of collections) {
+      let last = performance.now();
+      const result = await reindexCollection(store, index, collection, ({ done }) => {
+        const now = performance.now();
+        if (now - last < PROGRESS_EVERY_MS) return;
+        last = now;
+        process.stderr.write(`${collection}: ${done.toLocaleString('en-US')} records indexed\n`);
+      });
+      total += result.records;
+      const rate = result.seconds > 0 ? Math.round(result.records / result.seconds) : result.records;
+      process.stdout.write(
+        `${collection}: ${result.records.toLocaleString('en-US')} records in ${result.seconds.toFixed(1)} s (${rate.toLocaleString('en-US')}/s)\n`,
+      );
+    }
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(
+      `reindexed ${total.toLocaleString('en-US')} records in ${collections.length} collections in ${seconds.toFixed(1)} s ` +
+        `(${Math.round(total / Math.max(seconds, 1e-3)).toLocaleString('en-US')}/s) on ${index.engine}\n`,
+    );
+    return 0;
+  } finally {
+    await index.close();
+    await store.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`reindex failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,100 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
+import { checkCollection, hasDrift, reindexCollection } from '../../search/maintenance.ts';
+
+const C = 'study_set';
+const studies = Array.from({ length: 50 }, (_, i) => ({
+  id: `nmdc:sty-11-${String(i).padStart(8, '0')}`,
+  name: `Study ${i} of ${i % 2 ? 'permafrost' : 'river'} microbiomes`,
+}));
+
+describe('index maintenance', () => {
+  let dir: string;
+  let store: SqliteDocumentStore;
+  let index: FtsSearchIndex;
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-maint-'));
+    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    index = FtsSearchIndex.attachTo(store);
+    await store.upsertMany(C, studies);
+  });
+  afterEach(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reports no drift for an index kept by the write hook', async () => {
+    const report = await checkCollection(store, index, C);
+    expect(report).toMatchObject({
+      checked: 50,
+      missing: [],
+      stale: [],
+      extra: [],
+      counts: { missing: 0, stale: 0, extra: 0 },
+    });
+    expect(hasDrift(report)).toBe(false);
+  });
+
+  it('reports missing, stale and extra records by id', async () => {
+    index.erase(C, [studies[0]!.id]);
+    index.write(C, [{ ...studies[1]!, name: 'outdated' }], false);
+    index.write(C, [{ id: 'nmdc:sty-11-zzzzzzzz', name: 'ghost' }], false);
+    const report = await checkCollection(store, index, C);
+    expect(report.missing).toEqual([studies[0]!.id]);
+    expect(report.stale).toEqual([studies[1]!.id]);
+    expect(report.extra).toEqual(['nmdc:sty-11-zzzzzzzz']);
+    expect(hasDrift(report)).toBe(true);
+  });
+
+  it('rebuilds a drifted collection from the store, reporting progress', async () => {
+    index.erase(C, [studies[0]!.id]);
+    index.write(C, [{ id: 'nmdc:sty-11-zzzzzzzz', name: 'ghost' }], false);
+    const seen: number[] = [];
+    const result = await reindexCollection(store, index, C, (p) => seen.push(p.done), 20);
+    expect(result.records).toBe(50);
+    expect(seen).toEqual([20, 40, 50]);
+    expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+    const hits = await index.candidates(C, { kind: 'search', path: 'name', text: 'permafrost' }, 100);
+    expect(hits.all ? -1 : hits.ids.size).toBe(25);
+  });
+});
+
+describe('reindex and check-index commands', () => {
+  it('exit 0 on an exact index, 1 on drift, and reindex repairs it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-cli-'));
+    const env = { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent' };
+    const run = (script: string, args: string[] = []) =>
+      spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { env, encoding: 'utf8' });
+    try {
+      const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+      FtsSearchIndex.attachTo(store);
+      await store.upsertMany(C, studies);
+      await store.close();
+      // Drift made behind the service's back: a record row without its index rows.
+      execFileSync(process.execPath, [
+        '-e',
+        `const D=require('better-sqlite3');const d=new D(${JSON.stringify(path.join(dir, 'nmdc.sqlite'))});` +
+          `d.prepare("DELETE FROM search_records WHERE id = ?").run(${JSON.stringify(studies[3]!.id)});d.close();`,
+      ]);
+      const drift = run('src/cli/check-index.ts', [C]);
+      expect(drift.status).toBe(1);
+      expect(drift.stdout).toContain(`study_set: DRIFT — 50 records checked, 1 missing, 0 stale, 0 extra`);
+      expect(drift.stdout).toContain(studies[3]!.id);
+      const rebuilt = run('src/cli/reindex.ts', [C]);
+      expect(rebuilt.status).toBe(0);
+      expect(rebuilt.stdout).toMatch(
+        /reindexed 50 records in 1 collections in [\d.]+ s \([\d,]+\/s\) on sqlite-fts5/,
+      );
+      const exact = run('src/cli/check-index.ts');
+      expect(exact.status).toBe(0);
+      expect(exact.stdout).toContain('index is exact: 50 records in 1 collections');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
