@@ -5,7 +5,9 @@
 import { createServer, type Server } from 'node:http';
 import Provider from 'oidc-provider';
 import { exportJWK, generateKeyPair } from 'jose';
+import crypto from 'node:crypto';
 import { freePort } from './auth-server.ts';
+import { Browser } from './browser.ts';
 
 export const RESEARCHER_ORCID = '0000-0002-1825-0097';
 export const EXTERNAL_CLIENT_ID = 'nmdc-metadata-service';
@@ -20,8 +22,8 @@ export interface ExternalIssuer {
   close(): Promise<void>;
 }
 
-export async function startExternalIssuer(serviceUrl: string): Promise<ExternalIssuer> {
-  const port = await freePort();
+export async function startExternalIssuer(serviceUrl: string, port?: number): Promise<ExternalIssuer> {
+  port ??= await freePort();
   const url = `http://127.0.0.1:${port}`;
   let subject = RESEARCHER_ORCID;
   const provider = new Provider(url, {
@@ -91,4 +93,45 @@ export async function startExternalIssuer(serviceUrl: string): Promise<ExternalI
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+export const pkcePair = () => {
+  const verifier = crypto.randomBytes(32).toString('base64url');
+  const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
+  return { verifier, challenge };
+};
+
+/** An id_token straight from the external issuer, as a command-line user would get one. */
+export async function externalIdToken(issuer: ExternalIssuer): Promise<string> {
+  const browser = new Browser();
+  const { verifier, challenge } = pkcePair();
+  const authorize = new URL(`${issuer.url}/auth`);
+  authorize.search = new URLSearchParams({
+    client_id: EXTERNAL_CLIENT_ID,
+    response_type: 'code',
+    redirect_uri: CAPTURE_REDIRECT,
+    scope: 'openid',
+    nonce: crypto.randomUUID(),
+    state: crypto.randomUUID(),
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  }).toString();
+  const { url } = await browser.follow(authorize.href, CAPTURE_REDIRECT);
+  const code = new URL(url).searchParams.get('code');
+  if (!code) throw new Error(`no code: ${url}`);
+  const response = await fetch(`${issuer.url}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CAPTURE_REDIRECT,
+      client_id: EXTERNAL_CLIENT_ID,
+      client_secret: EXTERNAL_CLIENT_SECRET,
+      code_verifier: verifier,
+    }).toString(),
+  });
+  const body = (await response.json()) as { id_token?: string };
+  if (!body.id_token) throw new Error(`no id_token: ${JSON.stringify(body)}`);
+  return body.id_token;
 }

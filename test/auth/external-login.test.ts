@@ -1,10 +1,10 @@
-import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { freePort, getJson, postToken, startAuthServer, type AuthServer } from './auth-server.ts';
 import {
-  CAPTURE_REDIRECT,
+  externalIdToken,
+  pkcePair,
   EXTERNAL_CLIENT_ID,
   EXTERNAL_CLIENT_SECRET,
   RESEARCHER_ORCID,
@@ -15,51 +15,10 @@ import { Browser } from './browser.ts';
 
 setBcryptCost(4);
 
-const pkcePair = () => {
-  const verifier = crypto.randomBytes(32).toString('base64url');
-  const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
-  return { verifier, challenge };
-};
-
 function tokenFromPage(html: string): string {
   const match = /<textarea id="token"[^>]*>([^<]+)<\/textarea>/.exec(html);
   if (!match) throw new Error(`no token on the page: ${html.slice(0, 300)}`);
   return match[1]!;
-}
-
-/** An id_token straight from the external issuer, as a command-line user would get one. */
-async function externalIdToken(issuer: ExternalIssuer): Promise<string> {
-  const browser = new Browser();
-  const { verifier, challenge } = pkcePair();
-  const authorize = new URL(`${issuer.url}/auth`);
-  authorize.search = new URLSearchParams({
-    client_id: EXTERNAL_CLIENT_ID,
-    response_type: 'code',
-    redirect_uri: CAPTURE_REDIRECT,
-    scope: 'openid',
-    nonce: crypto.randomUUID(),
-    state: crypto.randomUUID(),
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  }).toString();
-  const { url } = await browser.follow(authorize.href, CAPTURE_REDIRECT);
-  const code = new URL(url).searchParams.get('code');
-  if (!code) throw new Error(`no code: ${url}`);
-  const response = await fetch(`${issuer.url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: CAPTURE_REDIRECT,
-      client_id: EXTERNAL_CLIENT_ID,
-      client_secret: EXTERNAL_CLIENT_SECRET,
-      code_verifier: verifier,
-    }).toString(),
-  });
-  const body = (await response.json()) as { id_token?: string };
-  if (!body.id_token) throw new Error(`no id_token: ${JSON.stringify(body)}`);
-  return body.id_token;
 }
 
 describe('external researcher sign-in', () => {
