@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
+import { loginLimits } from '../../src/auth/login-rate-limit.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
 setBcryptCost(4);
@@ -50,6 +51,28 @@ describe('account endpoints in the app', () => {
     const res = await request(t.app).post('/token').type('form').send({ grant_type: 'implicit' });
     expect(res.status).toBe(422);
     expect(res.body.detail).toMatch(/grant_type/);
+  });
+
+  it('POST /token answers 429 with Retry-After once an account has too many failed attempts', async () => {
+    const saved = loginLimits.failuresPerAccount;
+    loginLimits.failuresPerAccount = 2;
+    try {
+      const attempt = () =>
+        request(t.app)
+          .post('/token')
+          .type('form')
+          .send({ grant_type: 'password', username: 'victim', password: 'guess' });
+      expect((await attempt()).status).toBe(401);
+      expect((await attempt()).status).toBe(401);
+      const blocked = await attempt();
+      expect(blocked.status).toBe(429);
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+      expect(blocked.body).toEqual({
+        detail: 'Too many failed login attempts for this account. Try again later.',
+      });
+    } finally {
+      loginLimits.failuresPerAccount = saved;
+    }
   });
 
   it('GET /users/me answers the user, and 401 without a token', async () => {
