@@ -17,6 +17,7 @@ import type { Doc } from '../../src/store/port.ts';
 import type { Candidates, IndexablePredicate, SearchIndex } from '../port.ts';
 import { fingerprintOf, indexedPathScope, indexedValuesOf } from '../indexed-values.ts';
 import { luceneRegexpOfPredicate } from '../predicates.ts';
+import { constrainsOnlyLength } from '../regex/lucene-regexp.ts';
 import { wordsOf } from '../words.ts';
 
 /** Separates path and value inside a `values` entry. */
@@ -106,7 +107,7 @@ export function queryOf(predicate: IndexablePredicate): Record<string, unknown> 
     };
   }
   const lucene = luceneRegexpOfPredicate(predicate);
-  if (lucene.regexp === '.*') return null;
+  if (constrainsOnlyLength(lucene.regexp)) return null;
   const pathPart = scope === '' ? '.*' : `${escapeLucene(scope)}(\\..*)?`;
   return {
     regexp: {

@@ -62,7 +62,7 @@ function literal(codePoint: number, ctx: Context): string {
   // Lucene's case-insensitive flag covers ASCII only; other cased letters match any character.
   if (ctx.ignoreCase && codePoint > 0x7f && c.toLowerCase() !== c.toUpperCase()) return '.';
   const extra = foldExtras(codePoint, ctx.ignoreCase);
-  return extra ? `[${escapeChar(codePoint)}${extra}]` : escapeChar(codePoint);
+  return extra ? `[${c.toLowerCase()}${c.toUpperCase()}${extra}]` : escapeChar(codePoint);
 }
 
 function characterClass(node: Extract<AstNode<any>, { type: 'characterClass' }>, ctx: Context): string {
@@ -168,6 +168,11 @@ function topLevelAlternative(body: RootNode<any>[], ctx: Context, multiline: boo
     .map((n) => render(n, ctx))
     .join('');
   return `${anchoredStart ? '' : '.*'}${middle === '' ? '()' : middle}${anchoredEnd ? '' : '.*'}`;
+}
+
+/** True when a regexp constrains nothing but length (no literal, no class): useless for narrowing. */
+export function constrainsOnlyLength(regexp: string): boolean {
+  return /^[.*()+?|]*$/.test(regexp);
 }
 
 /** The Lucene regexp for `pattern` with `$options`; `.*` when the pattern cannot be analysed. */
