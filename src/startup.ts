@@ -1,6 +1,34 @@
 /**
- * Start-up data preparation: demo data on first start of an empty embedded store.
+ * Start-up data preparation: on first start of an empty store, a small seeded demo data set
+ * (with records matching the documentation's examples) so the service answers real queries.
  */
+import { Readable } from 'node:stream';
 import type { AppDeps } from './http/deps.ts';
+import { COLLECTION_NAMES } from './schema/nmdc.ts';
+import { databaseJsonChunks, generateRecords, type GenerateOptions } from './data/generator.ts';
+import { loadRecords } from './data/loader.ts';
 
-export async function prepareData(_deps: AppDeps): Promise<void> {}
+/** Big enough to page through and filter on, small enough to load in well under a second. */
+export const DEMO_DATA_SET: GenerateOptions = { studies: 5, biosamples: 100, dataObjects: 300, seed: 1 };
+
+/** Loads the demo set when demo data is enabled and no schema collection holds a record. */
+export async function prepareData(
+  deps: Pick<AppDeps, 'config' | 'store' | 'searchIndex' | 'logger'>,
+): Promise<void> {
+  const { config, store, searchIndex, logger } = deps;
+  if (!config.demoData) return;
+  const nonEmpty = await store.nonEmptyCollections();
+  if (nonEmpty.some((c) => (COLLECTION_NAMES as readonly string[]).includes(c))) return;
+  const input = Readable.from(databaseJsonChunks(generateRecords(DEMO_DATA_SET)));
+  const summary = await loadRecords({
+    store,
+    searchIndex,
+    input,
+    format: { kind: 'database' },
+    source: 'demo data',
+  });
+  logger.info(
+    { counts: summary.counts, seconds: Number(summary.seconds.toFixed(2)) },
+    'empty store: loaded the demo data set (set DEMO_DATA=false to start empty)',
+  );
+}

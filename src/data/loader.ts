@@ -180,6 +180,7 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
   const counter = { bytes: 0 };
   const batches = new Map<string, Doc[]>();
   let records = 0;
+  let previous: string | undefined;
 
   const flush = async (collection: string) => {
     const batch = batches.get(collection);
@@ -219,6 +220,9 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
         reject(position, problem);
         continue;
       }
+      // Database JSON groups records by collection: write a finished collection's tail now.
+      if (previous !== undefined && previous !== collection) await flush(previous);
+      previous = collection;
       const { _id, ...doc } = record as Doc & { _id?: unknown };
       let batch = batches.get(collection);
       if (!batch) batches.set(collection, (batch = []));

@@ -1,0 +1,139 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { plannedCounts } from '../../src/data/generator.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+
+function run(args: string[], env: Record<string, string>) {
+  return spawnSync(TSX, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+}
+
+function countsIn(file: string): Record<string, number> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const rows = db.prepare('SELECT collection, count(*) AS n FROM docs GROUP BY collection').all() as Array<{
+      collection: string;
+      n: number;
+    }>;
+    return Object.fromEntries(rows.map((r) => [r.collection, r.n]));
+  } finally {
+    db.close();
+  }
+}
+
+describe('generate-data and load commands', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-cli-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('generates a gzipped file, loads it with a per-collection summary, and loading it again changes nothing', () => {
+    const file = path.join(dir, 'small.json.gz');
+    const options = { studies: 2, biosamples: 30, dataObjects: 90 };
+    const gen = run(
+      [
+        'src/cli/generate-data.ts',
+        '--studies',
+        '2',
+        '--biosamples',
+        '30',
+        '--data-objects',
+        '90',
+        '--out',
+        file,
+      ],
+      {},
+    );
+    expect(gen.status, gen.stderr).toBe(0);
+    expect(gen.stderr).toMatch(/wrote .*small\.json\.gz: study_set=2 biosample_set=30/);
+
+    const env = { DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'silent' };
+    const first = run(['src/cli/load.ts', file], env);
+    expect(first.status, first.stderr).toBe(0);
+    const total = Object.values(plannedCounts(options)).reduce((a, b) => a + b, 0);
+    expect(first.stdout).toMatch(
+      new RegExp(`^loaded ${total} records \\(0 rejected\\) in [\\d.]+ s, \\d+ records/s`),
+    );
+    expect(first.stdout).toContain('  biosample_set: 30\n');
+    expect(first.stdout).toContain('  data_object_set: 90\n');
+
+    const second = run(['src/cli/load.ts', file], env);
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stderr).toContain(`0 inserted, ${total} updated, 0 rejected`);
+    expect(countsIn(path.join(dir, 'data', 'nmdc.sqlite'))).toEqual(plannedCounts(options));
+  });
+
+  it('ends with exactly the file records when a load killed mid-run is run again', async () => {
+    const file = path.join(dir, 'large.json');
+    const options = { studies: 3, biosamples: 3000, dataObjects: 9000 };
+    const gen = run(
+      [
+        'src/cli/generate-data.ts',
+        '--studies',
+        '3',
+        '--biosamples',
+        '3000',
+        '--data-objects',
+        '9000',
+        '--out',
+        file,
+      ],
+      {},
+    );
+    expect(gen.status, gen.stderr).toBe(0);
+    const dataDir = path.join(dir, 'data');
+    const dbFile = path.join(dataDir, 'nmdc.sqlite');
+    const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+
+    const child = spawn(TSX, ['src/cli/load.ts', file], { cwd: ROOT, env, stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Kill as soon as the first batches are committed, well before the end.
+    let partial = 0;
+    for (let i = 0; i < 600 && partial === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      if (!fs.existsSync(dbFile)) continue;
+      try {
+        partial = Object.values(countsIn(dbFile)).reduce((a, b) => a + b, 0);
+      } catch {
+        // the schema may not exist yet
+      }
+    }
+    child.kill('SIGKILL');
+    await exited;
+    const total = Object.values(plannedCounts(options)).reduce((a, b) => a + b, 0);
+    expect(partial).toBeGreaterThan(0);
+    const killed = countsIn(dbFile);
+    const planned = plannedCounts(options) as Record<string, number>;
+    expect(Object.values(killed).reduce((a, b) => a + b, 0)).toBeLessThan(total);
+    // Whole batches only: each collection is complete or holds a multiple of the batch size.
+    for (const [collection, n] of Object.entries(killed)) {
+      expect(n === planned[collection] || n % 1000 === 0, `${collection}: ${n}`).toBe(true);
+    }
+
+    const rerun = run(['src/cli/load.ts', file], { DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+    expect(rerun.status, rerun.stderr).toBe(0);
+    expect(countsIn(dbFile)).toEqual(plannedCounts(options));
+  }, 180_000);
+
+  it('exits with a usage message without files and a clear error for a missing file', () => {
+    const none = run(['src/cli/load.ts'], { DATA_DIR: path.join(dir, 'data') });
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain('usage: load FILE...');
+    const missing = run(['src/cli/load.ts', path.join(dir, 'nope.json')], {
+      DATA_DIR: path.join(dir, 'data'),
+    });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('no such file');
+  });
+});

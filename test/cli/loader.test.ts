@@ -1,0 +1,152 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { formatOfFile, loadRecords, recordProblem } from '../../src/data/loader.ts';
+import { databaseJsonChunks, generateDatabase, generateRecords } from '../../src/data/generator.ts';
+import type { Doc } from '../../src/store/port.ts';
+
+/** A stream delivering text in small pieces, so records straddle chunk boundaries. */
+function chunked(text: string, size = 7): Readable {
+  const pieces: string[] = [];
+  for (let i = 0; i < text.length; i += size) pieces.push(text.slice(i, i + size));
+  return Readable.from(pieces);
+}
+
+describe('loadRecords', () => {
+  let dir: string;
+  let store: SqliteDocumentStore;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-load-'));
+    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+  });
+  afterEach(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const options = { studies: 3, biosamples: 20, dataObjects: 50, seed: 5 };
+
+  it('loads NMDC Database JSON streamed in small chunks, batch by batch, into the store and the index', async () => {
+    const db = generateDatabase(options);
+    const indexed: Record<string, number> = {};
+    const text = [...databaseJsonChunks(generateRecords(options))].join('');
+    const summary = await loadRecords({
+      store,
+      searchIndex: { index: async (c, docs) => void (indexed[c] = (indexed[c] ?? 0) + docs.length) },
+      input: chunked(text),
+      format: { kind: 'database' },
+      batchSize: 8,
+    });
+    const expected = Object.fromEntries(Object.entries(db).map(([c, docs]) => [c, docs.length]));
+    expect(summary.counts).toEqual(expected);
+    expect(indexed).toEqual(expected);
+    expect(summary.inserted).toBe(Object.values(expected).reduce((a, b) => a + b, 0));
+    expect(summary.rejected).toEqual([]);
+    for (const [collection, docs] of Object.entries(db)) {
+      expect(await store.find(collection, {})).toEqual([...docs].sort((a, b) => (a.id < b.id ? -1 : 1)));
+    }
+  });
+
+  it('leaves the same data when the same input is loaded twice', async () => {
+    const text = [...databaseJsonChunks(generateRecords(options))].join('');
+    await loadRecords({ store, input: chunked(text, 4096), format: { kind: 'database' } });
+    const before = await store.find('biosample_set', {});
+    const again = await loadRecords({ store, input: chunked(text, 4096), format: { kind: 'database' } });
+    expect(again.inserted).toBe(0);
+    expect(again.updated).toBe(
+      3 + 20 + 50 + again.counts.data_generation_set! + again.counts.workflow_execution_set!,
+    );
+    expect(await store.find('biosample_set', {})).toEqual(before);
+    expect(await store.count('data_object_set', {})).toBe(50);
+  });
+
+  it('skips top-level values that are not collections of records and keeps tricky strings intact', async () => {
+    const doc = {
+      id: 'nmdc:sty-11-x1',
+      name: 'brackets ] } [ { and "quotes" \\ and , commas',
+      type: 'nmdc:Study',
+    };
+    const text = JSON.stringify(
+      { '@type': 'Database', meta: { a: [1, { b: '}' }] }, study_set: [doc] },
+      null,
+      2,
+    );
+    const summary = await loadRecords({ store, input: chunked(text, 3), format: { kind: 'database' } });
+    expect(summary.rejected).toEqual([]);
+    expect(await store.getById('study_set', 'nmdc:sty-11-x1')).toEqual(doc);
+  });
+
+  it('reports bad records with their source and position, skips them and keeps the good ones', async () => {
+    const text = JSON.stringify({
+      biosample_set: [
+        { id: 'nmdc:bsm-11-good1', type: 'nmdc:Biosample' },
+        { id: 'nmdc:sty-11-wrong', type: 'nmdc:Study' },
+        'not a record',
+        { name: 'no id' },
+        { id: 'no colon here' },
+        { id: 'nmdc:bsm-11-good2', type: 'nmdc:Biosample' },
+      ],
+      not_a_collection: [{ id: 'nmdc:bsm-11-x' }],
+    });
+    const rejected: string[] = [];
+    const summary = await loadRecords({
+      store,
+      input: chunked(text),
+      format: { kind: 'database' },
+      source: 'bad.json',
+      onReject: (r) => rejected.push(`${r.source} ${r.position}`),
+    });
+    expect(summary.counts).toEqual({ biosample_set: 2 });
+    expect(summary.rejected.map((r) => [r.position, r.reason])).toEqual([
+      ['biosample_set[1]', 'id "nmdc:sty-11-wrong" has a typecode of study_set, not biosample_set'],
+      ['biosample_set[2]', 'record is not a JSON object'],
+      ['biosample_set[3]', 'record has no string id'],
+      ['biosample_set[4]', 'id "no colon here" does not have the form prefix:local_id'],
+      ['not_a_collection[0]', '"not_a_collection" is not a collection of the NMDC schema'],
+    ]);
+    expect(rejected[0]).toBe('bad.json biosample_set[1]');
+    expect((await store.find('biosample_set', {})).map((d: Doc) => d.id)).toEqual([
+      'nmdc:bsm-11-good1',
+      'nmdc:bsm-11-good2',
+    ]);
+  });
+
+  it('loads JSON lines of the collection named by the file, reporting bad lines by number', async () => {
+    expect(formatOfFile('/x/biosample_set.jsonl.gz')).toEqual({ kind: 'jsonl', collection: 'biosample_set' });
+    expect(formatOfFile('dump.json.gz')).toEqual({ kind: 'database' });
+    const lines = [
+      JSON.stringify({ id: 'nmdc:bsm-11-l1', type: 'nmdc:Biosample' }),
+      '',
+      '{"id": "nmdc:bsm-11-l2", broken',
+      JSON.stringify({ id: 'nmdc:bsm-11-l3', _id: { $oid: 'abc' } }),
+    ].join('\n');
+    const summary = await loadRecords({
+      store,
+      input: chunked(lines),
+      format: formatOfFile('biosample_set.jsonl'),
+    });
+    expect(summary.counts).toEqual({ biosample_set: 2 });
+    expect(summary.rejected).toHaveLength(1);
+    expect(summary.rejected[0]!.position).toBe('line 3');
+    expect(summary.rejected[0]!.reason).toMatch(/^not valid JSON/);
+    expect(await store.getById('biosample_set', 'nmdc:bsm-11-l3')).toEqual({ id: 'nmdc:bsm-11-l3' });
+  });
+
+  it('fails on input that ends inside a value', async () => {
+    await expect(
+      loadRecords({
+        store,
+        input: chunked('{"study_set": [{"id": "nmdc:sty-11-a"'),
+        format: { kind: 'database' },
+      }),
+    ).rejects.toThrow(/truncated/);
+  });
+
+  it('accepts ids of unknown typecodes and other prefixes', () => {
+    expect(recordProblem('study_set', { id: 'gold:Gs0110115' })).toBeUndefined();
+    expect(recordProblem('functional_annotation_agg', { id: 'nmdc:xyz-11-1' })).toBeUndefined();
+  });
+});
