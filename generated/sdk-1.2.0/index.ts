@@ -23,11 +23,14 @@ type Operations = {
 /** Options of an operation without `client`: the bound method supplies it. */
 type OptionsOf<F> = F extends (options: infer O) => any ? Omit<NonNullable<O>, 'client'> : never;
 
+/** What a bound operation resolves to: `{ data, error, request, response }`, errors not thrown. */
+type ResultOf<R> = R extends Promise<infer U> ? Promise<Extract<U, { error: unknown }>> : R;
+
 /** An operation bound to one client; its options stay optional exactly when the API says so. */
 export type BoundOperation<F> = F extends (options: infer O) => infer R
   ? undefined extends O
-    ? (options?: OptionsOf<F>) => R
-    : (options: OptionsOf<F>) => R
+    ? (options?: OptionsOf<F>) => ResultOf<R>
+    : (options: OptionsOf<F>) => ResultOf<R>
   : never;
 
 /** The response body of an operation's success. */

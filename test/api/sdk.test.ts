@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { SCHEMA_VERSION } from '../../src/schema/nmdc.ts';
+import { SERVICE_VERSION } from '../../src/version.ts';
+import * as sdk213 from '../../generated/sdk-2.13.0/index.ts';
+import * as sdk120 from '../../generated/sdk-1.2.0/index.ts';
+
+const ADMIN = { username: 'sdk-admin', password: 'sdk-admin-password-1' };
+const BIOSAMPLES = 57;
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password });
+  const biosamples = Array.from({ length: BIOSAMPLES }, (_, i) => ({
+    id: `nmdc:bsm-11-s${String(i).padStart(4, '0')}`,
+    type: 'nmdc:Biosample',
+    name: `Soil core ${i}`,
+    ecosystem_category: i % 3 === 0 ? 'Plants' : 'Terrestrial',
+  }));
+  const processes = [
+    { id: 'nmdc:wfmgas-11-sdk001', type: 'nmdc:MetagenomeAssembly', name: 'Assembly 1' },
+    { id: 'nmdc:wfmgas-11-sdk002', type: 'nmdc:MetagenomeAssembly', name: 'Assembly 2' },
+    { id: 'nmdc:wfmgas-11-sdk003', type: 'nmdc:MetagenomeAssembly', name: 'Assembly 3' },
+  ];
+  await server.store.upsertMany('biosample_set', biosamples);
+  await server.searchIndex.index('biosample_set', biosamples);
+  await server.store.upsertMany('workflow_execution_set', processes);
+  await server.searchIndex.index('workflow_execution_set', processes);
+});
+afterAll(async () => server?.close());
+
+const plantIds = () =>
+  Array.from({ length: BIOSAMPLES }, (_, i) => i)
+    .filter((i) => i % 3 === 0)
+    .map((i) => `nmdc:bsm-11-s${String(i).padStart(4, '0')}`);
+
+// The operations used below exist with the same shapes in both versions; the 1.2.0-only names are
+// type-checked in their own tests further down.
+const factories: Array<[string, typeof sdk213.createNmdcClient]> = [
+  ['2.13.0', sdk213.createNmdcClient],
+  ['1.2.0', sdk120.createNmdcClient as unknown as typeof sdk213.createNmdcClient],
+];
+
+describe.each(factories)('the generated %s SDK', (_version, createNmdcClient) => {
+  it('reads the service, schema and API versions', async () => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const { data, error, response } = await nmdc.getVersion();
+    expect(error).toBeUndefined();
+    expect(response.status).toBe(200);
+    expect(data).toEqual({ 'nmdc-runtime': SERVICE_VERSION, 'nmdc-schema': SCHEMA_VERSION, api: '2.13.0' });
+  });
+
+  it('reads liveness with the engines in use', async () => {
+    const nmdc = createNmdcClient({ baseUrl: `${server.url}/` });
+    const { data } = await nmdc.getHealth();
+    expect(data).toEqual({ status: 'ok', store: 'sqlite', search_index: 'sqlite-fts5', collections: 2 });
+  });
+
+  it('reads the schema version as a string', async () => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const { data } = await nmdc.getSchemaVersion();
+    expect(data).toBe(SCHEMA_VERSION);
+  });
+
+  it('logs in with a password and calls a private operation with the token', async () => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const anonymous = await nmdc.getCurrentUser();
+    expect(anonymous.response.status).toBe(401);
+    expect(anonymous.error).toEqual({ detail: expect.stringContaining('Access token') });
+
+    const login = await nmdc.login({ body: { grant_type: 'password', ...ADMIN } });
+    expect(login.data).toMatchObject({ token_type: 'bearer', expires: { days: expect.any(Number) } });
+    nmdc.setToken(login.data!.access_token);
+    const me = await nmdc.getCurrentUser();
+    expect(me.data).toMatchObject({ username: ADMIN.username, site_admin: expect.arrayContaining([]) });
+    expect(me.data).not.toHaveProperty('password');
+
+    const withToken = createNmdcClient({ baseUrl: server.url, token: login.data!.access_token });
+    const query = await withToken.runQuery({
+      body: {
+        find: 'biosample_set',
+        filter: { ecosystem_category: 'Plants' },
+        projection: { name: 1 },
+        limit: 2,
+      },
+    });
+    expect(query.data).toMatchObject({
+      ok: 1,
+      cursor: { firstBatch: [{ id: plantIds()[0], name: 'Soil core 0' }, { id: plantIds()[1] }] },
+    });
+  });
+
+  it('returns the {detail} body of an error with its status', async () => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const { data, error, response } = await nmdc.getRecordById({ path: { doc_id: 'nmdc:bsm-11-absent' } });
+    expect(data).toBeUndefined();
+    expect(response.status).toBe(404);
+    expect(error).toEqual({ detail: 'Not found' });
+  });
+
+  it('pages through every match of a compact find with the cursor', async () => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const ids: string[] = [];
+    for await (const biosample of nmdc.paginate('findBiosamples', {
+      query: { filter: 'ecosystem_category:Plants', per_page: 4, page: 3 },
+    })) {
+      ids.push(biosample.id);
+    }
+    expect(ids).toEqual(plantIds());
+  });
+
+  it('pages through a collection query with page tokens', async () => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const names: unknown[] = [];
+    for await (const record of nmdc.paginate('listCollectionRecords', {
+      path: { collection_name: 'biosample_set' },
+      query: { filter: '{"ecosystem_category": "Terrestrial"}', projection: 'name', max_page_size: 5 },
+    })) {
+      expect(Object.keys(record).sort()).toEqual(['id', 'name']);
+      names.push(record.name);
+    }
+    expect(names).toHaveLength(BIOSAMPLES - plantIds().length);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('stops paging with an error that carries the detail', async () => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const pages = nmdc.paginate('findBiosamples', { query: { filter: 'no-colon-here' } });
+    await expect(pages.next()).rejects.toMatchObject({
+      name: 'NmdcRequestError',
+      status: 400,
+      detail: 'Filter must be of form: attribute:spec[,attribute:spec]*',
+    });
+  });
+});
+
+describe('planned processes by API version', () => {
+  it('are findPlannedProcesses in 2.13.0', async () => {
+    const nmdc = sdk213.createNmdcClient({ baseUrl: server.url });
+    const ids: string[] = [];
+    for await (const p of nmdc.paginate('findPlannedProcesses', { query: { per_page: 2 } })) ids.push(p.id);
+    expect(ids).toEqual(['nmdc:wfmgas-11-sdk001', 'nmdc:wfmgas-11-sdk002', 'nmdc:wfmgas-11-sdk003']);
+    const one = await nmdc.getPlannedProcess({ path: { planned_process_id: 'nmdc:wfmgas-11-sdk002' } });
+    expect(one.data).toMatchObject({ id: 'nmdc:wfmgas-11-sdk002', name: 'Assembly 2' });
+  });
+
+  it('are findActivities at /activities in 1.2.0, with the same records', async () => {
+    const nmdc = sdk120.createNmdcClient({ baseUrl: server.url });
+    const { data } = await nmdc.findActivities({ query: { per_page: 2 } });
+    expect(data?.meta).toMatchObject({ count: 3, page: 1, per_page: 2 });
+    expect(data?.results.map((r) => r.id)).toEqual(['nmdc:wfmgas-11-sdk001', 'nmdc:wfmgas-11-sdk002']);
+    const one = await nmdc.getActivity({ path: { activity_id: 'nmdc:wfmgas-11-sdk003' } });
+    expect(one.data).toMatchObject({ id: 'nmdc:wfmgas-11-sdk003', name: 'Assembly 3' });
+    expect(nmdc).not.toHaveProperty('findPlannedProcesses');
+    expect(nmdc).not.toHaveProperty('listCollectionNames');
+  });
+});
