@@ -9,7 +9,8 @@ import { SqliteDocumentStore } from './sqlite/index.ts';
 
 export async function openStore(config: Config, logger: Logger): Promise<DocumentStore> {
   if (config.mongoUrl) {
-    throw new Error('MONGO_URL is set but the MongoDB adapter is not available in this build');
+    const { openMongoStore } = await import('./mongo/index.ts');
+    return openMongoStore(config, logger);
   }
   const file = path.join(config.dataDir, 'nmdc.sqlite');
   const store = new SqliteDocumentStore({ file, databaseName: config.mongoDb });

@@ -1,0 +1,265 @@
+/**
+ * The MongoDB DocumentStore: records keep their own `id` (unique index) and never expose
+ * `_id`; the narrowing attributes get the same indexes as the embedded store's side table;
+ * a `_changes` collection with a counter feeds search-index freshness.
+ */
+import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
+import { BadRequest } from '../../http/errors.ts';
+import { assertRegexesSupported } from '../filter.ts';
+import { INDEXED_PATHS } from '../sqlite/attribute-index.ts';
+import type {
+  CollectionStats,
+  Doc,
+  DocumentStore,
+  Filter,
+  FindOptions,
+  Projection,
+  WriteResult,
+} from '../port.ts';
+import { MongoStateStore, STATE_COLLECTION } from './state-store.ts';
+
+export const CHANGES_COLLECTION = '_changes';
+export const COUNTERS_COLLECTION = '_counters';
+const CHANGES_PAGE = 100_000;
+
+interface ChangeRecord {
+  seq: number;
+  collection: string;
+  id: string;
+  deleted: boolean;
+}
+
+export interface MongoStoreOptions {
+  databaseName: string;
+  /** Whether the deployment runs multi-document transactions (replica set or sharded cluster). */
+  transactions: boolean;
+}
+
+/** Index specifications every record collection gets: unique `id`, plus each narrowing attribute. */
+export function recordIndexSpecs(): Array<{ key: Record<string, 1>; name: string; unique?: boolean }> {
+  return [
+    { key: { id: 1 }, name: 'id_1', unique: true },
+    ...[...INDEXED_PATHS].map((p) => ({ key: { [p]: 1 as const }, name: `${p}_1` })),
+  ];
+}
+
+/** Mongo projection for a list of paths: `_id` out, `id` in, no path colliding with a shorter one. */
+export function mongoProjection(projection: Projection): Document {
+  if (!projection || projection.length === 0) return { _id: 0 };
+  const paths = [...new Set(['id', ...projection.filter((p) => p !== '_id')])].sort();
+  const kept = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(`${q}.`)));
+  return { _id: 0, ...Object.fromEntries(kept.map((p) => [p, 1])) };
+}
+
+function cleanDocs(docs: Doc[]): Doc[] {
+  return docs.map((doc, i) => {
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+      throw new BadRequest(`record ${i} is not an object`);
+    if (typeof doc.id !== 'string' || doc.id === '') throw new BadRequest(`record ${i} has no string id`);
+    if (!('_id' in doc)) return doc;
+    const { _id, ...rest } = doc;
+    return rest as Doc;
+  });
+}
+
+export class MongoDocumentStore implements DocumentStore {
+  readonly engine = 'mongo' as const;
+  readonly databaseName: string;
+  readonly state: MongoStateStore;
+  private readonly indexed = new Set<string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly client: MongoClient | undefined,
+    private readonly options: MongoStoreOptions,
+  ) {
+    this.databaseName = options.databaseName;
+    this.state = new MongoStateStore(db);
+  }
+
+  /** Indexes for the given record collections and the internal collections. */
+  async init(recordCollections: readonly string[]): Promise<void> {
+    await this.state.createIndexes();
+    await this.db.collection<ChangeRecord>(CHANGES_COLLECTION).createIndex({ seq: 1 }, { name: 'seq_1' });
+    for (const c of recordCollections) await this.ensureIndexes(c);
+  }
+
+  private async ensureIndexes(collection: string): Promise<void> {
+    if (this.indexed.has(collection)) return;
+    await this.db.collection(collection).createIndexes(recordIndexSpecs());
+    this.indexed.add(collection);
+  }
+
+  private query(filter: Filter, candidateIds?: Iterable<string>, afterId?: string): Filter {
+    assertRegexesSupported(filter);
+    const clauses: Filter[] = [];
+    if (candidateIds !== undefined) clauses.push({ id: { $in: [...new Set(candidateIds)] } });
+    if (afterId !== undefined) clauses.push({ id: { $gt: afterId } });
+    if (clauses.length === 0) return filter;
+    if (Object.keys(filter).length > 0) clauses.push(filter);
+    return clauses.length === 1 ? clauses[0]! : { $and: clauses };
+  }
+
+  async nonEmptyCollections(): Promise<string[]> {
+    const names = (await this.db.listCollections({}, { nameOnly: true }).toArray())
+      .map((c) => c.name)
+      .filter((n) => !n.startsWith('_') && !n.startsWith('system.'));
+    const nonEmpty: string[] = [];
+    for (const name of names) {
+      if ((await this.db.collection(name).estimatedDocumentCount()) > 0) nonEmpty.push(name);
+    }
+    return nonEmpty.sort();
+  }
+
+  async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
+    const sort: Array<[string, 1 | -1]> = options.sort && options.sort.length > 0 ? [...options.sort] : [];
+    if (!sort.some(([f]) => f === 'id')) sort.push(['id', 1]);
+    const findOptions: Document = { projection: mongoProjection(options.projection), sort };
+    if (options.skip) findOptions.skip = options.skip;
+    if (options.limit && options.limit > 0) findOptions.limit = options.limit;
+    const q = this.query(filter, options.candidateIds, options.afterId);
+    return (await this.db.collection(collection).find(q, findOptions).toArray()) as unknown as Doc[];
+  }
+
+  async count(collection: string, filter: Filter, candidateIds?: Iterable<string>): Promise<number> {
+    return this.db.collection(collection).countDocuments(this.query(filter, candidateIds));
+  }
+
+  async getById(collection: string, id: string, projection?: Projection): Promise<Doc | null> {
+    const found = await this.db
+      .collection(collection)
+      .findOne({ id }, { projection: mongoProjection(projection) });
+    return found as unknown as Doc | null;
+  }
+
+  /** Runs `work` in a transaction when the deployment has them, else directly. */
+  private async atomically<T>(work: (session: ClientSession | undefined) => Promise<T>): Promise<T> {
+    if (!this.options.transactions || !this.client) return work(undefined);
+    const session = this.client.startSession();
+    try {
+      let result: T | undefined;
+      await session.withTransaction(async () => {
+        result = await work(session);
+      });
+      return result as T;
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  private async recordChanges(
+    collection: string,
+    ids: string[],
+    deleted: boolean,
+    session: ClientSession | undefined,
+  ): Promise<void> {
+    if (ids.length === 0) return;
+    const counter = await this.db
+      .collection<{ _id: string; seq: number }>(COUNTERS_COLLECTION)
+      .findOneAndUpdate(
+        { _id: 'changes' },
+        { $inc: { seq: ids.length } },
+        { upsert: true, returnDocument: 'after', session },
+      );
+    const last = counter?.seq ?? ids.length;
+    const first = last - ids.length + 1;
+    await this.db.collection<ChangeRecord>(CHANGES_COLLECTION).insertMany(
+      ids.map((id, i) => ({ seq: first + i, collection, id, deleted })),
+      { ordered: true, session },
+    );
+  }
+
+  async upsertMany(collection: string, docs: Doc[]): Promise<WriteResult> {
+    const clean = cleanDocs(docs);
+    if (clean.length === 0) return { inserted: 0, updated: 0 };
+    await this.ensureIndexes(collection);
+    const ops: AnyBulkWriteOperation[] = clean.map((doc) => ({
+      replaceOne: { filter: { id: doc.id }, replacement: doc, upsert: true },
+    }));
+    return this.atomically(async (session) => {
+      const result = await this.db.collection(collection).bulkWrite(ops, { ordered: false, session });
+      await this.recordChanges(
+        collection,
+        clean.map((d) => d.id),
+        false,
+        session,
+      );
+      return { inserted: result.upsertedCount, updated: result.matchedCount };
+    });
+  }
+
+  async deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]> {
+    return this.atomically(async (session) => {
+      const findOptions: Document = { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session };
+      if (limit && limit > 0) findOptions.limit = limit;
+      const ids = (await this.db.collection(collection).find(this.query(filter), findOptions).toArray()).map(
+        (d) => (d as unknown as { id: string }).id,
+      );
+      if (ids.length === 0) return [];
+      await this.db.collection(collection).deleteMany({ id: { $in: ids } }, { session });
+      await this.recordChanges(collection, ids, true, session);
+      return ids;
+    });
+  }
+
+  async collectionStats(): Promise<CollectionStats[]> {
+    const stats: CollectionStats[] = [];
+    for (const collection of await this.nonEmptyCollections()) {
+      const [row] = await this.db
+        .collection(collection)
+        .aggregate([{ $collStats: { storageStats: {} } }])
+        .toArray();
+      const s = (row?.storageStats ?? {}) as Record<string, number>;
+      stats.push({
+        collection,
+        count: s.count ?? 0,
+        size: s.size ?? 0,
+        avgObjSize: s.avgObjSize ?? 0,
+        storageSize: s.storageSize ?? 0,
+        totalIndexSize: s.totalIndexSize ?? 0,
+        totalSize: s.totalSize ?? (s.storageSize ?? 0) + (s.totalIndexSize ?? 0),
+      });
+    }
+    return stats;
+  }
+
+  async changesSince(
+    sinceSeq: number,
+  ): Promise<{ changes: Array<{ collection: string; id: string; deleted: boolean }>; seq: number }> {
+    const rows = await this.db
+      .collection<ChangeRecord>(CHANGES_COLLECTION)
+      .find({ seq: { $gt: sinceSeq } }, { projection: { _id: 0 }, sort: { seq: 1 }, limit: CHANGES_PAGE })
+      .toArray();
+    const latest = new Map<string, { collection: string; id: string; deleted: boolean }>();
+    for (const r of rows) {
+      const key = `${r.collection}\u0000${r.id}`;
+      latest.delete(key);
+      latest.set(key, { collection: r.collection, id: r.id, deleted: r.deleted });
+    }
+    return { changes: [...latest.values()], seq: rows.length > 0 ? rows[rows.length - 1]!.seq : sinceSeq };
+  }
+
+  async *scan(collection: string, batchSize = 1000): AsyncIterable<Doc[]> {
+    let cursor: string | undefined;
+    for (;;) {
+      const batch = (await this.db
+        .collection(collection)
+        .find(cursor === undefined ? {} : { id: { $gt: cursor } }, {
+          projection: { _id: 0 },
+          sort: { id: 1 },
+          limit: batchSize,
+        })
+        .toArray()) as unknown as Doc[];
+      if (batch.length === 0) return;
+      yield batch;
+      if (batch.length < batchSize) return;
+      cursor = batch[batch.length - 1]!.id;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client?.close();
+  }
+}
+
+export { STATE_COLLECTION };

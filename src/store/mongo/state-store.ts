@@ -1,0 +1,90 @@
+/**
+ * Short-lived shared state in MongoDB: one `_state` collection, unique on (kind, key), with a
+ * TTL index on `expiresAt` for the sweep and expiry checked on every read (the TTL monitor
+ * runs only once a minute).
+ */
+import type { Collection, Db } from 'mongodb';
+import type { StateStore } from '../port.ts';
+
+export const STATE_COLLECTION = '_state';
+
+/** Value fields the OIDC adapter looks records up by. */
+const INDEXED_VALUE_FIELDS = ['grantId', 'uid', 'userCode'];
+
+interface StateRecord {
+  kind: string;
+  key: string;
+  value: unknown;
+  expiresAt: Date | null;
+}
+
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export class MongoStateStore implements StateStore {
+  private readonly coll: Collection<StateRecord>;
+
+  constructor(db: Db) {
+    this.coll = db.collection<StateRecord>(STATE_COLLECTION);
+  }
+
+  async createIndexes(): Promise<void> {
+    await this.coll.createIndexes([
+      { key: { kind: 1, key: 1 }, name: 'kind_key', unique: true },
+      { key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 },
+      ...INDEXED_VALUE_FIELDS.map((f) => ({
+        key: { kind: 1, [`value.${f}`]: 1 },
+        name: `kind_value_${f}`,
+        partialFilterExpression: { [`value.${f}`]: { $exists: true } },
+      })),
+    ]);
+  }
+
+  private live(): Record<string, unknown> {
+    return { $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }] };
+  }
+
+  async put(kind: string, key: string, value: unknown, ttlSeconds?: number): Promise<void> {
+    const expiresAt = ttlSeconds === undefined ? null : new Date(Date.now() + ttlSeconds * 1000);
+    await this.coll.replaceOne(
+      { kind, key },
+      { kind, key, value: value ?? null, expiresAt },
+      { upsert: true },
+    );
+  }
+
+  async get<T = unknown>(kind: string, key: string): Promise<T | undefined> {
+    const found = await this.coll.findOne(
+      { kind, key, ...this.live() },
+      { projection: { _id: 0, value: 1 } },
+    );
+    return found ? (found.value as T) : undefined;
+  }
+
+  async delete(kind: string, key: string): Promise<void> {
+    await this.coll.deleteOne({ kind, key });
+  }
+
+  private fieldPath(field: string): string {
+    if (!FIELD_NAME.test(field)) throw new Error(`invalid state field name ${JSON.stringify(field)}`);
+    return `value.${field}`;
+  }
+
+  async findBy<T = unknown>(
+    kind: string,
+    field: string,
+    equals: string,
+  ): Promise<Array<{ key: string; value: T }>> {
+    const rows = await this.coll
+      .find(
+        { kind, [this.fieldPath(field)]: equals, ...this.live() },
+        { projection: { _id: 0, key: 1, value: 1 }, sort: { key: 1 } },
+      )
+      .toArray();
+    return rows.map((r) => ({ key: r.key, value: r.value as T }));
+  }
+
+  async deleteBy(kind: string, field: string, equals: string): Promise<number> {
+    const result = await this.coll.deleteMany({ kind, [this.fieldPath(field)]: equals });
+    return result.deletedCount;
+  }
+}

@@ -1,0 +1,374 @@
+/**
+ * Golden tests of the MongoDB adapter: it is handed a fake `Db` that records every call, and
+ * the exact filters, projections, sorts, index specifications and pipelines are checked.
+ * (The behaviour suite runs against a real server in mongo.test.ts when MONGO_URL is set.)
+ */
+import type { Db } from 'mongodb';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { HttpError } from '../../src/http/errors.ts';
+import { openStore } from '../../src/store/index.ts';
+import { MongoDocumentStore } from '../../src/store/mongo/index.ts';
+
+interface Call {
+  collection: string;
+  op: string;
+  args: unknown[];
+}
+
+/** A stand-in for the driver's Db: records calls, answers from per-operation queues. */
+function fakeDb(answers: Record<string, unknown[]> = {}) {
+  const calls: Call[] = [];
+  const next = (key: string, fallback: unknown) => (answers[key]?.length ? answers[key]!.shift() : fallback);
+  const collection = (name: string) => {
+    const record =
+      (op: string, fallback: unknown) =>
+      async (...args: unknown[]) => {
+        calls.push({ collection: name, op, args });
+        return next(`${name}.${op}`, fallback);
+      };
+    const cursor =
+      (op: string) =>
+      (...args: unknown[]) => {
+        calls.push({ collection: name, op, args });
+        return { toArray: async () => next(`${name}.${op}`, []) };
+      };
+    return {
+      createIndexes: record('createIndexes', []),
+      createIndex: record('createIndex', 'seq_1'),
+      find: cursor('find'),
+      aggregate: cursor('aggregate'),
+      findOne: record('findOne', null),
+      countDocuments: record('countDocuments', 0),
+      estimatedDocumentCount: record('estimatedDocumentCount', 0),
+      bulkWrite: record('bulkWrite', { upsertedCount: 0, matchedCount: 0 }),
+      insertMany: record('insertMany', {}),
+      deleteMany: record('deleteMany', { deletedCount: 0 }),
+      deleteOne: record('deleteOne', { deletedCount: 0 }),
+      replaceOne: record('replaceOne', {}),
+      findOneAndUpdate: record('findOneAndUpdate', null),
+    };
+  };
+  const db = {
+    collection,
+    listCollections: (...args: unknown[]) => {
+      calls.push({ collection: '', op: 'listCollections', args });
+      return { toArray: async () => next('listCollections', []) };
+    },
+  };
+  const store = new MongoDocumentStore(db as unknown as Db, undefined, {
+    databaseName: 'nmdc',
+    transactions: false,
+  });
+  const take = () => calls.splice(0);
+  return { store, calls, take };
+}
+
+const LIVE = { $or: [{ expiresAt: null }, { expiresAt: { $gt: expect.any(Date) } }] };
+
+describe('MongoDB adapter golden calls', () => {
+  it('creates the unique id index and the narrowing indexes for each record collection, and the internal indexes', async () => {
+    const { store, take } = fakeDb();
+    await store.init(['biosample_set']);
+    const calls = take();
+    expect(calls.map((c) => [c.collection, c.op])).toEqual([
+      ['_state', 'createIndexes'],
+      ['_changes', 'createIndex'],
+      ['biosample_set', 'createIndexes'],
+    ]);
+    expect(calls[0]!.args[0]).toEqual([
+      { key: { kind: 1, key: 1 }, name: 'kind_key', unique: true },
+      { key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 },
+      {
+        key: { kind: 1, 'value.grantId': 1 },
+        name: 'kind_value_grantId',
+        partialFilterExpression: { 'value.grantId': { $exists: true } },
+      },
+      {
+        key: { kind: 1, 'value.uid': 1 },
+        name: 'kind_value_uid',
+        partialFilterExpression: { 'value.uid': { $exists: true } },
+      },
+      {
+        key: { kind: 1, 'value.userCode': 1 },
+        name: 'kind_value_userCode',
+        partialFilterExpression: { 'value.userCode': { $exists: true } },
+      },
+    ]);
+    expect(calls[1]!.args).toEqual([{ seq: 1 }, { name: 'seq_1' }]);
+    const specs = calls[2]!.args[0] as Array<{ key: Record<string, number>; name: string; unique?: boolean }>;
+    expect(specs[0]).toEqual({ key: { id: 1 }, name: 'id_1', unique: true });
+    expect(specs.map((s) => Object.keys(s.key)[0])).toEqual(
+      expect.arrayContaining([
+        'part_of',
+        'associated_studies',
+        'ecosystem_category',
+        'was_generated_by',
+        'has_input',
+        'has_output',
+        'lat_lon.latitude',
+        'depth.has_numeric_value',
+      ]),
+    );
+    expect(specs.slice(1).every((s) => !s.unique)).toBe(true);
+  });
+
+  it('finds with the filter as given, _id projected out, id as the final sort key, skip and limit', async () => {
+    const { store, take } = fakeDb({ 'biosample_set.find': [[{ id: 'nmdc:bsm-11-a', name: 'x' }]] });
+    const docs = await store.find(
+      'biosample_set',
+      { ecosystem_category: 'Plants', 'lat_lon.latitude': { $gt: 45 } },
+      { sort: [['name', -1]], projection: ['name', 'lat_lon', 'lat_lon.latitude'], skip: 20, limit: 10 },
+    );
+    expect(docs).toEqual([{ id: 'nmdc:bsm-11-a', name: 'x' }]);
+    expect(take()).toEqual([
+      {
+        collection: 'biosample_set',
+        op: 'find',
+        args: [
+          { ecosystem_category: 'Plants', 'lat_lon.latitude': { $gt: 45 } },
+          {
+            projection: { _id: 0, id: 1, lat_lon: 1, name: 1 },
+            sort: [
+              ['name', -1],
+              ['id', 1],
+            ],
+            skip: 20,
+            limit: 10,
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('restricts to candidate ids and pages after an id with $and, sorted by id', async () => {
+    const { store, take } = fakeDb();
+    await store.find(
+      'study_set',
+      { name: { $regex: 'soil', $options: 'i' } },
+      { candidateIds: ['b', 'a', 'b'], afterId: 'a', limit: 25 },
+    );
+    await store.find('study_set', {}, { afterId: 'nmdc:sty-11-z' });
+    await store.count('study_set', { name: { $regex: 'soil' } }, ['a']);
+    expect(take().map((c) => c.args)).toEqual([
+      [
+        {
+          $and: [
+            { id: { $in: ['b', 'a'] } },
+            { id: { $gt: 'a' } },
+            { name: { $regex: 'soil', $options: 'i' } },
+          ],
+        },
+        { projection: { _id: 0 }, sort: [['id', 1]], limit: 25 },
+      ],
+      [{ id: { $gt: 'nmdc:sty-11-z' } }, { projection: { _id: 0 }, sort: [['id', 1]] }],
+      [{ $and: [{ id: { $in: ['a'] } }, { name: { $regex: 'soil' } }] }],
+    ]);
+  });
+
+  it('gets one record by id without _id', async () => {
+    const { store, take } = fakeDb({ 'study_set.findOne': [{ id: 'nmdc:sty-11-a' }] });
+    expect(await store.getById('study_set', 'nmdc:sty-11-a', ['name'])).toEqual({ id: 'nmdc:sty-11-a' });
+    expect(take()).toEqual([
+      {
+        collection: 'study_set',
+        op: 'findOne',
+        args: [{ id: 'nmdc:sty-11-a' }, { projection: { _id: 0, id: 1, name: 1 } }],
+      },
+    ]);
+  });
+
+  it('rejects a regex the linear-time engine cannot run before sending anything', async () => {
+    const { store, calls } = fakeDb();
+    const err = await store.find('study_set', { name: { $regex: '(?=x)' } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HttpError);
+    expect((err as HttpError).status).toBe(422);
+    expect(calls).toEqual([]);
+  });
+
+  it('upserts with unordered replaceOne bulk writes, indexes a new collection once, and logs changes with a counter', async () => {
+    const { store, take } = fakeDb({
+      'users.bulkWrite': [
+        { upsertedCount: 1, matchedCount: 1 },
+        { upsertedCount: 0, matchedCount: 1 },
+      ],
+      '_counters.findOneAndUpdate': [
+        { _id: 'changes', seq: 12 },
+        { _id: 'changes', seq: 13 },
+      ],
+    });
+    expect(
+      await store.upsertMany('users', [{ id: 'alice', _id: 'x', n: 1 } as never, { id: 'bob' }]),
+    ).toEqual({ inserted: 1, updated: 1 });
+    await store.upsertMany('users', [{ id: 'alice' }]);
+    const calls = take();
+    expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
+      'users.createIndexes',
+      'users.bulkWrite',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+      'users.bulkWrite',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+    ]);
+    expect(calls[1]!.args).toEqual([
+      [
+        { replaceOne: { filter: { id: 'alice' }, replacement: { id: 'alice', n: 1 }, upsert: true } },
+        { replaceOne: { filter: { id: 'bob' }, replacement: { id: 'bob' }, upsert: true } },
+      ],
+      { ordered: false, session: undefined },
+    ]);
+    expect(calls[2]!.args).toEqual([
+      { _id: 'changes' },
+      { $inc: { seq: 2 } },
+      { upsert: true, returnDocument: 'after', session: undefined },
+    ]);
+    expect(calls[3]!.args).toEqual([
+      [
+        { seq: 11, collection: 'users', id: 'alice', deleted: false },
+        { seq: 12, collection: 'users', id: 'bob', deleted: false },
+      ],
+      { ordered: true, session: undefined },
+    ]);
+  });
+
+  it('refuses a record without an id before writing anything', async () => {
+    const { store, calls } = fakeDb();
+    await expect(store.upsertMany('study_set', [{ id: 'a' }, { name: 'x' } as never])).rejects.toThrow(
+      /no string id/,
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it('deletes by finding the ids in id order first, then removing exactly those', async () => {
+    const { store, take } = fakeDb({
+      'study_set.find': [[{ id: 'a' }, { id: 'b' }]],
+      '_counters.findOneAndUpdate': [{ _id: 'changes', seq: 2 }],
+    });
+    expect(await store.deleteMany('study_set', { ecosystem_category: 'Plants' }, 2)).toEqual(['a', 'b']);
+    const calls = take();
+    expect(calls[0]!.args).toEqual([
+      { ecosystem_category: 'Plants' },
+      { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session: undefined, limit: 2 },
+    ]);
+    expect(calls[1]).toEqual({
+      collection: 'study_set',
+      op: 'deleteMany',
+      args: [{ id: { $in: ['a', 'b'] } }, { session: undefined }],
+    });
+    expect(calls[3]!.args[0]).toEqual([
+      { seq: 1, collection: 'study_set', id: 'a', deleted: true },
+      { seq: 2, collection: 'study_set', id: 'b', deleted: true },
+    ]);
+  });
+
+  it('reads collection stats from $collStats storage stats of the non-empty record collections', async () => {
+    const { store, take } = fakeDb({
+      listCollections: [
+        [{ name: 'study_set' }, { name: '_state' }, { name: 'biosample_set' }, { name: 'system.views' }],
+      ],
+      'study_set.estimatedDocumentCount': [3],
+      'biosample_set.estimatedDocumentCount': [0],
+      'study_set.aggregate': [
+        [
+          {
+            storageStats: {
+              count: 3,
+              size: 300,
+              avgObjSize: 100,
+              storageSize: 4096,
+              totalIndexSize: 8192,
+              totalSize: 12288,
+            },
+          },
+        ],
+      ],
+    });
+    expect(await store.collectionStats()).toEqual([
+      {
+        collection: 'study_set',
+        count: 3,
+        size: 300,
+        avgObjSize: 100,
+        storageSize: 4096,
+        totalIndexSize: 8192,
+        totalSize: 12288,
+      },
+    ]);
+    const calls = take();
+    expect(calls[0]!.args).toEqual([{}, { nameOnly: true }]);
+    expect(calls.find((c) => c.op === 'aggregate')!.args).toEqual([[{ $collStats: { storageStats: {} } }]]);
+  });
+
+  it('reads changes after a sequence number in order', async () => {
+    const { store, take } = fakeDb({
+      '_changes.find': [
+        [
+          { seq: 5, collection: 'study_set', id: 'a', deleted: false },
+          { seq: 6, collection: 'study_set', id: 'a', deleted: true },
+        ],
+      ],
+    });
+    expect(await store.changesSince(4)).toEqual({
+      changes: [{ collection: 'study_set', id: 'a', deleted: true }],
+      seq: 6,
+    });
+    expect(take()[0]!.args).toEqual([
+      { seq: { $gt: 4 } },
+      { projection: { _id: 0 }, sort: { seq: 1 }, limit: 100000 },
+    ]);
+  });
+
+  it('scans in id order by keyset', async () => {
+    const { store, take } = fakeDb({ 'study_set.find': [[{ id: 'a' }, { id: 'b' }], [{ id: 'c' }]] });
+    const batches: string[][] = [];
+    for await (const batch of store.scan('study_set', 2)) batches.push(batch.map((d) => d.id));
+    expect(batches).toEqual([['a', 'b'], ['c']]);
+    expect(take().map((c) => c.args)).toEqual([
+      [{}, { projection: { _id: 0 }, sort: { id: 1 }, limit: 2 }],
+      [{ id: { $gt: 'b' } }, { projection: { _id: 0 }, sort: { id: 1 }, limit: 2 }],
+    ]);
+  });
+
+  it('keeps state by kind and key with an expiry checked on read', async () => {
+    const { store, take } = fakeDb({
+      '_state.findOne': [{ value: { n: 1 } }],
+      '_state.find': [[{ key: 'k', value: { grantId: 'g' } }]],
+    });
+    await store.state.put('Session', 'k', { grantId: 'g' }, 60);
+    expect(await store.state.get('Session', 'k')).toEqual({ n: 1 });
+    expect(await store.state.findBy('Session', 'grantId', 'g')).toEqual([
+      { key: 'k', value: { grantId: 'g' } },
+    ]);
+    await store.state.deleteBy('Session', 'grantId', 'g');
+    const calls = take();
+    expect(calls[0]!.args).toEqual([
+      { kind: 'Session', key: 'k' },
+      { kind: 'Session', key: 'k', value: { grantId: 'g' }, expiresAt: expect.any(Date) },
+      { upsert: true },
+    ]);
+    const expiresAt = (calls[0]!.args[1] as { expiresAt: Date }).expiresAt.getTime();
+    expect(expiresAt - Date.now()).toBeGreaterThan(55_000);
+    expect(calls[1]!.args).toEqual([
+      { kind: 'Session', key: 'k', ...LIVE },
+      { projection: { _id: 0, value: 1 } },
+    ]);
+    expect(calls[2]!.args).toEqual([
+      { kind: 'Session', 'value.grantId': 'g', ...LIVE },
+      { projection: { _id: 0, key: 1, value: 1 }, sort: { key: 1 } },
+    ]);
+    expect(calls[3]!.args).toEqual([{ kind: 'Session', 'value.grantId': 'g' }]);
+  });
+});
+
+describe('openStore with MONGO_URL', () => {
+  it('fails with a message naming MONGO_URL when the server cannot be reached', async () => {
+    const config = loadConfig({ MONGO_URL: 'mongodb://127.0.0.1:9/nmdc', LOG_LEVEL: 'silent' });
+    const started = Date.now();
+    await expect(openStore(config, pino({ level: 'silent' }))).rejects.toThrow(
+      /^cannot reach MongoDB at MONGO_URL \(mongodb:\/\/127\.0\.0\.1:9\)/,
+    );
+    expect(Date.now() - started).toBeLessThan(8000);
+  }, 15_000);
+});
