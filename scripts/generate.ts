@@ -47,7 +47,7 @@ async function generateSdk(doc: OpenApiDocument, dir: string): Promise<void> {
 }
 
 /** Generates the whole `generated/` tree into `dir`. */
-async function generateInto(dir: string): Promise<void> {
+export async function generateInto(dir: string): Promise<void> {
   const { current, legacy } = loadApiDocuments();
   fs.mkdirSync(dir, { recursive: true });
   for (const doc of [current, legacy]) {

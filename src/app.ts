@@ -10,7 +10,7 @@ import type { AppDeps } from './http/deps.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { NotFound } from './http/errors.ts';
 import { docsRouter } from './http/docs.ts';
-import { loadCurrentDocument } from './http/openapi-documents.ts';
+import { loadValidationDocument } from './http/openapi-documents.ts';
 import { systemRouter } from './http/routes/system.ts';
 import { metadataRouter } from './http/routes/metadata.ts';
 import { createAuth } from './auth/index.ts';
@@ -67,7 +67,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.use(express.urlencoded({ extended: false, limit: deps.config.maxBodyBytes }));
   app.use(
     OpenApiValidator.middleware({
-      apiSpec: loadCurrentDocument() as any,
+      apiSpec: loadValidationDocument() as any,
       validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
       validateResponses: true,
       validateSecurity: false,

@@ -37,6 +37,18 @@ export function loadApiDocuments(): { current: OpenApiDocument; legacy: OpenApiD
   return { current, legacy: deriveLegacyDocument(current) };
 }
 
+/**
+ * What the request and response validator checks against: the 2.13.0 document plus the paths
+ * only 1.2.0 has (`/activities`), so 1.2.0 clients get the same validation as everyone else.
+ */
+export function loadValidationDocument(): OpenApiDocument {
+  const { current, legacy } = loadApiDocuments();
+  for (const [pathName, item] of Object.entries(legacy.paths)) {
+    if (!(pathName in current.paths)) current.paths[pathName] = item;
+  }
+  return current;
+}
+
 /** The 1.2.0 groups, in the order the docs page lists them. */
 export const LEGACY_TAGS = [
   {

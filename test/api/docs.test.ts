@@ -117,6 +117,19 @@ describe('request validation against the contract', () => {
     expect(res.body.detail).toMatch(perPage === '0' ? />= 1/ : /<= 2000/);
   });
 
+  it('validates the 1.2.0 /activities paths like /planned_processes', async () => {
+    const res = await request(t.app).get('/activities?per_page=0').expect(422);
+    expect(res.body.detail).toMatch(/per_page must be >= 1/);
+    const unknown = await request(t.app).get('/activities/nmdc:wfmgas-11-x?per_page=5').expect(422);
+    expect(unknown.body.detail).toMatch(/Unknown query parameter 'per_page'/);
+  });
+
+  it('matches paths with a colon suffix such as /sites/{site_id}:generateCredentials', async () => {
+    const res = await request(t.app).post('/sites/lab-1:generateCredentials?bogus=1').expect(422);
+    expect(res.body.detail).toMatch(/Unknown query parameter 'bogus'/);
+    await request(t.app).post('/sites/lab-1:generateCredentials').expect(401);
+  });
+
   it('answers 422 for a page below 1', async () => {
     const res = await request(t.app).get('/studies?page=0').expect(422);
     expect(res.body.detail).toMatch(/page must be >= 1/);
