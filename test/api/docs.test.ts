@@ -98,6 +98,7 @@ describe('the docs page', () => {
     expect(res.text).toContain("{ url: '/openapi-1.2.0.json', name: '1.2.0' }");
     expect(res.text).toContain("'urls.primaryName': '2.13.0'");
     expect(res.text).toContain('persistAuthorization: true');
+    expect(res.text).toContain('validatorUrl: null');
     expect(res.text).toContain("new URL('/docs/oauth2-redirect.html'");
     expect(res.text).toContain(
       "ui.initOAuth({ clientId: 'swagger-ui', usePkceWithAuthorizationCodeGrant: true })",
