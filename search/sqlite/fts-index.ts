@@ -1,10 +1,16 @@
 /**
- * The embedded search index: SQLite FTS5 tables in the store's own file. One row per distinct
- * (record, path, string value) in `search_values`; two external-content FTS5 tables read it:
- * `search_trigram` (trigram tokenizer, case-insensitive) answers regex and substring predicates,
- * `search_words` (unicode61) answers word predicates. Triggers keep both in step with the rows,
- * and the store's write hook keeps the rows in step with the records inside the same
- * transaction, so the index is never behind.
+ * The embedded search index: SQLite FTS5 tables in the store's own file.
+ *
+ * Metadata repeats itself (ontology terms, ecosystem names, class names, units), so each distinct
+ * string is tokenized once: `search_strings` holds it, and two contentless FTS5 tables index it
+ * under the same rowid — `search_trigram` (trigram tokenizer, case-insensitive) for regex and
+ * substring predicates, `search_words` (unicode61) for word predicates. `search_values` maps
+ * (record, dotted path) to the strings the record holds there, all as integer keys
+ * (`search_records`, `search_paths`). A query runs the FTS5 MATCH on strings, then follows the
+ * map to record ids, keeping the predicate's path.
+ * The store's write hook keeps the map in step with the records inside the same transaction, so
+ * the index is never behind. Strings no record uses any more are harmless (they lead to no id)
+ * and are pruned when a collection is cleared.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
@@ -15,35 +21,39 @@ import type { TrigramQuery } from '../regex/trigram-query.ts';
 import { wordsOf } from '../words.ts';
 
 const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS search_values (
+  CREATE TABLE IF NOT EXISTS search_strings (
     rowid INTEGER PRIMARY KEY,
-    collection TEXT NOT NULL,
-    id TEXT NOT NULL,
-    path TEXT NOT NULL,
-    value TEXT NOT NULL
+    value TEXT NOT NULL UNIQUE
   );
-  CREATE INDEX IF NOT EXISTS search_values_by_record ON search_values(collection, id);
   CREATE VIRTUAL TABLE IF NOT EXISTS search_trigram USING fts5(
-    value, content = 'search_values', content_rowid = 'rowid', tokenize = 'trigram case_sensitive 0'
+    value, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 0'
   );
   CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(
-    value, content = 'search_values', content_rowid = 'rowid', detail = none,
-    tokenize = 'unicode61 remove_diacritics 0'
+    value, content = '', contentless_delete = 1, detail = none, tokenize = 'unicode61 remove_diacritics 0'
   );
-  CREATE TRIGGER IF NOT EXISTS search_values_added AFTER INSERT ON search_values BEGIN
+  CREATE TRIGGER IF NOT EXISTS search_strings_added AFTER INSERT ON search_strings BEGIN
     INSERT INTO search_trigram(rowid, value) VALUES (new.rowid, new.value);
     INSERT INTO search_words(rowid, value) VALUES (new.rowid, new.value);
   END;
-  CREATE TRIGGER IF NOT EXISTS search_values_removed AFTER DELETE ON search_values BEGIN
-    INSERT INTO search_trigram(search_trigram, rowid, value) VALUES ('delete', old.rowid, old.value);
-    INSERT INTO search_words(search_words, rowid, value) VALUES ('delete', old.rowid, old.value);
-  END;
   CREATE TABLE IF NOT EXISTS search_records (
+    rowid INTEGER PRIMARY KEY,
     collection TEXT NOT NULL,
     id TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
-    PRIMARY KEY (collection, id)
+    UNIQUE (collection, id)
+  );
+  CREATE TABLE IF NOT EXISTS search_paths (
+    rowid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE
+  );
+  -- Integer keys only: this table has a row per (record, path, string) and its write cost sets the build rate.
+  CREATE TABLE IF NOT EXISTS search_values (
+    record INTEGER NOT NULL,
+    path INTEGER NOT NULL,
+    string INTEGER NOT NULL,
+    PRIMARY KEY (record, path, string)
   ) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS search_values_by_string ON search_values(string, path, record);
   CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
@@ -102,39 +112,94 @@ export class FtsSearchIndex implements SearchIndex {
     return s;
   }
 
-  /** Indexes records; with `skipUnchanged`, records whose fingerprint is already stored are left alone. */
+  private recordKeys(
+    collection: string,
+    ids: string[],
+  ): Array<{ rowid: number; id: string; fingerprint: string }> {
+    return this.stmt(
+      'SELECT rowid, id, fingerprint FROM search_records WHERE collection = ? AND id IN (SELECT value FROM json_each(?))',
+    ).all(collection, JSON.stringify(ids)) as Array<{ rowid: number; id: string; fingerprint: string }>;
+  }
+
+  /**
+   * Indexes records; with `skipUnchanged`, records whose fingerprint is already stored are left
+   * alone. A batch costs a handful of statements (JSON arrays expanded by `json_each`), not a few
+   * per value: per-statement overhead would otherwise set the build rate.
+   */
   write(collection: string, docs: Doc[], skipUnchanged: boolean): number {
-    const current = this.stmt(
-      'SELECT fingerprint FROM search_records WHERE collection = ? AND id = ?',
-    ).pluck();
-    const removeValues = this.stmt('DELETE FROM search_values WHERE collection = ? AND id = ?');
-    const insertValue = this.stmt(
-      'INSERT INTO search_values(collection, id, path, value) VALUES (?, ?, ?, ?)',
+    if (docs.length === 0) return 0;
+    const stored = new Map(
+      this.recordKeys(
+        collection,
+        docs.map((d) => d.id),
+      ).map((r) => [r.id, r]),
     );
-    const upsertRecord = this.stmt(
-      'INSERT INTO search_records(collection, id, fingerprint) VALUES (?, ?, ?) ' +
-        'ON CONFLICT(collection, id) DO UPDATE SET fingerprint = excluded.fingerprint',
-    );
-    let written = 0;
+    const replaced: number[] = [];
+    const records: Array<[string, string]> = [];
+    const extracted: Array<{ id: string; values: Array<{ path: string; value: string }> }> = [];
+    const strings = new Set<string>();
+    const paths = new Set<string>();
     for (const doc of docs) {
       const fingerprint = fingerprintOf(doc);
-      const before = current.get(collection, doc.id) as string | undefined;
-      if (skipUnchanged && before === fingerprint) continue;
-      if (before !== undefined) removeValues.run(collection, doc.id);
-      for (const { path, value } of indexedValuesOf(doc)) insertValue.run(collection, doc.id, path, value);
-      upsertRecord.run(collection, doc.id, fingerprint);
-      written++;
+      const before = stored.get(doc.id);
+      if (skipUnchanged && before?.fingerprint === fingerprint) continue;
+      if (before !== undefined) replaced.push(before.rowid);
+      const values = indexedValuesOf(doc);
+      for (const v of values) {
+        strings.add(v.value);
+        paths.add(v.path);
+      }
+      extracted.push({ id: doc.id, values });
+      records.push([doc.id, fingerprint]);
     }
-    return written;
+    if (records.length === 0) return 0;
+    if (replaced.length > 0) {
+      this.stmt('DELETE FROM search_values WHERE record IN (SELECT value FROM json_each(?))').run(
+        JSON.stringify(replaced),
+      );
+    }
+    this.stmt(
+      'INSERT INTO search_records(collection, id, fingerprint) SELECT ?, value ->> 0, value ->> 1 FROM json_each(?) WHERE true ' +
+        'ON CONFLICT(collection, id) DO UPDATE SET fingerprint = excluded.fingerprint',
+    ).run(collection, JSON.stringify(records));
+    const recordKey = new Map(
+      this.recordKeys(
+        collection,
+        records.map((r) => r[0]),
+      ).map((r) => [r.id, r.rowid]),
+    );
+    this.stmt('INSERT OR IGNORE INTO search_paths(path) SELECT value FROM json_each(?)').run(
+      JSON.stringify([...paths]),
+    );
+    const pathKey = new Map(
+      (this.stmt('SELECT rowid, path FROM search_paths').all() as Array<{ rowid: number; path: string }>).map(
+        (r) => [r.path, r.rowid],
+      ),
+    );
+    const distinct = JSON.stringify([...strings]);
+    this.stmt('INSERT OR IGNORE INTO search_strings(value) SELECT value FROM json_each(?)').run(distinct);
+    const stringKey = new Map(
+      (
+        this.stmt('SELECT rowid, value FROM search_strings WHERE value IN (SELECT value FROM json_each(?))')
+          .raw()
+          .all(distinct) as Array<[number, string]>
+      ).map(([rowid, value]) => [value, rowid]),
+    );
+    const rows: Array<[number, number, number]> = [];
+    for (const { id, values } of extracted) {
+      const record = recordKey.get(id)!;
+      for (const v of values) rows.push([record, pathKey.get(v.path)!, stringKey.get(v.value)!]);
+    }
+    this.stmt(
+      'INSERT OR IGNORE INTO search_values(record, path, string) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)',
+    ).run(JSON.stringify(rows));
+    return records.length;
   }
 
   erase(collection: string, ids: string[]): void {
-    const removeValues = this.stmt('DELETE FROM search_values WHERE collection = ? AND id = ?');
-    const removeRecord = this.stmt('DELETE FROM search_records WHERE collection = ? AND id = ?');
-    for (const id of ids) {
-      removeValues.run(collection, id);
-      removeRecord.run(collection, id);
-    }
+    const keys = JSON.stringify(this.recordKeys(collection, ids).map((r) => r.rowid));
+    this.stmt('DELETE FROM search_values WHERE record IN (SELECT value FROM json_each(?))').run(keys);
+    this.stmt('DELETE FROM search_records WHERE rowid IN (SELECT value FROM json_each(?))').run(keys);
   }
 
   async index(collection: string, docs: Doc[]): Promise<void> {
@@ -162,12 +227,21 @@ export class FtsSearchIndex implements SearchIndex {
       table = 'search_trigram';
     }
     const scope = indexedPathScope(predicate.path);
+    const pathKeys =
+      scope === ''
+        ? null
+        : (this.stmt('SELECT rowid FROM search_paths WHERE path = ? OR (path > ? AND path < ?)')
+            .pluck()
+            .all(scope, `${scope}.`, `${scope}/`) as number[]);
+    // No record holds a string at that path: nothing can match.
+    if (pathKeys !== null && pathKeys.length === 0) return { all: false, ids: new Set() };
     const rows = this.stmt(
-      `SELECT v.id FROM ${table} f JOIN search_values v ON v.rowid = f.rowid ` +
-        `WHERE ${table} MATCH ? AND v.collection = ? AND (? = '' OR v.path = ? OR (v.path > ? AND v.path < ?))`,
+      `SELECT DISTINCT r.id FROM ${table} f JOIN search_values v ON v.string = f.rowid ` +
+        `JOIN search_records r ON r.rowid = v.record ` +
+        `WHERE ${table} MATCH ? AND r.collection = ? AND (? IS NULL OR v.path IN (SELECT value FROM json_each(?)))`,
     )
       .pluck()
-      .iterate(match, collection, scope, scope, `${scope}.`, `${scope}/`) as IterableIterator<string>;
+      .iterate(match, collection, pathKeys && 1, JSON.stringify(pathKeys ?? [])) as IterableIterator<string>;
     const ids = new Set<string>();
     for (const id of rows) {
       ids.add(id);
@@ -181,9 +255,37 @@ export class FtsSearchIndex implements SearchIndex {
 
   async clear(collection: string): Promise<void> {
     this.db.transaction(() => {
-      this.stmt('DELETE FROM search_values WHERE collection = ?').run(collection);
+      this.stmt(
+        'DELETE FROM search_values WHERE record IN (SELECT rowid FROM search_records WHERE collection = ?)',
+      ).run(collection);
       this.stmt('DELETE FROM search_records WHERE collection = ?').run(collection);
+      if (this.stmt('SELECT 1 FROM search_values LIMIT 1').get() === undefined) {
+        // Nothing left: emptying the FTS tables wholesale is much faster than row by row.
+        this.db.exec("INSERT INTO search_trigram(search_trigram) VALUES ('delete-all')");
+        this.db.exec("INSERT INTO search_words(search_words) VALUES ('delete-all')");
+        this.db.exec('DELETE FROM search_strings');
+      } else {
+        this.pruneStrings();
+      }
     })();
+  }
+
+  /** Removes strings no record holds any more. */
+  pruneStrings(): number {
+    const orphans = this.stmt(
+      'SELECT rowid FROM search_strings s WHERE NOT EXISTS (SELECT 1 FROM search_values v WHERE v.string = s.rowid)',
+    )
+      .pluck()
+      .all() as number[];
+    const fromTrigram = this.stmt('DELETE FROM search_trigram WHERE rowid = ?');
+    const fromWords = this.stmt('DELETE FROM search_words WHERE rowid = ?');
+    const fromStrings = this.stmt('DELETE FROM search_strings WHERE rowid = ?');
+    for (const rowid of orphans) {
+      fromTrigram.run(rowid);
+      fromWords.run(rowid);
+      fromStrings.run(rowid);
+    }
+    return orphans.length;
   }
 
   async *fingerprints(collection: string): AsyncIterable<Array<{ id: string; fingerprint: string }>> {
