@@ -99,6 +99,9 @@ describe('the docs page', () => {
     expect(res.text).toContain("'urls.primaryName': '2.13.0'");
     expect(res.text).toContain('persistAuthorization: true');
     expect(res.text).toContain('validatorUrl: null');
+    // The ORCID login is offered as authorization code + PKCE only, with a token banner.
+    expect(res.text).toContain("external.get('flow') === 'authorization_code'");
+    expect(res.text).toMatch(/restoreAuthorization[\s\S]*showBanner/);
     expect(res.text).toContain("new URL('/docs/oauth2-redirect.html'");
     expect(res.text).toContain(
       "ui.initOAuth({ clientId: 'swagger-ui', usePkceWithAuthorizationCodeGrant: true })",

@@ -49,11 +49,27 @@
     return entry && entry.token && entry.token.access_token ? entry.token.access_token : null;
   }
 
-  /** Shows the banner whenever the ORCID login holds a token, and hides it on logout. */
+  /**
+   * Shows the banner whenever the ORCID login holds a token, and hides it on logout. Also offers
+   * the ORCID login only as authorization code + PKCE: Swagger UI would otherwise list one entry
+   * per grant type the provider's discovery document supports (password, client credentials...),
+   * which the other two logins already cover.
+   */
   function LoginBannerPlugin() {
     return {
       statePlugins: {
         auth: {
+          wrapSelectors: {
+            definitionsToAuthorize: function (original) {
+              return function () {
+                var definitions = original.apply(null, arguments);
+                return definitions.filter(function (entry) {
+                  var external = entry.get(EXTERNAL_SCHEME);
+                  return !external || external.get('flow') === 'authorization_code';
+                });
+              };
+            },
+          },
           wrapActions: {
             authorizeOauth2: function (original) {
               return function (payload) {
@@ -61,6 +77,15 @@
                 if (payload && payload.auth && payload.auth.name === EXTERNAL_SCHEME && payload.token) {
                   showBanner(payload.token.access_token);
                 }
+                return result;
+              };
+            },
+            // A persisted ORCID login (page reload) shows its banner again.
+            restoreAuthorization: function (original) {
+              return function (payload) {
+                var result = original(payload);
+                var token = externalTokenOf(payload && payload.authorized);
+                if (token) showBanner(token);
                 return result;
               };
             },
@@ -92,12 +117,6 @@
     presets: [window.SwaggerUIBundle.presets.apis, window.SwaggerUIStandalonePreset],
     plugins: [window.SwaggerUIBundle.plugins.DownloadUrl, LoginBannerPlugin],
     layout: 'StandaloneLayout',
-    onComplete: function () {
-      // A persisted ORCID login (page reload) shows its banner again.
-      var authorized = ui.authSelectors.authorized();
-      var token = externalTokenOf(authorized && authorized.toJS ? authorized.toJS() : authorized);
-      if (token) showBanner(token);
-    },
   });
   ui.initOAuth({ clientId: 'swagger-ui', usePkceWithAuthorizationCodeGrant: true });
   window.ui = ui;
