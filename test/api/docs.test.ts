@@ -134,6 +134,14 @@ describe('request validation against the contract', () => {
     await request(t.app).post('/sites/lab-1:generateCredentials').expect(401);
   });
 
+  it.each(['search=soil', 'group_by=ecosystem_category'])(
+    'refuses the undeclared %s on the finds with 422, never a server error',
+    async (param) => {
+      const res = await request(t.app).get(`/biosamples?${param}`).expect(422);
+      expect(res.body.detail).toContain(`Unknown query parameter '${param.split('=')[0]}'`);
+    },
+  );
+
   it('answers 422 for a page below 1', async () => {
     const res = await request(t.app).get('/studies?page=0').expect(422);
     expect(res.body.detail).toMatch(/page must be >= 1/);
