@@ -12,24 +12,51 @@ import type { DocumentStore } from '../src/store/port.ts';
 import type { SearchIndex } from './port.ts';
 import { FtsSearchIndex, type HookableStore } from './sqlite/fts-index.ts';
 import { ElasticsearchIndex } from './elasticsearch/elasticsearch-index.ts';
+import { startCatchUpLoop } from './maintenance.ts';
 
 function isHookable(store: DocumentStore): store is DocumentStore & HookableStore {
   const s = store as Partial<HookableStore>;
   return typeof s.addWriteHook === 'function' && s.db !== undefined;
 }
 
+export interface OpenSearchIndexOptions {
+  /**
+   * How often an index written outside the store's transaction catches up with the store's
+   * change log (0: never; the maintenance commands use 0 so they observe the index as it is).
+   */
+  catchUpEveryMs?: number;
+}
+
+/** Keeps a non-synchronous index catching up until it is closed. */
+function withCatchUp(index: SearchIndex, store: DocumentStore, logger: Logger, everyMs: number): SearchIndex {
+  const stop = startCatchUpLoop(
+    store,
+    index,
+    (err) => logger.warn({ err }, 'search index catch-up failed'),
+    everyMs,
+  );
+  const close = index.close.bind(index);
+  index.close = async () => {
+    stop();
+    await close();
+  };
+  return index;
+}
+
 export async function openSearchIndex(
   config: Config,
   store: DocumentStore,
   logger: Logger,
+  options: OpenSearchIndexOptions = {},
 ): Promise<SearchIndex> {
+  const everyMs = options.catchUpEveryMs ?? 2000;
   if (config.elasticsearchUrl) {
     const index = await ElasticsearchIndex.connect(config.elasticsearchUrl, config.elasticsearchIndexPrefix);
     logger.info(
       { url: new URL(config.elasticsearchUrl).origin, prefix: config.elasticsearchIndexPrefix },
       'Elasticsearch search index',
     );
-    return index;
+    return withCatchUp(index, store, logger, everyMs);
   }
   if (isHookable(store)) {
     logger.info('embedded FTS5 search index in the store file');
@@ -41,5 +68,5 @@ export async function openSearchIndex(
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   logger.info({ file }, 'embedded FTS5 search index in its own file');
-  return new FtsSearchIndex(db, { hooked: false, ownsDatabase: true });
+  return withCatchUp(new FtsSearchIndex(db, { hooked: false, ownsDatabase: true }), store, logger, everyMs);
 }

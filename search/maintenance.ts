@@ -130,3 +130,27 @@ export async function catchUp(store: DocumentStore, index: SearchIndex): Promise
   if (seq > since) await index.setWatermark(seq);
   return changes.length;
 }
+
+/**
+ * Runs `catchUp` every `intervalMs` for an index written outside the store's transaction, so
+ * writes from any process (the loader, other service processes) become indexed and the fresh
+ * set the planner adds stays small. Returns a stop function.
+ */
+export function startCatchUpLoop(
+  store: DocumentStore,
+  index: SearchIndex,
+  onError: (err: unknown) => void,
+  intervalMs = 2000,
+): () => void {
+  if (index.synchronous || intervalMs <= 0) return () => {};
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    catchUp(store, index)
+      .catch(onError)
+      .finally(() => (running = false));
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -15,7 +15,7 @@ async function main(named: string[]): Promise<number> {
   const config = loadConfig();
   const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
   const store = await openStore(config, logger);
-  const index = await openSearchIndex(config, store, logger);
+  const index = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
   let drifted = 0;
   let checked = 0;
   try {

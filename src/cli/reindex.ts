@@ -15,7 +15,7 @@ async function main(named: string[]): Promise<number> {
   const config = loadConfig();
   const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
   const store = await openStore(config, logger);
-  const index = await openSearchIndex(config, store, logger);
+  const index = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
   const started = performance.now();
   let total = 0;
   try {

@@ -5,7 +5,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
-import { checkCollection, hasDrift, reindexCollection } from '../../search/maintenance.ts';
+import { checkCollection, hasDrift, reindexCollection, startCatchUpLoop } from '../../search/maintenance.ts';
+import Database from 'better-sqlite3';
 
 const C = 'study_set';
 const studies = Array.from({ length: 50 }, (_, i) => ({
@@ -61,6 +62,35 @@ describe('index maintenance', () => {
     expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
     const hits = await index.candidates(C, { kind: 'search', path: 'name', text: 'permafrost' }, 100);
     expect(hits.all ? -1 : hits.ids.size).toBe(25);
+  });
+});
+
+describe('catch-up loop', () => {
+  it('indexes writes made straight to the store and advances the watermark', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-catchup-'));
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    const index = new FtsSearchIndex(new Database(':memory:'), { hooked: false, ownsDatabase: true });
+    const stop = startCatchUpLoop(
+      store,
+      index,
+      (err) => {
+        throw err;
+      },
+      10,
+    );
+    try {
+      await store.upsertMany(C, studies);
+      await store.deleteMany(C, { id: studies[0]!.id });
+      for (let i = 0; i < 100 && hasDrift(await checkCollection(store, index, C)); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+      expect(await index.watermark()).toBe((await store.changesSince(0)).seq);
+    } finally {
+      stop();
+      await index.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
