@@ -235,13 +235,25 @@ export class FtsSearchIndex implements SearchIndex {
             .all(scope, `${scope}.`, `${scope}/`) as number[]);
     // No record holds a string at that path: nothing can match.
     if (pathKeys !== null && pathKeys.length === 0) return { all: false, ids: new Set() };
+    const pathFilter = '(? IS NULL OR v.path IN (SELECT value FROM json_each(?)))';
+    const pathParams = [pathKeys && 1, JSON.stringify(pathKeys ?? [])];
+    // Count map rows first (index only, no record lookups): more rows than `limit` means the set
+    // is too large to help, decided without building it. Rows of other collections can only make
+    // the index give up early, which is always safe.
+    const rowsSeen = this.stmt(
+      `SELECT count(*) FROM (SELECT 1 FROM ${table} f JOIN search_values v ON v.string = f.rowid ` +
+        `WHERE ${table} MATCH ? AND ${pathFilter} LIMIT ?)`,
+    )
+      .pluck()
+      .get(match, ...pathParams, limit * 2 + 1) as number;
+    if (rowsSeen > limit * 2) return { all: true };
     const rows = this.stmt(
       `SELECT DISTINCT r.id FROM ${table} f JOIN search_values v ON v.string = f.rowid ` +
         `JOIN search_records r ON r.rowid = v.record ` +
-        `WHERE ${table} MATCH ? AND r.collection = ? AND (? IS NULL OR v.path IN (SELECT value FROM json_each(?)))`,
+        `WHERE ${table} MATCH ? AND r.collection = ? AND ${pathFilter}`,
     )
       .pluck()
-      .iterate(match, collection, pathKeys && 1, JSON.stringify(pathKeys ?? [])) as IterableIterator<string>;
+      .iterate(match, collection, ...pathParams) as IterableIterator<string>;
     const ids = new Set<string>();
     for (const id of rows) {
       ids.add(id);
