@@ -76,6 +76,22 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  it('returns the same first page for a broad range whether it walks records or sorts index candidates', async () => {
+    const { store, dispose } = openTemporaryStore();
+    try {
+      await store.upsertMany('biosample_set', biosamples(6000));
+      const filter = { 'depth.has_numeric_value': { $gte: 5 } };
+      const all = await store.find('biosample_set', filter);
+      expect(all).toHaveLength(5400);
+      store.counters.bodiesParsed = 0;
+      const page = await store.find('biosample_set', filter, { limit: 10, afterId: all[100]!.id });
+      expect(page.map((d) => d.id)).toEqual(all.slice(101, 111).map((d) => d.id));
+      expect(store.counters.bodiesParsed).toBeLessThan(100);
+    } finally {
+      await dispose();
+    }
+  });
+
   it('keeps keyset paging cost flat as the cursor advances', async () => {
     const { store, dispose } = openTemporaryStore();
     try {

@@ -235,15 +235,30 @@ export class SqliteDocumentStore implements DocumentStore {
     return row.n + (c.op === 'eq' ? 0 : 0.5); // equality keeps id order; prefer it on ties
   }
 
+  /** True when a condition holds for a sizeable share (2% or more) of the collection. */
+  private isBroad(collection: string, c: Condition): boolean {
+    if (this.estimate(collection, c) < ESTIMATE_CAP) return false;
+    const row = this.stmt('SELECT count FROM collection_stats WHERE collection = ?').get(collection) as
+      { count: number } | undefined;
+    return ESTIMATE_CAP / Math.max(row?.count ?? 1, 1) >= 0.02;
+  }
+
   /** SQL selecting distinct candidate ids (as `x.id`) satisfying every index condition, in id order. */
   private candidateIdSql(
     collection: string,
     plan: IndexPlan,
-  ): { from: string; where: string[]; params: SqlParam[]; complete: boolean } {
+  ): {
+    from: string;
+    where: string[];
+    params: SqlParam[];
+    complete: boolean;
+    ordered: boolean;
+    driver?: Condition;
+  } {
     const params: SqlParam[] = [];
     if (plan.conditions.length === 0) {
       params.push(collection);
-      return { from: 'docs x', where: ['x.collection = ?'], params, complete: true };
+      return { from: 'docs x', where: ['x.collection = ?'], params, complete: true, ordered: true };
     }
     let driverIndex = 0;
     if (plan.conditions.length > 1) {
@@ -274,7 +289,9 @@ export class SqliteDocumentStore implements DocumentStore {
       params,
     );
     if (rest.sql) where.push(rest.sql.slice(' AND '.length));
-    return { from, where, params, complete: rest.complete };
+    // Equality on an attribute walks its index in id order; $in and ranges need a sort.
+    const ordered = driver.path === 'id' || driver.op === 'eq';
+    return { from, where, params, complete: rest.complete, ordered, driver };
   }
 
   private loadBodies(collection: string, ids: string[]): Row[] {
@@ -318,9 +335,33 @@ export class SqliteDocumentStore implements DocumentStore {
       return;
     }
 
-    const { from, where, params, complete } = this.candidateIdSql(collection, plan);
-    const test = plan.exact && complete ? () => true : predicate;
+    let candidates = this.candidateIdSql(collection, plan);
+    let test = plan.exact && candidates.complete ? () => true : predicate;
+    if (!candidates.ordered && chunkSize < CHUNK && this.isBroad(collection, candidates.driver!)) {
+      // A few matches of a broad range turn up sooner walking records in id order than
+      // sorting every candidate id first.
+      candidates = this.candidateIdSql(collection, { conditions: [], exact: false });
+      test = predicate;
+    }
+    const { from, where, params, ordered } = candidates;
     const bodiesInline = from === 'docs x';
+
+    if (!ordered) {
+      // Sorting the candidates once beats re-sorting them for every chunk.
+      const ids = (
+        this.stmt(
+          `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id`,
+        ).all(...params, afterId ?? '') as Array<{ id: string }>
+      ).map((r) => r.id);
+      for (let i = 0; i < ids.length; i += chunkSize) {
+        for (const row of this.loadBodies(collection, ids.slice(i, i + chunkSize))) {
+          const doc = this.parse(row.body);
+          if (test(doc)) yield doc;
+        }
+      }
+      return;
+    }
+
     const sql =
       `SELECT ${bodiesInline ? 'x.id AS id, x.body AS body' : 'DISTINCT x.id AS id'} FROM ${from} WHERE ${where.join(' AND ')}` +
       ' AND x.id > ? ORDER BY x.id LIMIT ?';
@@ -517,24 +558,18 @@ export class SqliteDocumentStore implements DocumentStore {
     return remove.immediate();
   }
 
-  private pageSizes(): { docs: number; indexes: number } {
-    try {
-      const rows = this.stmt(
-        "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE AND name IN ('docs', 'attr_index', 'sqlite_autoindex_docs_1')",
-      ).all() as Array<{ name: string; pgsize: number }>;
-      let docs = 0;
-      let indexes = 0;
-      for (const r of rows) {
-        if (r.name === 'docs') docs += r.pgsize;
-        else indexes += r.pgsize;
-      }
-      return { docs, indexes };
-    } catch {
-      // Without the dbstat table, split the file by record bytes.
-      const pages = this.db.pragma('page_count', { simple: true }) as number;
-      const pageSize = this.db.pragma('page_size', { simple: true }) as number;
-      return { docs: Math.round(pages * pageSize * 0.6), indexes: Math.round(pages * pageSize * 0.4) };
-    }
+  /**
+   * Bytes the file spends on record pages and on everything else (indexes, change log, state).
+   * An O(1) estimate from page counts: walking the b-trees (dbstat) takes seconds on a large file.
+   */
+  private pageSizes(totalBodyBytes: number): { docs: number; indexes: number } {
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    const used = (pages - free) * pageSize;
+    // Record pages carry the bodies plus b-tree and cell overhead, roughly a tenth.
+    const docs = Math.min(used, Math.round(totalBodyBytes * 1.1));
+    return { docs, indexes: used - docs };
   }
 
   async collectionStats(): Promise<CollectionStats[]> {
@@ -547,7 +582,7 @@ export class SqliteDocumentStore implements DocumentStore {
     }>;
     const totalSize = rows.reduce((s, r) => s + r.size, 0) || 1;
     const totalCount = rows.reduce((s, r) => s + r.count, 0) || 1;
-    const pages = this.pageSizes();
+    const pages = this.pageSizes(totalSize);
     return rows.map((r) => {
       const storageSize = Math.round((pages.docs * r.size) / totalSize);
       const totalIndexSize = Math.round((pages.indexes * r.count) / totalCount);
