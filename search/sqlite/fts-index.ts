@@ -31,6 +31,7 @@ const SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(
     value, content = '', contentless_delete = 1, detail = none, tokenize = 'unicode61 remove_diacritics 0'
   );
+  CREATE VIRTUAL TABLE IF NOT EXISTS search_trigram_vocab USING fts5vocab(search_trigram, 'row');
   CREATE TRIGGER IF NOT EXISTS search_strings_added AFTER INSERT ON search_strings BEGIN
     INSERT INTO search_trigram(rowid, value) VALUES (new.rowid, new.value);
     INSERT INTO search_words(rowid, value) VALUES (new.rowid, new.value);
@@ -68,17 +69,26 @@ export interface HookableStore {
 
 const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
-/** A trigram query as an FTS5 MATCH expression; atoms are quoted strings (substrings). */
-export function ftsMatchOf(q: TrigramQuery): string {
+/**
+ * A trigram query as an FTS5 MATCH expression. Atoms are quoted substrings (FTS5 phrases), or,
+ * with `rewriteAtom`, whatever it makes of them (a few of their rarest trigrams).
+ */
+export function ftsMatchOf(q: TrigramQuery, rewriteAtom: (atom: string) => string = quote): string {
   if (q.op === 'all' || q.op === 'none') throw new Error(`${q.op} has no MATCH form`);
-  const parts = [...q.atoms.map(quote), ...q.subs.map((s) => `(${ftsMatchOf(s)})`)];
+  const parts = [...q.atoms.map(rewriteAtom), ...q.subs.map((s) => `(${ftsMatchOf(s, rewriteAtom)})`)];
   return parts.join(q.op === 'and' ? ' AND ' : ' OR ');
 }
+
+/** Trigrams of an atom used in MATCH: a phrase must read every trigram's doclist; a few rare ones cost far less. */
+const TRIGRAMS_PER_ATOM = 3;
+const FREQUENCY_TTL_MS = 5 * 60_000;
+const FREQUENCY_CACHE_SIZE = 200_000;
 
 export class FtsSearchIndex implements SearchIndex {
   readonly engine = 'sqlite-fts5' as const;
   readonly synchronous: boolean;
   private readonly statements = new Map<string, Statement>();
+  private readonly frequencies = new Map<string, { count: number; at: number }>();
 
   /**
    * @param db the database to keep the index in.
@@ -223,7 +233,7 @@ export class FtsSearchIndex implements SearchIndex {
       const query = trigramQueryOfPredicate(predicate);
       if (query.op === 'all') return { all: true };
       if (query.op === 'none') return { all: false, ids: new Set() };
-      match = ftsMatchOf(query);
+      match = ftsMatchOf(query, (atom) => this.rarestTrigrams(atom));
       table = 'search_trigram';
     }
     const scope = indexedPathScope(predicate.path);
@@ -263,6 +273,38 @@ export class FtsSearchIndex implements SearchIndex {
       }
     }
     return { all: false, ids };
+  }
+
+  /**
+   * How many strings hold a trigram. Reading it from the vocabulary walks the trigram's doclist,
+   * so counts are cached for a while: they only steer the choice of trigrams, never the result.
+   */
+  private trigramFrequency(trigram: string): number {
+    const now = Date.now();
+    const cached = this.frequencies.get(trigram);
+    if (cached && now - cached.at < FREQUENCY_TTL_MS) return cached.count;
+    const count =
+      (this.stmt('SELECT doc FROM search_trigram_vocab WHERE term = ?').pluck().get(trigram) as
+        number | undefined) ?? 0;
+    if (this.frequencies.size >= FREQUENCY_CACHE_SIZE) this.frequencies.clear();
+    this.frequencies.set(trigram, { count, at: now });
+    return count;
+  }
+
+  /**
+   * The AND of an atom's rarest trigrams (a superset of the phrase; the source of truth decides).
+   * Document counts come from the FTS5 vocabulary; a trigram no string has makes the atom false.
+   */
+  private rarestTrigrams(atom: string): string {
+    const chars = [...atom];
+    if (chars.length <= 3) return quote(atom);
+    const seen = new Map<string, number>();
+    for (let i = 0; i + 3 <= chars.length; i++) {
+      const t = chars[i]! + chars[i + 1]! + chars[i + 2]!;
+      if (!seen.has(t)) seen.set(t, this.trigramFrequency(t));
+    }
+    const rarest = [...seen.entries()].sort((a, b) => a[1] - b[1]).slice(0, TRIGRAMS_PER_ATOM);
+    return `(${rarest.map(([t]) => quote(t)).join(' AND ')})`;
   }
 
   async clear(collection: string): Promise<void> {
