@@ -6,6 +6,7 @@
 import type { DocumentStore, Doc, Filter, WriteResult } from '../src/store/port.ts';
 import type { SearchIndex } from './port.ts';
 import { catchUp } from './maintenance.ts';
+import { assertRegexLengths } from './filter-predicates.ts';
 
 export class RecordWriter {
   constructor(
@@ -21,6 +22,7 @@ export class RecordWriter {
 
   /** Deletes the records matching `filter` (at most `limit`); returns their ids. */
   async delete(collection: string, filter: Filter, limit?: number): Promise<string[]> {
+    assertRegexLengths(filter);
     const ids = await this.store.deleteMany(collection, filter, limit);
     if (ids.length > 0) await this.afterWrite(() => this.index.remove(collection, ids));
     return ids;

@@ -146,3 +146,16 @@ describe('QueryPlanner', () => {
     });
   });
 });
+
+describe('RecordWriter', () => {
+  it('refuses over-long patterns in a delete filter before touching the store', async () => {
+    const { RecordWriter } = await import('../../search/writer.ts');
+    let deleted = false;
+    const store = { deleteMany: async () => ((deleted = true), []) } as unknown as DocumentStore;
+    const writer = new RecordWriter(store, fixedIndex({}));
+    await expect(
+      writer.delete('biosample_set', { name: { $regex: 'y'.repeat(1500) } }),
+    ).rejects.toMatchObject({ status: 422 });
+    expect(deleted).toBe(false);
+  });
+});
