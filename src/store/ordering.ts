@@ -102,17 +102,29 @@ export function sortKeyOf(doc: unknown, path: string, direction: 1 | -1): unknow
   return best;
 }
 
-/** Sorts records in place by the given keys, `id` ascending breaking ties. */
-export function sortDocs<T extends Doc>(docs: T[], sort: Sort): T[] {
-  const keys: Sort = sort.some(([f]) => f === 'id') ? sort : [...sort, ['id', 1]];
-  const decorated = docs.map((doc) => ({ doc, keys: keys.map(([path, dir]) => sortKeyOf(doc, path, dir)) }));
-  decorated.sort((x, y) => {
-    for (let i = 0; i < keys.length; i++) {
+/** The sort with `id` ascending appended as the final tie-breaker (unless it sorts by id already). */
+export function withIdTieBreaker(sort: Sort): Sort {
+  return sort.some(([f]) => f === 'id') ? sort : [...sort, ['id', 1]];
+}
+
+/** Sorts items whose sort keys (one per entry of `sort`, from `sortKeyOf`) are already computed. */
+export function sortByKeys<T extends { keys: unknown[] }>(items: T[], sort: Sort): T[] {
+  return items.sort((x, y) => {
+    for (let i = 0; i < sort.length; i++) {
       const c = keyCompare(x.keys[i], y.keys[i]);
-      if (c !== 0) return c * keys[i]![1];
+      if (c !== 0) return c * sort[i]![1];
     }
     return 0;
   });
+}
+
+/** Sorts records in place by the given keys, `id` ascending breaking ties. */
+export function sortDocs<T extends Doc>(docs: T[], sort: Sort): T[] {
+  const keys = withIdTieBreaker(sort);
+  const decorated = sortByKeys(
+    docs.map((doc) => ({ doc, keys: keys.map(([path, dir]) => sortKeyOf(doc, path, dir)) })),
+    keys,
+  );
   for (let i = 0; i < docs.length; i++) docs[i] = decorated[i]!.doc;
   return docs;
 }

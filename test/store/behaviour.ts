@@ -355,6 +355,42 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         expect(short(await store.find(C, {}, { skip: 1, limit: 2 }))).toEqual(['a2', 'a3']);
       });
 
+      it('sorts candidate-restricted and indexed matches, including keys that reach arrays and objects', async () => {
+        const candidateIds = ['nmdc:bsm-11-a1', 'nmdc:bsm-11-a3', 'nmdc:bsm-11-a4'];
+        expect(short(await store.find(C, {}, { sort: [['scores', -1]], candidateIds }))).toEqual([
+          'a4',
+          'a1',
+          'a3',
+        ]);
+        expect(
+          short(
+            await store.find(
+              C,
+              { ecosystem_category: 'Plants' },
+              { sort: [['scores', -1]], limit: 1, candidateIds },
+            ),
+          ),
+        ).toEqual(['a3']);
+        expect(
+          short(await store.find(C, { type: 'nmdc:Biosample' }, { sort: [['samples.mass', 1]] })),
+        ).toEqual(['a3', 'a4', 'a5', 'a2', 'a1']);
+        expect(
+          short(
+            await store.find(
+              C,
+              { type: 'nmdc:Biosample' },
+              {
+                sort: [
+                  ['lat_lon', -1],
+                  ['name', 1],
+                ],
+                limit: 3,
+              },
+            ),
+          ),
+        ).toEqual(['a1', 'a2', 'a5']);
+      });
+
       it('projects dotted paths, always includes id and never _id', async () => {
         const [doc] = await store.find(
           C,

@@ -92,6 +92,39 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  it('sorts the matches of an indexed filter by reading keys in SQLite, parsing only the page', async () => {
+    const { store, dispose } = openTemporaryStore();
+    try {
+      const docs = biosamples(3000);
+      await store.upsertMany('biosample_set', docs);
+      store.counters.bodiesParsed = 0;
+      const page = await store.find(
+        'biosample_set',
+        { ecosystem_category: 'Terrestrial' },
+        {
+          sort: [
+            ['depth.has_numeric_value', -1],
+            ['name', 1],
+          ],
+          skip: 5,
+          limit: 10,
+        },
+      );
+      const expected = docs
+        .filter((d) => d.ecosystem_category === 'Terrestrial')
+        .sort((a, b) => {
+          const da = (a.depth as { has_numeric_value: number }).has_numeric_value;
+          const db = (b.depth as { has_numeric_value: number }).has_numeric_value;
+          return db - da || (a.name as string).localeCompare(b.name as string);
+        })
+        .slice(5, 15);
+      expect(page).toEqual(expected);
+      expect(store.counters.bodiesParsed).toBe(10);
+    } finally {
+      await dispose();
+    }
+  });
+
   it('keeps keyset paging cost flat as the cursor advances', async () => {
     const { store, dispose } = openTemporaryStore();
     try {

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import { BadRequest } from '../../http/errors.ts';
 import { compileFilter } from '../filter.ts';
-import { sortDocs } from '../ordering.ts';
+import { sortByKeys, sortDocs, sortKeyOf, withIdTieBreaker } from '../ordering.ts';
 import { compileProjection } from '../projection.ts';
 import type {
   CollectionStats,
@@ -18,6 +18,7 @@ import type {
   Filter,
   FindOptions,
   Projection,
+  Sort,
   WriteResult,
 } from '../port.ts';
 import {
@@ -384,6 +385,113 @@ export class SqliteDocumentStore implements DocumentStore {
     }
   }
 
+  /**
+   * A sorted page without parsing every match: when the index decides the filter exactly, sort
+   * keys come from SQLite's JSON functions and only the page's records are parsed. A record
+   * whose key path meets an array or object is parsed to follow MongoDB's array rules.
+   * Undefined when the filter needs the full check on every record.
+   */
+  private sortedPageFromKeys(
+    collection: string,
+    filter: Filter,
+    sort: Sort,
+    skip: number,
+    limit: number | undefined,
+    candidateIds: Iterable<string> | undefined,
+  ): Doc[] | undefined {
+    compileFilter(filter);
+    const plan = planIndex(filter);
+    const empty = Object.keys(filter).length === 0;
+    if (!empty && !plan.exact) return undefined;
+    const keys = withIdTieBreaker(sort);
+    const paths = keys.map(([p]) => p.split('.'));
+    if (paths.some((segs) => segs.some((seg) => seg === '' || /["\\]/.test(seg)))) return undefined;
+    const jsonPath = (segs: string[]) => '$' + segs.map((seg) => `."${seg}"`).join('');
+    const columns: string[] = [];
+    const pathParams: string[] = [];
+    for (const segs of paths) {
+      columns.push('json_extract(x.body, ?)');
+      pathParams.push(jsonPath(segs));
+      for (let i = 1; i <= segs.length; i++) {
+        columns.push('json_type(x.body, ?)');
+        pathParams.push(jsonPath(segs.slice(0, i)));
+      }
+    }
+    const select = `SELECT x.id AS id, ${columns.map((c, i) => `${c} AS c${i}`).join(', ')} FROM docs x`;
+    let rows: Array<Record<string, unknown>> = [];
+    if (candidateIds !== undefined || plan.conditions.length > 0) {
+      let ids: string[];
+      if (candidateIds !== undefined) {
+        const params: SqlParam[] = [];
+        const conds = conditionsSql('x', plan.conditions, params);
+        if (!empty && !conds.complete) return undefined;
+        ids = [];
+        const all = [...new Set(candidateIds)];
+        const sql = `SELECT x.id AS id FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))${conds.sql}`;
+        for (let i = 0; i < all.length; i += CHUNK * 10) {
+          const found = this.stmt(sql).all(
+            collection,
+            JSON.stringify(all.slice(i, i + CHUNK * 10)),
+            ...params,
+          ) as Array<{ id: string }>;
+          for (const r of found) ids.push(r.id);
+        }
+      } else {
+        const { from, where, params, complete } = this.candidateIdSql(collection, plan);
+        if (!complete) return undefined;
+        ids = (
+          this.stmt(`SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')}`).all(
+            ...params,
+          ) as Array<{ id: string }>
+        ).map((r) => r.id);
+      }
+      const sql = `${select} WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))`;
+      for (let i = 0; i < ids.length; i += CHUNK * 10) {
+        rows.push(
+          ...(this.stmt(sql).all(
+            ...pathParams,
+            collection,
+            JSON.stringify(ids.slice(i, i + CHUNK * 10)),
+          ) as typeof rows),
+        );
+      }
+    } else {
+      rows = this.stmt(`${select} WHERE x.collection = ?`).all(...pathParams, collection) as typeof rows;
+    }
+    const items = rows.map((row) => {
+      const id = row.id as string;
+      const values: unknown[] = [];
+      let col = 0;
+      let parse = false;
+      for (const segs of paths) {
+        const value = row[`c${col++}`];
+        let type: unknown = null;
+        for (let i = 0; i < segs.length; i++) {
+          type = row[`c${col++}`];
+          if (type === 'array' || (type === 'object' && i === segs.length - 1)) parse = true;
+        }
+        values.push(type === null ? null : type === 'true' ? true : type === 'false' ? false : value);
+      }
+      return { id, keys: values, parse };
+    });
+    const needParse = items.filter((it) => it.parse);
+    const pending = new Map(needParse.map((it) => [it.id, it]));
+    if (needParse.length > 0) {
+      for (const row of this.loadBodies(
+        collection,
+        needParse.map((it) => it.id),
+      )) {
+        const doc = this.parse(row.body);
+        const item = pending.get(row.id)!;
+        item.keys = keys.map(([p, dir]) => sortKeyOf(doc, p, dir));
+      }
+    }
+    sortByKeys(items, keys);
+    const pageIds = items.slice(skip, limit === undefined ? undefined : skip + limit).map((it) => it.id);
+    const byId = new Map(this.loadBodies(collection, pageIds).map((r) => [r.id, r.body]));
+    return pageIds.map((id) => this.parse(byId.get(id)!));
+  }
+
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
     const skip = options.skip ?? 0;
     const limit = options.limit && options.limit > 0 ? options.limit : undefined;
@@ -410,6 +518,8 @@ export class SqliteDocumentStore implements DocumentStore {
       return out;
     }
 
+    const fast = this.sortedPageFromKeys(collection, filter, sort!, skip, limit, options.candidateIds);
+    if (fast) return fast.map(project);
     const all = [...this.matchesInIdOrder(collection, filter, options.candidateIds, options.afterId, CHUNK)];
     sortDocs(all, sort!);
     const page = all.slice(skip, limit === undefined ? undefined : skip + limit);
