@@ -518,7 +518,9 @@ export class SqliteDocumentStore implements DocumentStore {
       return out;
     }
 
-    const fast = this.sortedPageFromKeys(collection, filter, sort!, skip, limit, options.candidateIds);
+    const fast =
+      options.afterId === undefined &&
+      this.sortedPageFromKeys(collection, filter, sort!, skip, limit, options.candidateIds);
     if (fast) return fast.map(project);
     const all = [...this.matchesInIdOrder(collection, filter, options.candidateIds, options.afterId, CHUNK)];
     sortDocs(all, sort!);
