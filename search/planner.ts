@@ -5,7 +5,7 @@
  * stay exact). Every read of metadata records goes through here.
  */
 import type { DocumentStore, Doc, Filter, FindOptions } from '../src/store/port.ts';
-import type { Candidates, SearchIndex } from './port.ts';
+import type { Candidates, IndexablePredicate, SearchIndex } from './port.ts';
 import { assertRegexLengths, conjunctsOf, type Conjunct } from './filter-predicates.ts';
 
 export type PlannedFind = Omit<FindOptions, 'candidateIds'>;
@@ -26,9 +26,12 @@ export interface QueryPlan {
 
 const ALL: Candidates = { all: true };
 const SIZE_TTL_MS = 10_000;
+const UNNARROWABLE_TTL_MS = 10_000;
+const UNNARROWABLE_CACHE_SIZE = 1000;
 
 export class QueryPlanner {
   private readonly sizes = new Map<string, { count: number; at: number }>();
+  private readonly unnarrowable = new Map<string, number>();
   private readonly candidateShare: number;
   private readonly maxCandidates: number;
 
@@ -71,13 +74,34 @@ export class QueryPlanner {
     for (const c of conjuncts) {
       const found =
         c.kind === 'predicate'
-          ? await this.index.candidates(collection, c.predicate, limit)
+          ? await this.predicateCandidates(collection, c.predicate, limit)
           : await this.union(collection, c.branches, limit);
       if (found.all) continue;
       result = result === null ? found.ids : new Set([...found.ids].filter((id) => result!.has(id)));
       if (result.size === 0) break;
     }
     return result === null ? ALL : { all: false, ids: result };
+  }
+
+  /**
+   * Asks the index, remembering for a few seconds which predicates it could not narrow: giving up
+   * costs a bounded walk of the index, and a scan is always a correct answer, so repeats (a find
+   * and its count, the next page) skip straight to it.
+   */
+  private async predicateCandidates(
+    collection: string,
+    predicate: IndexablePredicate,
+    limit: number,
+  ): Promise<Candidates> {
+    const key = `${collection}\u0000${JSON.stringify(predicate)}`;
+    const until = this.unnarrowable.get(key);
+    if (until !== undefined && until > Date.now()) return ALL;
+    const found = await this.index.candidates(collection, predicate, limit);
+    if (found.all) {
+      if (this.unnarrowable.size >= UNNARROWABLE_CACHE_SIZE) this.unnarrowable.clear();
+      this.unnarrowable.set(key, Date.now() + UNNARROWABLE_TTL_MS);
+    }
+    return found;
   }
 
   private async union(collection: string, branches: Conjunct[][], limit: number): Promise<Candidates> {

@@ -135,6 +135,17 @@ describe('QueryPlanner', () => {
     );
   });
 
+  it('does not ask the index again, for a few seconds, about a predicate it could not narrow', async () => {
+    const { store } = recordingStore(1000);
+    const index = fixedIndex({ abc: ids('a') });
+    const planner = new QueryPlanner(store, index);
+    await planner.count('biosample_set', { name: { $regex: 'a.b' } });
+    await planner.find('biosample_set', { name: { $regex: 'a.b' } });
+    await planner.find('biosample_set', { name: { $regex: 'abc' } });
+    await planner.find('biosample_set', { name: { $regex: 'abc' } });
+    expect(index.asked.map((p) => (p as { pattern: string }).pattern)).toEqual(['a.b', 'abc', 'abc']);
+  });
+
   it('refuses patterns longer than 1,000 characters anywhere in the filter with a 422', async () => {
     const { store } = recordingStore(1000);
     const planner = new QueryPlanner(store, fixedIndex({}));
