@@ -9,5 +9,26 @@ export default defineConfig({
     reporters: ['default', 'json'],
     outputFile: { json: 'artifacts/vitest.json' },
     env: { LOG_LEVEL: 'silent', PACT_DO_NOT_TRACK: 'true' },
+    // Pact consumers write pacts/ before anything else runs; the provider verification reads them.
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'pact-consumers',
+          include: ['contract-tests/consumer/**/*.test.ts'],
+          // `extends` merges the root include; keep every other kind of test out of this group.
+          exclude: ['**/node_modules/**', 'test/**', 'search/**', 'contract-tests/provider/**'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'service',
+          exclude: ['**/node_modules/**', '**/.git/**', 'contract-tests/consumer/**'],
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
