@@ -29,6 +29,9 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.set('trust proxy', 'loopback');
   app.use(
     helmet({
+      // The docs page's ORCID login runs in a popup that passes through the external issuer and
+      // must still reach its opener when it comes back (the default, same-origin, cuts it off).
+      crossOriginOpenerPolicy: { policy: 'same-origin-allow-popups' },
       // Swagger UI needs inline styles; scripts are served from our own origin.
       contentSecurityPolicy: {
         directives: {
@@ -41,6 +44,11 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
       },
     }),
   );
+  // Every step of that popup (redirects included) must leave the popup in its opener's group.
+  app.use(['/oidc', '/login/external', '/docs/oauth2-redirect.html'], (_req, res, next) => {
+    res.setHeader('Cross-Origin-Opener-Policy', 'unsafe-none');
+    next();
+  });
   app.use(
     pinoHttp({
       logger: deps.logger,
@@ -78,9 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.use(systemRouter(deps));
   app.use(metadataRouter(deps, planner));
   app.use(auth.apiRouter);
-  app.use(
-    queriesRouter(deps, planner, auth, new RecordWriter(deps.store, deps.searchIndex)),
-  );
+  app.use(queriesRouter(deps, planner, auth, new RecordWriter(deps.store, deps.searchIndex)));
   app.use(() => {
     throw new NotFound();
   });
