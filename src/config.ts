@@ -92,11 +92,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const clientId = env.EXTERNAL_OIDC_CLIENT_ID;
     const clientSecret = env.EXTERNAL_OIDC_CLIENT_SECRET;
     if (!clientId || !clientSecret) {
-      throw new ConfigError('EXTERNAL_OIDC_CLIENT_ID and EXTERNAL_OIDC_CLIENT_SECRET are required with EXTERNAL_OIDC_ISSUER');
+      throw new ConfigError(
+        'EXTERNAL_OIDC_CLIENT_ID and EXTERNAL_OIDC_CLIENT_SECRET are required with EXTERNAL_OIDC_ISSUER',
+      );
     }
     externalOidc = { issuer, clientId, clientSecret, label: env.EXTERNAL_OIDC_LABEL || 'ORCID' };
   }
-  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, '');
+  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
+    /\/$/,
+    '',
+  );
   return {
     port,
     host: env.HOST || '0.0.0.0',
