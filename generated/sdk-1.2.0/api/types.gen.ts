@@ -350,9 +350,11 @@ export type Health = {
  * - `attr:value` is equality on the string.
  * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
  * parses as one.
- * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
- * nested under it) contains `text`, case-insensitively. It is answered from a search index
- * with exactly the results a collection scan would give.
+ * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+ * reached through dotted paths and arrays as in MongoDB) contains `text`,
+ * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+ * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+ * answered from a search index with exactly the results a collection scan would give.
  *
  * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
  * colon: 400.
@@ -413,9 +415,11 @@ export type FindStudiesData = {
          * - `attr:value` is equality on the string.
          * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
          * parses as one.
-         * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
-         * nested under it) contains `text`, case-insensitively. It is answered from a search index
-         * with exactly the results a collection scan would give.
+         * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+         * reached through dotted paths and arrays as in MongoDB) contains `text`,
+         * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+         * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+         * answered from a search index with exactly the results a collection scan would give.
          *
          * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
          * colon: 400.
@@ -523,9 +527,11 @@ export type FindBiosamplesData = {
          * - `attr:value` is equality on the string.
          * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
          * parses as one.
-         * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
-         * nested under it) contains `text`, case-insensitively. It is answered from a search index
-         * with exactly the results a collection scan would give.
+         * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+         * reached through dotted paths and arrays as in MongoDB) contains `text`,
+         * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+         * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+         * answered from a search index with exactly the results a collection scan would give.
          *
          * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
          * colon: 400.
@@ -633,9 +639,11 @@ export type FindDataObjectsData = {
          * - `attr:value` is equality on the string.
          * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
          * parses as one.
-         * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
-         * nested under it) contains `text`, case-insensitively. It is answered from a search index
-         * with exactly the results a collection scan would give.
+         * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+         * reached through dotted paths and arrays as in MongoDB) contains `text`,
+         * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+         * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+         * answered from a search index with exactly the results a collection scan would give.
          *
          * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
          * colon: 400.
@@ -743,9 +751,11 @@ export type FindActivitiesData = {
          * - `attr:value` is equality on the string.
          * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
          * parses as one.
-         * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
-         * nested under it) contains `text`, case-insensitively. It is answered from a search index
-         * with exactly the results a collection scan would give.
+         * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+         * reached through dotted paths and arrays as in MongoDB) contains `text`,
+         * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+         * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+         * answered from a search index with exactly the results a collection scan would give.
          *
          * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
          * colon: 400.

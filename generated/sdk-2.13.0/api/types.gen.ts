@@ -355,9 +355,11 @@ export type Health = {
  * - `attr:value` is equality on the string.
  * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
  * parses as one.
- * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
- * nested under it) contains `text`, case-insensitively. It is answered from a search index
- * with exactly the results a collection scan would give.
+ * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+ * reached through dotted paths and arrays as in MongoDB) contains `text`,
+ * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+ * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+ * answered from a search index with exactly the results a collection scan would give.
  *
  * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
  * colon: 400.
@@ -418,9 +420,11 @@ export type FindStudiesData = {
          * - `attr:value` is equality on the string.
          * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
          * parses as one.
-         * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
-         * nested under it) contains `text`, case-insensitively. It is answered from a search index
-         * with exactly the results a collection scan would give.
+         * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+         * reached through dotted paths and arrays as in MongoDB) contains `text`,
+         * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+         * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+         * answered from a search index with exactly the results a collection scan would give.
          *
          * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
          * colon: 400.
@@ -528,9 +532,11 @@ export type FindBiosamplesData = {
          * - `attr:value` is equality on the string.
          * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
          * parses as one.
-         * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
-         * nested under it) contains `text`, case-insensitively. It is answered from a search index
-         * with exactly the results a collection scan would give.
+         * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+         * reached through dotted paths and arrays as in MongoDB) contains `text`,
+         * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+         * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+         * answered from a search index with exactly the results a collection scan would give.
          *
          * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
          * colon: 400.
@@ -638,9 +644,11 @@ export type FindDataObjectsData = {
          * - `attr:value` is equality on the string.
          * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
          * parses as one.
-         * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
-         * nested under it) contains `text`, case-insensitively. It is answered from a search index
-         * with exactly the results a collection scan would give.
+         * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+         * reached through dotted paths and arrays as in MongoDB) contains `text`,
+         * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+         * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+         * answered from a search index with exactly the results a collection scan would give.
          *
          * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
          * colon: 400.
@@ -748,9 +756,11 @@ export type FindPlannedProcessesData = {
          * - `attr:value` is equality on the string.
          * - `attr:>=n`, `attr:<=n`, `attr:>n`, `attr:<n` compare; the operand becomes a number when it
          * parses as one.
-         * - `attr.search:text` matches records whose `attr` (a string, an array of strings, or strings
-         * nested under it) contains `text`, case-insensitively. It is answered from a search index
-         * with exactly the results a collection scan would give.
+         * - `attr.search:text` matches records whose `attr` (a string, or an array of strings,
+         * reached through dotted paths and arrays as in MongoDB) contains `text`,
+         * case-insensitively: it is the filter `{"attr": {"$regex": "<text, escaped>", "$options": "i"}}`.
+         * Name nested values by their path (`env_broad_scale.term.name.search:soil`). It is
+         * answered from a search index with exactly the results a collection scan would give.
          *
          * Dotted attribute paths reach into nested objects and arrays as in MongoDB. A pair without a
          * colon: 400.
