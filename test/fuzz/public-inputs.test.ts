@@ -127,7 +127,7 @@ describe('fuzzed public inputs', () => {
   it('schema finds answer 2xx or 4xx for any JSON filter, projection, page size and page token', async () => {
     const collection = fc.oneof(
       fc.constantFrom('biosample_set', 'study_set', 'data_object_set', 'workflow_execution_set', 'nope'),
-      oddText.map((s) => encodeURIComponent(s.toWellFormed())),
+      oddText.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, '\ufffd'))),
     );
     const query = fc.record(
       {
@@ -172,7 +172,7 @@ describe('fuzzed public inputs', () => {
         encode,
         fc.option(projectionText),
         async (tpl, id, enc, projection) => {
-          const path = tpl.replace(':id', enc(id.toWellFormed()) || '%20');
+          const path = tpl.replace(':id', enc(id.replace(/[\ud800-\udfff]/g, '\ufffd')) || '%20');
           const res = await get(path, projection === null ? {} : { projection });
           holds(res, `GET ${path}`);
         },
