@@ -1,0 +1,171 @@
+/**
+ * `npm run bench:load` — a mixed read workload at a fixed request rate against the embedded
+ * default, served by a separate process on 127.0.0.1 with 10^5 biosamples.
+ * Flags: --rate 1000 --seconds 60 --biosamples 100000 --connections 64.
+ * Reports throughput, p50/p99, errors, 5xx, timeouts and the server's resident memory.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import autocannon from 'autocannon';
+
+const flag = (name: string, fallback: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const rate = flag('rate', 1000);
+const seconds = flag('seconds', 60);
+const biosamples = flag('biosamples', 100_000);
+const connections = flag('connections', 64);
+
+const root = path.resolve(import.meta.dirname, '../..');
+const tsxNode = ['--import', 'tsx'];
+
+function run(args: string[], env: NodeJS.ProcessEnv): void {
+  const r = spawnSync(process.execPath, [...tsxNode, ...args], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}`);
+}
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+function rssMiB(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not become healthy');
+}
+
+async function main(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-load-'));
+  const env = { ...process.env, DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'warn' };
+  const file = path.join(dataDir, 'records.json.gz');
+  const t0 = performance.now();
+  const studies = Math.max(1, Math.round(biosamples / 1000));
+  run(
+    [
+      'src/cli/generate-data.ts',
+      '--studies',
+      String(studies),
+      '--biosamples',
+      String(biosamples),
+      '--data-objects',
+      String(biosamples / 5),
+      '--seed',
+      '11',
+      '--out',
+      file,
+    ],
+    env,
+  );
+  run(['src/cli/load.ts', file], env);
+  process.stdout.write(
+    `data: ${biosamples} biosamples generated and loaded in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+  );
+
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [...tsxNode, 'src/main.ts'], {
+    cwd: root,
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: url },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await waitHealthy(url, child);
+    // Real ids and studies to ask for.
+    const sample = (await (
+      await fetch(`${url}/biosamples?per_page=200&fields=id,associated_studies`)
+    ).json()) as {
+      results: Array<{ id: string; associated_studies?: string[] }>;
+    };
+    const ids = sample.results.map((r) => r.id);
+    const studyIds = [...new Set(sample.results.flatMap((r) => r.associated_studies ?? []))];
+    const paths: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const id = encodeURIComponent(ids[i % ids.length]!);
+      const study = encodeURIComponent(studyIds[i % studyIds.length]!);
+      paths.push(
+        `/biosamples/${id}`,
+        `/nmdcschema/ids/${id}`,
+        `/biosamples?filter=associated_studies:${study}&per_page=25`,
+        `/biosamples?filter=ecosystem_category:Terrestrial,depth.has_numeric_value:>${i % 10}&per_page=10`,
+        `/nmdcschema/biosample_set?filter=${encodeURIComponent(JSON.stringify({ associated_studies: studyIds[i % studyIds.length] }))}&max_page_size=10`,
+        `/studies?filter=name.search:soil&per_page=5`,
+        `/biosamples?filter=name.search:${['soil', 'core', 'sediment', 'leaf'][i % 4]}&per_page=10`,
+      );
+    }
+    // Warm-up, then the resident memory the run starts from.
+    await autocannon({
+      url,
+      connections: 8,
+      amount: 2000,
+      requests: [
+        { setupRequest: (r: any) => ({ ...r, path: paths[Math.floor(Math.random() * paths.length)] }) },
+      ],
+    });
+    const rssBefore = rssMiB(child.pid!);
+    let i = 0;
+    const statuses = new Map<number, number>();
+    const instance = autocannon({
+      url,
+      connections,
+      overallRate: rate,
+      duration: seconds,
+      timeout: 10,
+      requests: [{ setupRequest: (r: any) => ({ ...r, path: paths[i++ % paths.length] }) }],
+    });
+    instance.on('response', (_c: unknown, status: number) =>
+      statuses.set(status, (statuses.get(status) ?? 0) + 1),
+    );
+    const result = await instance;
+    const rssAfter = rssMiB(child.pid!);
+    const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
+    const lines = [
+      `workload: ${paths.length} rotating paths (by-id, schema by-id, compact finds, schema finds, .search) at ${rate} req/s for ${seconds} s, ${connections} connections`,
+      `requests: ${result.requests.total} sent, ${(result.requests.total / seconds).toFixed(0)} req/s achieved (mean ${result.requests.average.toFixed(0)}/s)`,
+      `latency ms: p50 ${result.latency.p50}, p90 ${result.latency.p90}, p99 ${result.latency.p99}, max ${result.latency.max}`,
+      `statuses: ${JSON.stringify(Object.fromEntries(statuses))}`,
+      `errors: ${result.errors}, timeouts: ${result.timeouts}, 5xx: ${fivexx}, non-2xx: ${result.non2xx}`,
+      `server RSS MiB: before ${rssBefore.toFixed(1)}, after ${rssAfter.toFixed(1)} (${(((rssAfter - rssBefore) / rssBefore) * 100).toFixed(1)}%)`,
+      `load average at end: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} on ${os.cpus().length} cores`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    const ok = fivexx === 0 && result.timeouts === 0 && result.errors === 0 && rssAfter <= rssBefore * 1.1;
+    process.stdout.write(ok ? 'targets met\n' : 'TARGETS MISSED\n');
+    process.exitCode = ok ? 0 : 1;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`load benchmark failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
