@@ -44,9 +44,14 @@ async function main() {
     const scenario = async (name: string, paths: string[], collection: string, filter: Filter | null) => {
       await hammer(server.url, paths.slice(0, 50), 1); // warm-up
       const f = await hammer(server.url, paths, seconds);
+      const alone = await timeEach(
+        Array.from({ length: 100 }, (_, i) => `${server.url}${paths[i % paths.length]}`),
+      );
       const scan = filter ? await fullScanMs(server, collection, filter) : NaN;
       rows.push({
         scenario: name,
+        '1-conn p50 ms': percentile(alone, 50).toFixed(1),
+        '1-conn p99 ms': percentile(alone, 99).toFixed(1),
         'p50 ms': f.p50,
         'p99 ms': f.p99,
         'req/s': Math.round(f.rps),
@@ -101,7 +106,7 @@ async function main() {
     }
     const tenth = Math.max(1, Math.floor(pageTimes.length / 10));
     console.log(
-      `\nRead path, embedded SQLite: ${biosamples} biosamples, ${dataObjects} data objects, ${studies} studies; ${seconds} s per scenario, 10 connections\n`,
+      `\nRead path, embedded SQLite: ${biosamples} biosamples, ${dataObjects} data objects, ${studies} studies; ${seconds} s per scenario at 10 connections (p50/p99/req/s), plus 100 sequential requests on one connection\n`,
     );
     console.log(table(rows));
     console.log(
