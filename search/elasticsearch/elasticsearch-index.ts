@@ -133,6 +133,15 @@ export class ElasticsearchIndex implements SearchIndex {
 
   static async connect(url: string, prefix: string): Promise<ElasticsearchIndex> {
     const client = new Client({ node: url, requestTimeout: 30_000 });
+    // Fail at start-up, naming the setting, rather than on the first search.
+    try {
+      await client.ping({}, { requestTimeout: 5000, maxRetries: 0 });
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw new Error(
+        `cannot reach Elasticsearch at ELASTICSEARCH_URL (${new URL(url).origin}): ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
     return new ElasticsearchIndex(client as unknown as EsClient, prefix);
   }
 
