@@ -17,6 +17,31 @@ function validationDetail(err: ValidatorError): string {
   return err.message ?? 'Invalid request';
 }
 
+const CONNECTION_ERROR_NAMES = new Set([
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoServerSelectionError',
+  'MongoTopologyClosedError',
+  'MongoNotConnectedError',
+  'ConnectionError',
+  'NoLivingConnectionsError',
+]);
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+/** A lost database or search-index connection: the caller may retry, so 503 rather than 500. */
+function isConnectionError(err: unknown): boolean {
+  for (
+    let e = err as { name?: string; code?: string; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    depth++
+  ) {
+    if ((e.name && CONNECTION_ERROR_NAMES.has(e.name)) || (e.code && CONNECTION_ERROR_CODES.has(e.code)))
+      return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
 /** The one place errors become responses: always `{"detail": ...}` with the right status. */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (res.headersSent) {
@@ -40,6 +65,13 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     // Request validation: the original answers 422 for malformed parameters and bodies.
     const code = status === 400 ? 422 : status;
     res.status(code).json({ detail: validationDetail(err) });
+    return;
+  }
+  if (isConnectionError(err)) {
+    req.log?.error({ err }, 'backing service unreachable');
+    res
+      .status(503)
+      .json({ detail: 'A backing service (database or search index) is unreachable; try again shortly' });
     return;
   }
   req.log?.error({ err }, 'unhandled error');
