@@ -66,6 +66,9 @@ export async function startBenchServer(options: GenerateOptions): Promise<BenchS
   const server: Server = await new Promise((resolve) => {
     const s = built.app.listen(0, '127.0.0.1', () => resolve(s));
   });
+  // As in main.ts: idle keep-alive sockets outlive a long full-scan step, so the client never
+  // reuses one the server has just closed.
+  server.keepAliveTimeout = 65_000;
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
