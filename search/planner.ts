@@ -7,6 +7,7 @@
 import type { DocumentStore, Doc, Filter, FindOptions } from '../src/store/port.ts';
 import type { Candidates, IndexablePredicate, SearchIndex } from './port.ts';
 import { assertRegexLengths, conjunctsOf, type Conjunct } from './filter-predicates.ts';
+import { CountCache } from './count-cache.ts';
 
 export type PlannedFind = Omit<FindOptions, 'candidateIds'>;
 
@@ -34,6 +35,7 @@ export class QueryPlanner {
   private readonly unnarrowable = new Map<string, number>();
   private readonly candidateShare: number;
   private readonly maxCandidates: number;
+  private readonly counts: CountCache;
 
   constructor(
     readonly store: DocumentStore,
@@ -42,6 +44,7 @@ export class QueryPlanner {
   ) {
     this.candidateShare = options.candidateShare ?? 0.2;
     this.maxCandidates = options.maxCandidates ?? 50_000;
+    this.counts = new CountCache(store);
   }
 
   async find(collection: string, filter: Filter, options: PlannedFind = {}): Promise<Doc[]> {
@@ -51,8 +54,10 @@ export class QueryPlanner {
   }
 
   async count(collection: string, filter: Filter): Promise<number> {
-    const plan = await this.plan(collection, filter);
-    return this.store.count(collection, filter, plan.candidates ?? undefined);
+    return this.counts.count(collection, filter, async () => {
+      const plan = await this.plan(collection, filter);
+      return this.store.count(collection, filter, plan.candidates ?? undefined);
+    });
   }
 
   /** Candidate ids for a filter, or null when the index cannot narrow it. */

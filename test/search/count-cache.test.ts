@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { CountCache } from '../../search/count-cache.ts';
+
+describe('CountCache', () => {
+  let dir: string;
+  let store: SqliteDocumentStore;
+  let computed: number;
+  const filter = { name: { $regex: 'soil', $options: 'i' } };
+  const countSoil = (cache: CountCache, collection = 'biosample_set') =>
+    cache.count(collection, filter, async () => {
+      computed++;
+      return store.count(collection, filter);
+    });
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'count-cache-'));
+    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    computed = 0;
+    await store.upsertMany('biosample_set', [
+      { id: 'nmdc:bsm-11-a', name: 'Soil core' },
+      { id: 'nmdc:bsm-11-b', name: 'Lake water' },
+    ]);
+  });
+  afterEach(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers a repeated count without recomputing it', async () => {
+    const cache = new CountCache(store);
+    expect(await countSoil(cache)).toBe(1);
+    expect(await countSoil(cache)).toBe(1);
+    expect(computed).toBe(1);
+  });
+
+  it('recomputes after a write to the same collection, even one made by another process', async () => {
+    const cache = new CountCache(store);
+    expect(await countSoil(cache)).toBe(1);
+    // A second store handle on the same file stands for another server process.
+    const other = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    await other.upsertMany('biosample_set', [{ id: 'nmdc:bsm-11-c', name: 'Forest soil' }]);
+    await other.close();
+    expect(await countSoil(cache)).toBe(2);
+    await store.deleteMany('biosample_set', { id: 'nmdc:bsm-11-a' });
+    expect(await countSoil(cache)).toBe(1);
+    expect(computed).toBe(3);
+  });
+
+  it('keeps counts of collections that were not written', async () => {
+    const cache = new CountCache(store);
+    await countSoil(cache);
+    await store.upsertMany('study_set', [{ id: 'nmdc:sty-11-x', name: 'Soil study' }]);
+    expect(await countSoil(cache)).toBe(1);
+    expect(computed).toBe(1);
+  });
+
+  it('expires entries after its time bound', async () => {
+    const cache = new CountCache(store, 0);
+    await countSoil(cache);
+    await countSoil(cache);
+    expect(computed).toBe(2);
+  });
+});
