@@ -20,7 +20,7 @@ export interface GeneratedRecord {
 }
 
 /** mulberry32: small, fast, good enough for test data. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

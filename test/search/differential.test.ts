@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateRecords } from '../../src/data/generator.ts';
+import { generateRecords, prng } from '../../src/data/generator.ts';
 import { compileFilter } from '../../src/store/filter.ts';
 import { sortDocs } from '../../src/store/ordering.ts';
 import type { Doc, Filter, Sort } from '../../src/store/port.ts';
@@ -42,17 +42,6 @@ const SORTS: Array<Sort | undefined> = [
     ['collection_date.has_raw_value', -1],
   ],
 ];
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function valuesAt(doc: unknown, segments: string[]): string[] {
   if (segments.length === 0) {
