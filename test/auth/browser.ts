@@ -61,3 +61,23 @@ export class Browser {
     throw new Error(`too many redirects: ${visited.join(' -> ')}`);
   }
 }
+
+/** Redeems an authorization code of the docs page's `swagger-ui` client at the provider's token endpoint. */
+export function redeemDocsClientCode(
+  baseUrl: string,
+  code: string,
+  redirectUri: string,
+  verifier: string,
+): Promise<Response> {
+  return fetch(`${baseUrl}/oidc/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      client_id: 'swagger-ui',
+      code_verifier: verifier,
+    }).toString(),
+  });
+}

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { getJson, startAuthServer, type AuthServer } from './auth-server.ts';
-import { Browser } from './browser.ts';
+import { Browser, redeemDocsClientCode } from './browser.ts';
 
 setBcryptCost(4);
 
@@ -49,17 +49,7 @@ describe('docs client sign-in without an external issuer', () => {
       redirectUri,
     );
     const code = new URL(back).searchParams.get('code')!;
-    const tokenResponse = await fetch(`${server.url}/oidc/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: redirectUri,
-        client_id: 'swagger-ui',
-        code_verifier: verifier,
-      }).toString(),
-    });
+    const tokenResponse = await redeemDocsClientCode(server.url, code, redirectUri, verifier);
     const tokenBody = (await tokenResponse.json()) as { access_token: string };
     const { access_token } = tokenBody;
     expect(decodeJwt(access_token)).toMatchObject({ sub: 'root', aud: `${server.url}/api` });

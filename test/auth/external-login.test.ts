@@ -11,7 +11,7 @@ import {
   startExternalIssuer,
   type ExternalIssuer,
 } from './external-issuer.ts';
-import { Browser } from './browser.ts';
+import { Browser, redeemDocsClientCode } from './browser.ts';
 
 setBcryptCost(4);
 
@@ -113,17 +113,7 @@ describe('external researcher sign-in', () => {
     expect(back.searchParams.get('state')).toBe('docs-state');
     const code = back.searchParams.get('code')!;
 
-    const tokenResponse = await fetch(`${service.url}/oidc/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: redirectUri,
-        client_id: 'swagger-ui',
-        code_verifier: verifier,
-      }).toString(),
-    });
+    const tokenResponse = await redeemDocsClientCode(service.url, code, redirectUri, verifier);
     const tokens = (await tokenResponse.json()) as { access_token: string; token_type: string };
     expect(tokenResponse.status).toBe(200);
     const claims = decodeJwt(tokens.access_token);
