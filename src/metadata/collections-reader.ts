@@ -5,6 +5,7 @@
 import { Aggregator } from 'mingo';
 import type { QueryPlanner } from '../../search/planner.ts';
 import type { Doc, Filter, Sort } from '../store/port.ts';
+import { compileProjection } from '../store/projection.ts';
 
 export interface ReadPage {
   sort?: Sort;
@@ -18,13 +19,6 @@ export interface ReadPage {
 export function withIdTieBreaker(sort: Sort | undefined): Sort | undefined {
   if (!sort || sort.length === 0) return undefined;
   return sort.some(([field]) => field === 'id') ? sort : [...sort, ['id', 1]];
-}
-
-function pick(doc: Doc, fields: string[]): Doc {
-  const [projected] = new Aggregator([{ $project: Object.fromEntries(fields.map((f) => [f, 1])) }]).run([
-    doc,
-  ]);
-  return { ...(projected as Doc), id: doc.id };
 }
 
 export class CollectionsReader {
@@ -54,7 +48,7 @@ export class CollectionsReader {
       : merged.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const start = page.skip ?? 0;
     merged = merged.slice(start, window);
-    return sort && page.projection ? merged.map((d) => pick(d, page.projection!)) : merged;
+    return sort && page.projection ? merged.map(compileProjection(page.projection)) : merged;
   }
 
   async count(collections: string[], filter: Filter): Promise<number> {

@@ -226,5 +226,11 @@ describe('by-id finds', () => {
       'Sequencing A',
       'Assembly A',
     ]);
+    const projected = await request(t.app).get('/planned_processes?sort=name&fields=name').expect(200);
+    expect(projected.body.results).toEqual([
+      { id: 'nmdc:wfmgas-11-p0002', name: 'Assembly A' },
+      { id: 'nmdc:dgns-11-p0001', name: 'Sequencing A' },
+      { id: 'nmdc:dgns-11-p0003', name: 'Sequencing B' },
+    ]);
   });
 });
