@@ -30,12 +30,17 @@ export async function reindexCollection(
 ): Promise<ReindexResult> {
   const started = performance.now();
   const { seq } = await store.changesSince(Number.MAX_SAFE_INTEGER);
-  await index.clear(collection);
+  if (index.beginRebuild) await index.beginRebuild(collection);
+  else await index.clear(collection);
   let done = 0;
-  for await (const batch of store.scan(collection, batchSize)) {
-    await index.index(collection, batch);
-    done += batch.length;
-    onProgress({ collection, done });
+  try {
+    for await (const batch of store.scan(collection, batchSize)) {
+      await index.index(collection, batch);
+      done += batch.length;
+      onProgress({ collection, done });
+    }
+  } finally {
+    await index.endRebuild?.(collection);
   }
   if (!index.synchronous && seq > (await index.watermark())) await index.setWatermark(seq);
   return { collection, records: done, seconds: (performance.now() - started) / 1000 };

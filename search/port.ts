@@ -31,6 +31,12 @@ export interface SearchIndex {
   candidates(collection: string, predicate: IndexablePredicate, limit: number): Promise<Candidates>;
   /** Drop everything for a collection (reindex). */
   clear(collection: string): Promise<void>;
+  /**
+   * Optional bulk mode for a rebuild: `beginRebuild` replaces `clear`, and `endRebuild` (always
+   * called, also after a failure) restores whatever the bulk mode set aside.
+   */
+  beginRebuild?(collection: string): Promise<void>;
+  endRebuild?(collection: string): Promise<void>;
   /** Every indexed id of a collection with its content fingerprint (check-index). */
   fingerprints(collection: string): AsyncIterable<Array<{ id: string; fingerprint: string }>>;
   /** The store change sequence up to which every write is known to be indexed (0: none). */

@@ -10,7 +10,7 @@
  * map to record ids, keeping the predicate's path.
  * The store's write hook keeps the map in step with the records inside the same transaction, so
  * the index is never behind. Strings no record uses any more are harmless (they lead to no id)
- * and are pruned when a collection is cleared.
+ * and are pruned at the end of a rebuild.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
@@ -19,6 +19,9 @@ import { fingerprintOf, indexedPathScope, indexedValuesOf } from '../indexed-val
 import { trigramQueryOfPredicate } from '../predicates.ts';
 import type { TrigramQuery } from '../regex/trigram-query.ts';
 import { wordsOf } from '../words.ts';
+
+const BY_STRING_INDEX =
+  'CREATE INDEX IF NOT EXISTS search_values_by_string ON search_values(string, path, record)';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS search_strings (
@@ -54,7 +57,7 @@ const SCHEMA = `
     string INTEGER NOT NULL,
     PRIMARY KEY (record, path, string)
   ) WITHOUT ROWID;
-  CREATE INDEX IF NOT EXISTS search_values_by_string ON search_values(string, path, record);
+  ${BY_STRING_INDEX};
   CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
@@ -318,28 +321,40 @@ export class FtsSearchIndex implements SearchIndex {
         this.db.exec("INSERT INTO search_trigram(search_trigram) VALUES ('delete-all')");
         this.db.exec("INSERT INTO search_words(search_words) VALUES ('delete-all')");
         this.db.exec('DELETE FROM search_strings');
-      } else {
-        this.pruneStrings();
       }
     })();
   }
 
-  /** Removes strings no record holds any more. */
+  /**
+   * A rebuild keeps the collection's strings (most come back, and tokenizing them again is the
+   * dearest part of indexing), drops the map's by-string index while the map is refilled in
+   * record order, and builds it again in one sorted pass at the end.
+   */
+  async beginRebuild(collection: string): Promise<void> {
+    await this.clear(collection);
+    this.db.exec('DROP INDEX IF EXISTS search_values_by_string');
+  }
+
+  async endRebuild(): Promise<void> {
+    this.db.exec(BY_STRING_INDEX);
+    this.db.transaction(() => this.pruneStrings())();
+  }
+
+  /** Removes strings no record holds any more, in three set-wise statements. */
   pruneStrings(): number {
-    const orphans = this.stmt(
-      'SELECT rowid FROM search_strings s WHERE NOT EXISTS (SELECT 1 FROM search_values v WHERE v.string = s.rowid)',
-    )
-      .pluck()
-      .all() as number[];
-    const fromTrigram = this.stmt('DELETE FROM search_trigram WHERE rowid = ?');
-    const fromWords = this.stmt('DELETE FROM search_words WHERE rowid = ?');
-    const fromStrings = this.stmt('DELETE FROM search_strings WHERE rowid = ?');
-    for (const rowid of orphans) {
-      fromTrigram.run(rowid);
-      fromWords.run(rowid);
-      fromStrings.run(rowid);
+    this.db.exec(
+      'CREATE TEMP TABLE IF NOT EXISTS search_orphans (rowid INTEGER PRIMARY KEY); DELETE FROM temp.search_orphans;',
+    );
+    const found = this.stmt(
+      'INSERT INTO temp.search_orphans(rowid) SELECT rowid FROM search_strings s ' +
+        'WHERE NOT EXISTS (SELECT 1 FROM search_values v WHERE v.string = s.rowid)',
+    ).run().changes;
+    if (found > 0) {
+      for (const table of ['search_trigram', 'search_words', 'search_strings'])
+        this.db.exec(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM temp.search_orphans)`);
     }
-    return orphans.length;
+    this.db.exec('DELETE FROM temp.search_orphans');
+    return found;
   }
 
   async *fingerprints(collection: string): AsyncIterable<Array<{ id: string; fingerprint: string }>> {

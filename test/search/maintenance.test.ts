@@ -63,6 +63,36 @@ describe('index maintenance', () => {
     const hits = await index.candidates(C, { kind: 'search', path: 'name', text: 'permafrost' }, 100);
     expect(hits.all ? -1 : hits.ids.size).toBe(25);
   });
+
+  it('restores the by-string index and prunes strings no record holds after a rebuild, even a failed one', async () => {
+    const strings = () => store.db.prepare('SELECT value FROM search_strings').pluck().all() as string[];
+    const byString = () =>
+      store.db
+        .prepare(
+          "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'search_values_by_string'",
+        )
+        .pluck()
+        .get();
+    index.write(C, [{ id: 'nmdc:sty-11-zzzzzzzz', name: 'ghost study' }], false);
+    expect(strings()).toContain('ghost study');
+    await reindexCollection(store, index, C);
+    expect(byString()).toBe(1);
+    expect(strings()).not.toContain('ghost study');
+    expect(strings()).toContain(studies[3]!.name);
+    const hits = await index.candidates(C, { kind: 'search', path: 'name', text: 'ghost' }, 100);
+    expect(hits).toEqual({ all: false, ids: new Set() });
+
+    const failing = Object.assign(Object.create(store) as SqliteDocumentStore, {
+      scan: async function* () {
+        yield [studies[0]!];
+        throw new Error('source went away');
+      },
+    });
+    await expect(reindexCollection(failing, index, C)).rejects.toThrow('source went away');
+    expect(byString()).toBe(1);
+    const after = await index.candidates(C, { kind: 'search', path: 'name', text: 'river' }, 100);
+    expect(after.all ? -1 : [...after.ids]).toEqual([studies[0]!.id]);
+  });
 });
 
 describe('catch-up loop', () => {
