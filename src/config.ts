@@ -2,6 +2,7 @@
  * Every environment variable the service reads, parsed and typed in one place.
  * An invalid value stops start-up with a message naming the variable.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -36,6 +37,8 @@ export interface Config {
   externalOidc: { issuer: string; clientId: string; clientSecret: string; label: string } | undefined;
   /** Largest accepted request body. `MAX_BODY_BYTES`, default 1 MiB. */
   maxBodyBytes: number;
+  /** Server processes sharing the port (Node cluster). `WORKERS`, default 1; `auto` = one per core. */
+  workers: number;
 }
 
 export class ConfigError extends Error {}
@@ -119,5 +122,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeys: env.SIGNING_KEYS || undefined,
     externalOidc,
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    workers: env.WORKERS === 'auto' ? os.availableParallelism() : integer(env, 'WORKERS', 1, 1, 64),
   };
 }

@@ -1,6 +1,10 @@
 /**
  * Process entry: read config, open the stores, build the app, listen, shut down cleanly.
+ * With `WORKERS` > 1 the primary prepares the shared state once (demo data, accounts, signing
+ * keys), then forks that many server processes sharing the port; the stores are shared, so
+ * page tokens, cursors, sessions and tokens work across them.
  */
+import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
@@ -8,12 +12,14 @@ import { buildApp } from './app.ts';
 import { openStore } from './store/index.ts';
 import { openSearchIndex } from '../search/index.ts';
 import { prepareData } from './startup.ts';
+import { ensureAccounts } from './accounts/index.ts';
+import { loadServiceKeys } from './auth/keys.ts';
 
-async function main(config: Config): Promise<void> {
+async function serve(config: Config, prepared: boolean): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
-  await prepareData({ config, store, searchIndex, logger });
+  if (!prepared) await prepareData({ config, store, searchIndex, logger });
   const built = await buildApp({ config, store, searchIndex, logger });
   const server: Server = built.app.listen(config.port, config.host, () => {
     logger.info({ port: config.port, host: config.host }, `listening; docs at ${config.publicUrl}/docs`);
@@ -53,7 +59,51 @@ try {
   }
   throw err;
 }
-main(config).catch((err) => {
+/** Shared state every worker expects to find, created once so that workers never race to create it. */
+async function prepareShared(config: Config): Promise<void> {
+  const logger = pino({ level: config.logLevel });
+  const store = await openStore(config, logger);
+  const searchIndex = await openSearchIndex(config, store, logger);
+  try {
+    await prepareData({ config, store, searchIndex, logger });
+    await ensureAccounts({ config, store, logger });
+    await loadServiceKeys(config.signingKeys, store.state);
+  } finally {
+    await searchIndex.close();
+    await store.close();
+  }
+}
+
+/** Forks the workers, replaces any that dies, and passes SIGTERM/SIGINT on to them. */
+async function supervise(config: Config): Promise<void> {
+  const logger = pino({ level: config.logLevel });
+  await prepareShared(config);
+  let stopping = false;
+  const fork = () => cluster.fork({ NMDC_PREPARED: '1' });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    logger.error({ pid: worker.process.pid, code, signal }, 'server process died; starting another');
+    fork();
+  });
+  for (let i = 0; i < config.workers; i++) fork();
+  logger.info({ workers: config.workers }, 'server processes started');
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+const run =
+  config.workers > 1 && cluster.isPrimary
+    ? supervise(config)
+    : serve(config, cluster.isWorker && process.env.NMDC_PREPARED === '1');
+run.catch((err) => {
   console.error(`Start-up failed: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

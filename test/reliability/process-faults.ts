@@ -2,6 +2,7 @@
  * The server as a child process, for fault tests and the kill script: start, wait healthy,
  * SIGKILL or SIGTERM, restart on the same data folder.
  */
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -65,4 +66,26 @@ export async function kill(
 ): Promise<number | null> {
   server.child.kill(signal);
   return server.exited;
+}
+
+/** The process and its descendants (cluster workers), read from /proc. */
+export function processTree(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const out: number[] = [];
+  const visit = (p: number) => {
+    out.push(p);
+    for (const c of parents.get(p) ?? []) visit(c);
+  };
+  visit(pid);
+  return out;
 }
