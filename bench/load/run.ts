@@ -1,15 +1,15 @@
 /**
  * `npm run bench:load` — a mixed read workload at a fixed request rate against the embedded
  * default, served by a separate process on 127.0.0.1 with 10^5 biosamples.
- * Flags: --rate 1000 --seconds 60 --biosamples 100000 --connections 64.
+ * Flags: --rate 1000 --seconds 60 --biosamples 100000 --connections 64 --workers <cores>.
  * Reports throughput, p50/p99, errors, 5xx, timeouts and the server's resident memory.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
+import { root, startServerProcess, tsxNode } from '../support/server-process.ts';
 
 const flag = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -19,9 +19,7 @@ const rate = flag('rate', 1000);
 const seconds = flag('seconds', 60);
 const biosamples = flag('biosamples', 100_000);
 const connections = flag('connections', 64);
-
-const root = path.resolve(import.meta.dirname, '../..');
-const tsxNode = ['--import', 'tsx'];
+const workers = flag('workers', os.availableParallelism());
 
 function run(args: string[], env: NodeJS.ProcessEnv): void {
   const r = spawnSync(process.execPath, [...tsxNode, ...args], {
@@ -30,32 +28,6 @@ function run(args: string[], env: NodeJS.ProcessEnv): void {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}`);
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function rssMiB(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
-}
-
-async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not become healthy');
 }
 
 async function main(): Promise<void> {
@@ -85,15 +57,9 @@ async function main(): Promise<void> {
     `data: ${biosamples} biosamples generated and loaded in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
   );
 
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...tsxNode, 'src/main.ts'], {
-    cwd: root,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: url },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const server = await startServerProcess(dataDir, workers);
+  const { url } = server;
   try {
-    await waitHealthy(url, child);
     // Real ids and studies to ask for.
     const sample = (await (
       await fetch(`${url}/biosamples?per_page=200&fields=id,name,associated_studies`)
@@ -127,7 +93,7 @@ async function main(): Promise<void> {
         { setupRequest: (r: any) => ({ ...r, path: paths[Math.floor(Math.random() * paths.length)] }) },
       ],
     });
-    const rssBefore = rssMiB(child.pid!);
+    const rssBefore = server.rssMiB();
     let i = 0;
     const statuses = new Map<number, number>();
     const instance = autocannon({
@@ -142,15 +108,15 @@ async function main(): Promise<void> {
       statuses.set(status, (statuses.get(status) ?? 0) + 1),
     );
     const result = await instance;
-    const rssAfter = rssMiB(child.pid!);
+    const rssAfter = server.rssMiB();
     const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
     const lines = [
-      `workload: ${paths.length} rotating paths (by-id, schema by-id, compact finds, schema finds, .search) at ${rate} req/s for ${seconds} s, ${connections} connections`,
+      `workload: ${paths.length} rotating paths (by-id, schema by-id, compact finds, schema finds, .search) at ${rate} req/s for ${seconds} s, ${connections} connections, ${workers} server process(es)`,
       `requests: ${result.requests.total} sent, ${(result.requests.total / seconds).toFixed(0)} req/s achieved (mean ${result.requests.average.toFixed(0)}/s)`,
       `latency ms: p50 ${result.latency.p50}, p90 ${result.latency.p90}, p99 ${result.latency.p99}, max ${result.latency.max}`,
       `statuses: ${JSON.stringify(Object.fromEntries(statuses))}`,
       `errors: ${result.errors}, timeouts: ${result.timeouts}, 5xx: ${fivexx}, non-2xx: ${result.non2xx}`,
-      `server RSS MiB: before ${rssBefore.toFixed(1)}, after ${rssAfter.toFixed(1)} (${(((rssAfter - rssBefore) / rssBefore) * 100).toFixed(1)}%)`,
+      `server RSS MiB (all processes): before ${rssBefore.toFixed(1)}, after ${rssAfter.toFixed(1)} (${(((rssAfter - rssBefore) / rssBefore) * 100).toFixed(1)}%)`,
       `load average at end: ${os
         .loadavg()
         .map((l) => l.toFixed(2))
@@ -161,8 +127,7 @@ async function main(): Promise<void> {
     process.stdout.write(ok ? 'targets met\n' : 'TARGETS MISSED\n');
     process.exitCode = ok ? 0 : 1;
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await server.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

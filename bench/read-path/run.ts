@@ -3,7 +3,9 @@
  * HTTP on loopback, against a full-scan evaluation of the same filters in the same run.
  *
  *   npm run bench:read-path -- [--biosamples 100000] [--data-objects 1000000] [--studies 10] [--seconds 10]
+ *     [--workers <cores>]   (server processes, separate from this load generator)
  */
+import os from 'node:os';
 import { compileFilter } from '../../src/store/filter.ts';
 import type { Filter } from '../../src/store/port.ts';
 import { flag, hammer, percentile, startBenchServer, table, timeEach } from '../support/embedded.ts';
@@ -12,6 +14,7 @@ const biosamples = flag('biosamples', 100_000);
 const dataObjects = flag('data-objects', 1_000_000);
 const studies = flag('studies', 10);
 const seconds = flag('seconds', 10);
+const workers = flag('workers', os.availableParallelism());
 
 async function fullScanMs(
   server: Awaited<ReturnType<typeof startBenchServer>>,
@@ -29,7 +32,7 @@ async function fullScanMs(
 
 async function main() {
   console.error(`loading ${studies} studies, ${biosamples} biosamples, ${dataObjects} data objects ...`);
-  const server = await startBenchServer({ studies, biosamples, dataObjects, seed: 7 });
+  const server = await startBenchServer({ studies, biosamples, dataObjects, seed: 7 }, { workers });
   console.error(
     `loaded ${server.records} records in ${server.loadSeconds.toFixed(1)} s (${Math.round(server.records / server.loadSeconds)} records/s)`,
   );
@@ -106,7 +109,7 @@ async function main() {
     }
     const tenth = Math.max(1, Math.floor(pageTimes.length / 10));
     console.log(
-      `\nRead path, embedded SQLite: ${biosamples} biosamples, ${dataObjects} data objects, ${studies} studies; ${seconds} s per scenario at 10 connections (p50/p99/req/s), plus 100 sequential requests on one connection\n`,
+      `\nRead path, embedded SQLite: ${biosamples} biosamples, ${dataObjects} data objects, ${studies} studies; ${seconds} s per scenario at 10 connections (p50/p99/req/s), plus 100 sequential requests on one connection; ${workers} server process(es), load average ${os.loadavg()[0]!.toFixed(2)} on ${os.cpus().length} cores\n`,
     );
     console.log(table(rows));
     console.log(

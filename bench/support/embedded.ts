@@ -16,6 +16,7 @@ import { buildApp } from '../../src/app.ts';
 import { generateRecords, type GenerateOptions } from '../../src/data/generator.ts';
 import type { Doc, DocumentStore } from '../../src/store/port.ts';
 import type { SearchIndex } from '../../search/port.ts';
+import { startServerProcess } from './server-process.ts';
 
 export interface BenchServer {
   url: string;
@@ -31,7 +32,15 @@ export function flag(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
-export async function startBenchServer(options: GenerateOptions): Promise<BenchServer> {
+/**
+ * Loads generated records into a fresh embedded store and serves it: in this process, or, with
+ * `workers`, from a separate server process (a cluster when more than one) over the same file,
+ * so a load generator in this process does not share the server's event loop.
+ */
+export async function startBenchServer(
+  options: GenerateOptions,
+  serving: { workers?: number } = {},
+): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-bench-'));
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -62,6 +71,23 @@ export async function startBenchServer(options: GenerateOptions): Promise<BenchS
   }
   for (const c of batch.keys()) await flush(c);
   const loadSeconds = (performance.now() - started) / 1000;
+  const common = { store, searchIndex, loadSeconds, records };
+  const cleanUp = async () => {
+    await searchIndex.close();
+    await store.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  if (serving.workers !== undefined) {
+    const child = await startServerProcess(dataDir, serving.workers);
+    return {
+      ...common,
+      url: child.url,
+      close: async () => {
+        await child.stop();
+        await cleanUp();
+      },
+    };
+  }
   const built = await buildApp({ config, store, searchIndex, logger });
   const server: Server = await new Promise((resolve) => {
     const s = built.app.listen(0, '127.0.0.1', () => resolve(s));
@@ -71,18 +97,13 @@ export async function startBenchServer(options: GenerateOptions): Promise<BenchS
   server.keepAliveTimeout = 65_000;
   const { port } = server.address() as AddressInfo;
   return {
+    ...common,
     url: `http://127.0.0.1:${port}`,
-    store,
-    searchIndex,
-    loadSeconds,
-    records,
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await built.close();
-      await searchIndex.close();
-      await store.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await cleanUp();
     },
   };
 }
