@@ -44,7 +44,10 @@ export class QueryPlanner {
   ) {
     this.candidateShare = options.candidateShare ?? 0.2;
     this.maxCandidates = options.maxCandidates ?? 50_000;
-    this.counts = new CountCache(store);
+    // Every write to the embedded store enters its change log, so cached counts there are
+    // dropped on the next lookup after a write and the time bound is only a backstop; MongoDB
+    // may also be written by other programs, past the change log.
+    this.counts = new CountCache(store, store.engine === 'sqlite' ? 60_000 : 10_000);
   }
 
   async find(collection: string, filter: Filter, options: PlannedFind = {}): Promise<Doc[]> {

@@ -47,15 +47,22 @@ export function stripExtendedSyntax(pattern: string): string {
   return out;
 }
 
+/** The cached value for `key`, or `make()`'s, kept as the most recent of the last CACHE_LIMIT. */
+function remembered<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  let value = cache.get(key);
+  if (value !== undefined) cache.delete(key);
+  else value = make();
+  cache.set(key, value);
+  if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  return value;
+}
+
 /** Compiles a user regex with MongoDB `$options` into a linear-time matcher (cached, bounded LRU). */
 export function compileRegex(pattern: string, options = ''): RE2JS {
-  const key = `${options}\u0000${pattern}`;
-  const cached = patternCache.get(key);
-  if (cached) {
-    patternCache.delete(key);
-    patternCache.set(key, cached);
-    return cached;
-  }
+  return remembered(patternCache, `${options}\u0000${pattern}`, () => compileRegexUncached(pattern, options));
+}
+
+function compileRegexUncached(pattern: string, options: string): RE2JS {
   let flags = 0;
   let source = pattern;
   for (const flag of options) {
@@ -76,8 +83,6 @@ export function compileRegex(pattern: string, options = ''): RE2JS {
         'Patterns run on a linear-time engine: lookaround and backreferences are not available.',
     );
   }
-  patternCache.set(key, compiled);
-  if (patternCache.size > CACHE_LIMIT) patternCache.delete(patternCache.keys().next().value!);
   return compiled;
 }
 
@@ -158,13 +163,21 @@ export function assertRegexesSupported(filter: Filter): void {
   rewriteRegexes(filter);
 }
 
-/** Compiles a MongoDB filter into a predicate over plain records. */
+const predicateCache = new Map<string, Predicate>();
+
+/**
+ * Compiles a MongoDB filter into a predicate over plain records. Filters are JSON data, so their
+ * JSON text identifies them: the last CACHE_LIMIT compiled predicates are kept (building a
+ * mingo query costs more than testing a page of records with it).
+ */
 export function compileFilter(filter: Filter): Predicate {
   if (Object.keys(filter).length === 0) return () => true;
-  const query = new Query(rewriteRegexes(filter) as Record<string, unknown>, {
-    context,
-    idKey: 'id',
-    useStrictMode: true,
+  return remembered(predicateCache, JSON.stringify(filter), () => {
+    const query = new Query(rewriteRegexes(filter) as Record<string, unknown>, {
+      context,
+      idKey: 'id',
+      useStrictMode: true,
+    });
+    return (doc: Record<string, unknown>) => query.test(doc);
   });
-  return (doc) => query.test(doc);
 }

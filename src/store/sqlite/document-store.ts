@@ -59,6 +59,8 @@ type SqlParam = string | number;
 
 const CHUNK = 1000;
 const ESTIMATE_CAP = 5000;
+const ESTIMATE_TTL_MS = 60_000;
+const ESTIMATES_KEPT = 10_000;
 const CHANGES_PAGE = 100_000;
 
 const SCHEMA = `
@@ -132,6 +134,7 @@ export class SqliteDocumentStore implements DocumentStore {
   readonly counters: SqliteStoreCounters = { bodiesParsed: 0 };
   private readonly hooks: WriteHook[] = [];
   private readonly statements = new Map<string, Statement>();
+  private readonly estimates = new Map<string, { n: number; at: number }>();
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly changesRetained: number;
   private closed = false;
@@ -226,14 +229,25 @@ export class SqliteDocumentStore implements DocumentStore {
     return row ? compileProjection(projection)(this.parse(row.body)) : null;
   }
 
-  /** Upper-bounded count of index entries for a condition, to pick the most selective driver. */
+  /**
+   * Upper-bounded count of index entries for a condition, to pick the most selective driver.
+   * Counting a broad condition walks ESTIMATE_CAP index rows, so counts are kept for a while:
+   * they only steer the plan, never the result, and a slightly old one steers it just as well.
+   */
   private estimate(collection: string, c: Condition): number {
     if (c.path === 'id') return c.op === 'eq' ? 1 : c.op === 'in' ? c.values.length : ESTIMATE_CAP;
+    const key = `${collection}\u0000${JSON.stringify(c)}`;
+    const now = Date.now();
+    const kept = this.estimates.get(key);
+    if (kept && now - kept.at < ESTIMATE_TTL_MS) return kept.n;
     const v = valueSql('value', c);
     const row = this.stmt(
       `SELECT count(*) AS n FROM (SELECT 1 FROM attr_index WHERE collection = ? AND path = ? AND ${v.sql} LIMIT ${ESTIMATE_CAP})`,
     ).get(collection, c.path, ...v.params) as { n: number };
-    return row.n + (c.op === 'eq' ? 0 : 0.5); // equality keeps id order; prefer it on ties
+    const n = row.n + (c.op === 'eq' ? 0 : 0.5); // equality keeps id order; prefer it on ties
+    if (this.estimates.size >= ESTIMATES_KEPT) this.estimates.clear();
+    this.estimates.set(key, { n, at: now });
+    return n;
   }
 
   /** True when a condition holds for a sizeable share (2% or more) of the collection. */
