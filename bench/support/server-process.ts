@@ -8,20 +8,28 @@ import { kill, processTree, startServer } from '../../test/reliability/process-f
 export { ROOT as root } from '../../test/reliability/process-faults.ts';
 export const tsxNode = ['--import', 'tsx'];
 
-function rssMiB(pid: number): number {
+export interface Memory {
+  /** Resident set (VmRSS). */
+  rss: number;
+  /** Its anonymous part (heaps, buffers): what a leak grows. The rest is mapped files. */
+  anon: number;
+}
+
+function memoryMiB(pid: number): Memory {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+    const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    return { rss: kib('VmRSS') / 1024, anon: kib('RssAnon') / 1024 };
   } catch {
-    return 0;
+    return { rss: 0, anon: 0 };
   }
 }
 
 export interface ServerProcess {
   url: string;
   workers: number;
-  /** Resident memory of the server and all its workers. */
-  rssMiB(): number;
+  /** Resident memory of the server and all its workers, MiB. */
+  memory(): Memory;
   stop(): Promise<void>;
 }
 
@@ -35,7 +43,10 @@ export async function startServerProcess(
   return {
     url: server.url,
     workers,
-    rssMiB: () => processTree(server.child.pid!).reduce((sum, pid) => sum + rssMiB(pid), 0),
+    memory: () =>
+      processTree(server.child.pid!)
+        .map(memoryMiB)
+        .reduce((a, b) => ({ rss: a.rss + b.rss, anon: a.anon + b.anon }), { rss: 0, anon: 0 }),
     stop: async () => {
       if (server.child.exitCode === null) await kill(server, 'SIGTERM');
     },
