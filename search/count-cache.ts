@@ -37,13 +37,7 @@ export class CountCache {
   private async forgetWritten(): Promise<void> {
     if (this.seenSeq === undefined) {
       // First use: start from the newest change; nothing is cached yet.
-      let seq = 0;
-      for (;;) {
-        const page = await this.store.changesSince(seq);
-        if (page.changes.length === 0 || page.seq === seq) break;
-        seq = page.seq;
-      }
-      this.seenSeq = seq;
+      this.seenSeq = await this.store.latestSeq();
       return;
     }
     for (;;) {

@@ -29,7 +29,7 @@ export async function reindexCollection(
   batchSize = 2000,
 ): Promise<ReindexResult> {
   const started = performance.now();
-  const { seq } = await store.changesSince(Number.MAX_SAFE_INTEGER);
+  const seq = await store.latestSeq();
   if (index.beginRebuild) await index.beginRebuild(collection);
   else await index.clear(collection);
   let done = 0;

@@ -70,6 +70,8 @@ export interface DocumentStore {
   changesSince(
     sinceSeq: number,
   ): Promise<{ changes: Array<{ collection: string; id: string; deleted: boolean }>; seq: number }>;
+  /** The newest change's sequence number (0 when there is none): "everything up to now". */
+  latestSeq(): Promise<number>;
   /** Iterate every record of a collection in id order, in batches (reindex, check-index). */
   scan(collection: string, batchSize?: number): AsyncIterable<Doc[]>;
   readonly state: StateStore;

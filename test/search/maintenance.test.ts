@@ -122,6 +122,39 @@ describe('catch-up loop', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('still catches up with writes made after a reindex (the watermark is the newest change, not beyond it)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-catchup-'));
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    const index = new FtsSearchIndex(new Database(':memory:'), { hooked: false, ownsDatabase: true });
+    try {
+      await store.upsertMany(C, studies.slice(0, 10));
+      await reindexCollection(store, index, C);
+      expect(await index.watermark()).toBe(await store.latestSeq());
+      await store.upsertMany(C, studies.slice(10, 12));
+      const fresh = await store.changesSince(await index.watermark());
+      expect(fresh.changes.map((c) => c.id)).toEqual([studies[10]!.id, studies[11]!.id]);
+      const stop = startCatchUpLoop(
+        store,
+        index,
+        (err) => {
+          throw err;
+        },
+        10,
+      );
+      try {
+        for (let i = 0; i < 100 && hasDrift(await checkCollection(store, index, C)); i++)
+          await new Promise((r) => setTimeout(r, 20));
+      } finally {
+        stop();
+      }
+      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+    } finally {
+      await index.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('reindex and check-index commands', () => {

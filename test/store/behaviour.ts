@@ -493,6 +493,11 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         ]);
         expect(next.seq).toBeGreaterThan(start.seq);
         expect((await store.changesSince(next.seq)).changes).toEqual([]);
+        expect(await store.latestSeq()).toBe(next.seq);
+        await store.upsertMany(C, [{ id: 'nmdc:bsm-11-a8' }]);
+        const latest = await store.latestSeq();
+        expect(latest).toBeGreaterThan(next.seq);
+        expect((await store.changesSince(next.seq)).seq).toBe(latest);
       });
     });
 

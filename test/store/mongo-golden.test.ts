@@ -320,6 +320,16 @@ describe('MongoDB adapter golden calls', () => {
     ]);
   });
 
+  it('reads the newest change sequence from the change log, 0 when empty', async () => {
+    const { store, take } = fakeDb({ '_changes.findOne': [{ seq: 42 }, null] });
+    expect(await store.latestSeq()).toBe(42);
+    expect(await store.latestSeq()).toBe(0);
+    expect(take().map((c) => [c.collection, c.op, c.args])).toEqual([
+      ['_changes', 'findOne', [{}, { projection: { _id: 0, seq: 1 }, sort: { seq: -1 } }]],
+      ['_changes', 'findOne', [{}, { projection: { _id: 0, seq: 1 }, sort: { seq: -1 } }]],
+    ]);
+  });
+
   it('scans in id order by keyset', async () => {
     const { store, take } = fakeDb({ 'study_set.find': [[{ id: 'a' }, { id: 'b' }], [{ id: 'c' }]] });
     const batches: string[][] = [];

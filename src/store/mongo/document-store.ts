@@ -239,6 +239,13 @@ export class MongoDocumentStore implements DocumentStore {
     return { changes: [...latest.values()], seq: rows.length > 0 ? rows[rows.length - 1]!.seq : sinceSeq };
   }
 
+  async latestSeq(): Promise<number> {
+    const newest = await this.db
+      .collection<ChangeRecord>(CHANGES_COLLECTION)
+      .findOne({}, { projection: { _id: 0, seq: 1 }, sort: { seq: -1 } });
+    return newest?.seq ?? 0;
+  }
+
   async *scan(collection: string, batchSize = 1000): AsyncIterable<Doc[]> {
     let cursor: string | undefined;
     for (;;) {

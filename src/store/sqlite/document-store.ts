@@ -745,6 +745,10 @@ export class SqliteDocumentStore implements DocumentStore {
     return { changes: [...latest.values()], seq };
   }
 
+  async latestSeq(): Promise<number> {
+    return (this.stmt('SELECT max(seq) AS m FROM changes').get() as { m: number | null }).m ?? 0;
+  }
+
   async *scan(collection: string, batchSize = 1000): AsyncIterable<Doc[]> {
     let cursor = '';
     for (;;) {
