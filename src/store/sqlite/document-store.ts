@@ -126,6 +126,31 @@ function conditionsSql(
   return { sql, complete };
 }
 
+/** Longest stretch a scan keeps the event loop before letting other requests run. */
+const TURN_MS = 10;
+/** The record scan offers a pause after every PAUSE_EVERY + 1 records it tests. */
+const PAUSE_EVERY = 63;
+const PAUSE = Symbol('pause');
+
+/**
+ * Turn-taking for long scans: better-sqlite3 is synchronous, so a scan verifying 10^5 records
+ * would hold the process for its whole length. Scans read in chunks with no statement left
+ * open between records, so they can pause between records: the scan offers PAUSE, and a reader
+ * outside a transaction takes it when TURN_MS have passed.
+ */
+class Turns {
+  private started = performance.now();
+
+  due(): boolean {
+    return performance.now() - this.started > TURN_MS;
+  }
+
+  async give(): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    this.started = performance.now();
+  }
+}
+
 export class SqliteDocumentStore implements DocumentStore {
   readonly engine = 'sqlite' as const;
   readonly databaseName: string;
@@ -323,9 +348,10 @@ export class SqliteDocumentStore implements DocumentStore {
     candidateIds: Iterable<string> | undefined,
     afterId: string | undefined,
     chunkSize: number,
-  ): Generator<Doc> {
+  ): Generator<Doc | typeof PAUSE> {
     const predicate = compileFilter(filter);
     const plan = planIndex(filter);
+    let tested = 0;
 
     if (candidateIds !== undefined) {
       const sorted = [...new Set(candidateIds)].filter((id) => afterId === undefined || id > afterId).sort();
@@ -345,6 +371,7 @@ export class SqliteDocumentStore implements DocumentStore {
         for (const row of rows) {
           const doc = this.parse(row.body);
           if (test(doc)) yield doc;
+          if ((++tested & PAUSE_EVERY) === 0) yield PAUSE;
         }
       }
       return;
@@ -372,6 +399,7 @@ export class SqliteDocumentStore implements DocumentStore {
         for (const row of this.loadBodies(collection, ids.slice(i, i + chunkSize))) {
           const doc = this.parse(row.body);
           if (test(doc)) yield doc;
+          if ((++tested & PAUSE_EVERY) === 0) yield PAUSE;
         }
       }
       return;
@@ -393,6 +421,7 @@ export class SqliteDocumentStore implements DocumentStore {
       for (const row of bodies) {
         const doc = this.parse(row.body);
         if (test(doc)) yield doc;
+        if ((++tested & PAUSE_EVERY) === 0) yield PAUSE;
       }
       if (rows.length < chunkSize) return;
       cursor = rows[rows.length - 1]!.id;
@@ -519,6 +548,7 @@ export class SqliteDocumentStore implements DocumentStore {
       const chunk = Math.min(CHUNK, Math.max(need === Infinity ? CHUNK : need, 32));
       const out: Doc[] = [];
       let seen = 0;
+      const turns = new Turns();
       for (const doc of this.matchesInIdOrder(
         collection,
         filter,
@@ -526,6 +556,10 @@ export class SqliteDocumentStore implements DocumentStore {
         options.afterId,
         chunk,
       )) {
+        if (doc === PAUSE) {
+          if (turns.due()) await turns.give();
+          continue;
+        }
         if (seen++ >= skip) out.push(project(doc));
         if (seen >= need) break;
       }
@@ -536,7 +570,18 @@ export class SqliteDocumentStore implements DocumentStore {
       options.afterId === undefined &&
       this.sortedPageFromKeys(collection, filter, sort!, skip, limit, options.candidateIds);
     if (fast) return fast.map(project);
-    const all = [...this.matchesInIdOrder(collection, filter, options.candidateIds, options.afterId, CHUNK)];
+    const all: Doc[] = [];
+    const turns = new Turns();
+    for (const doc of this.matchesInIdOrder(
+      collection,
+      filter,
+      options.candidateIds,
+      options.afterId,
+      CHUNK,
+    )) {
+      if (doc !== PAUSE) all.push(doc);
+      else if (turns.due()) await turns.give();
+    }
     sortDocs(all, sort!);
     const page = all.slice(skip, limit === undefined ? undefined : skip + limit);
     return page.map(project);
@@ -581,7 +626,11 @@ export class SqliteDocumentStore implements DocumentStore {
       return n;
     }
     let n = 0;
-    for (const _doc of this.matchesInIdOrder(collection, filter, candidateIds, undefined, CHUNK)) n++;
+    const turns = new Turns();
+    for (const doc of this.matchesInIdOrder(collection, filter, candidateIds, undefined, CHUNK)) {
+      if (doc !== PAUSE) n++;
+      else if (turns.due()) await turns.give();
+    }
     return n;
   }
 
@@ -664,6 +713,7 @@ export class SqliteDocumentStore implements DocumentStore {
     const remove = this.db.transaction((): string[] => {
       const victims: Doc[] = [];
       for (const doc of this.matchesInIdOrder(collection, filter, undefined, undefined, CHUNK)) {
+        if (doc === PAUSE) continue; // inside a transaction: no turns
         victims.push(doc);
         if (victims.length >= max) break;
       }
