@@ -107,15 +107,18 @@ export function withIdTieBreaker(sort: Sort): Sort {
   return sort.some(([f]) => f === 'id') ? sort : [...sort, ['id', 1]];
 }
 
+/** Compares two records by their sort keys (one per entry of `sort`, from `sortKeyOf`). */
+export function compareKeys(x: unknown[], y: unknown[], sort: Sort): number {
+  for (let i = 0; i < sort.length; i++) {
+    const c = keyCompare(x[i], y[i]);
+    if (c !== 0) return c * sort[i]![1];
+  }
+  return 0;
+}
+
 /** Sorts items whose sort keys (one per entry of `sort`, from `sortKeyOf`) are already computed. */
 export function sortByKeys<T extends { keys: unknown[] }>(items: T[], sort: Sort): T[] {
-  return items.sort((x, y) => {
-    for (let i = 0; i < sort.length; i++) {
-      const c = keyCompare(x.keys[i], y.keys[i]);
-      if (c !== 0) return c * sort[i]![1];
-    }
-    return 0;
-  });
+  return items.sort((x, y) => compareKeys(x.keys, y.keys, sort));
 }
 
 /** Sorts records in place by the given keys, `id` ascending breaking ties. */

@@ -3,7 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SqliteDocumentStore, type WriteHook } from '../../src/store/sqlite/index.ts';
-import type { Doc } from '../../src/store/port.ts';
+import type { Doc, Filter } from '../../src/store/port.ts';
+import { compileFilter } from '../../src/store/filter.ts';
+import { sortDocs } from '../../src/store/ordering.ts';
+import { indexRecord } from '../../src/store/sqlite/attribute-index.ts';
 import { describeDocumentStore } from './behaviour.ts';
 
 function openTemporaryStore(): { store: SqliteDocumentStore; dispose: () => Promise<void> } {
@@ -16,6 +19,15 @@ function openTemporaryStore(): { store: SqliteDocumentStore; dispose: () => Prom
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function withTemporaryStore(run: (store: SqliteDocumentStore) => Promise<void>): Promise<void> {
+  const { store, dispose } = openTemporaryStore();
+  try {
+    await run(store);
+  } finally {
+    await dispose();
+  }
 }
 
 describeDocumentStore('SQLite', async () => openTemporaryStore());
@@ -195,4 +207,196 @@ describe('SQLite store specifics', () => {
     await second.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
+});
+
+describe('SQLite sorted pages read off the attribute index', () => {
+  const C = 'biosample_set';
+  const P = 'depth.has_numeric_value';
+
+  /** What a record holds at the sort path, by kind; most kinds are plain numbers, strings or arrays of them. */
+  function depthOf(i: number): Record<string, unknown> {
+    const n = ((i * 7919) % 101) / 4;
+    switch (i % 50) {
+      case 0:
+        return {};
+      case 1:
+        return { depth: { has_numeric_value: null } };
+      case 2:
+        return { depth: { has_numeric_value: i % 4 === 2 } };
+      case 3:
+        return { depth: { has_numeric_value: { value: n } } };
+      case 4:
+        return { depth: { has_numeric_value: [] } };
+      case 5:
+        return { depth: { has_numeric_value: [null, n] } };
+      case 6:
+        return { depth: { has_numeric_value: [[n, 1]] } };
+      case 7:
+        return { depth: '10 cm' };
+      case 8:
+        return { depth: [{ has_numeric_value: n }, { has_numeric_value: `${i % 7} m` }, 'loose'] };
+      case 9:
+        return { depth: { has_numeric_value: `${i % 3}` } };
+      case 10:
+        return { depth: { has_numeric_value: i % 4 ? '\u{1F600}' : '\uE000' } };
+      case 11:
+        return { depth: [{ has_numeric_value: null }, { has_numeric_value: n }] };
+      case 12:
+        return { depth: [{ has_numeric_value: null }] };
+      default:
+        return { depth: { has_numeric_value: i % 3 === 0 ? [n, (n * 3) % 7, 25 - n] : n } };
+    }
+  }
+
+  function records(n: number): Doc[] {
+    return Array.from({ length: n }, (_, i) => ({
+      id: `nmdc:bsm-11-${String((i * 37) % n).padStart(5, '0')}`,
+      type: 'nmdc:Biosample',
+      ecosystem_category: i % 3 === 0 ? 'Terrestrial' : 'Plants',
+      ecosystem_type: i % 5 === 0 ? 'Soil' : 'Rhizosphere',
+      ...depthOf(i),
+    }));
+  }
+
+  async function expectSortedLikeMongo(
+    store: SqliteDocumentStore,
+    docs: Doc[],
+    filter: Filter,
+    pages: Array<[skip: number, limit: number]>,
+  ): Promise<void> {
+    const predicate = compileFilter(filter);
+    const matches = docs.filter((d) => predicate(d));
+    // Records whose entries do not decide their key are the only ones parsed besides the page.
+    const matched = new Set(matches.map((d) => d.id));
+    const irregular = (
+      store.db.prepare('SELECT id FROM attr_irregular WHERE collection = ? AND path = ?').all(C, P) as Array<{
+        id: string;
+      }>
+    ).filter((r) => matched.has(r.id)).length;
+    expect(irregular).toBeGreaterThan(0);
+    expect(irregular).toBeLessThan(matches.length / 5);
+    for (const direction of [1, -1] as const) {
+      const expected = sortDocs([...matches], [[P, direction]]);
+      for (const [skip, limit] of pages) {
+        store.counters.bodiesParsed = 0;
+        const walks = store.counters.sortedIndexWalks;
+        const page = await store.find(C, filter, { sort: [[P, direction]], skip, limit });
+        expect(page, `${JSON.stringify(filter)} ${direction} ${skip}+${limit}`).toEqual(
+          expected.slice(skip, skip + limit),
+        );
+        expect(store.counters.sortedIndexWalks).toBe(walks + 1);
+        expect(store.counters.bodiesParsed).toBeLessThanOrEqual(limit + irregular);
+      }
+    }
+  }
+
+  /** attr_irregular lists exactly the (path, id) pairs the records call for. */
+  function expectIrregularRows(store: SqliteDocumentStore, docs: Doc[]): void {
+    const rows = store.db
+      .prepare('SELECT path, id FROM attr_irregular WHERE collection = ?')
+      .all(C) as Array<{
+      path: string;
+      id: string;
+    }>;
+    const want = docs.flatMap((d) => indexRecord(d).irregular.map((p) => `${p} ${d.id}`));
+    expect(rows.map((r) => `${r.path} ${r.id}`).sort()).toEqual(want.sort());
+  }
+
+  const PAGES: Array<[number, number]> = [
+    [0, 25],
+    [37, 50],
+    [150, 150],
+    [1480, 40],
+    [2700, 150],
+    [2990, 25],
+  ];
+
+  it('pages through numbers, strings, arrays, missing, null and odd values exactly as MongoDB sorts them', () =>
+    withTemporaryStore(async (store) => {
+      const docs = records(3000);
+      await store.upsertMany(C, docs);
+      await expectSortedLikeMongo(store, docs, {}, PAGES);
+      await expectSortedLikeMongo(store, docs, { ecosystem_category: 'Plants' }, PAGES);
+      await expectSortedLikeMongo(
+        store,
+        docs,
+        { ecosystem_category: 'Plants', ecosystem_type: { $in: ['Rhizosphere', 'Mud'] } },
+        PAGES,
+      );
+    }));
+
+  it('keeps the sort side tables in step with updates and deletes', () =>
+    withTemporaryStore(async (store) => {
+      const docs = records(3000);
+      await store.upsertMany(C, docs);
+      // Odd values become plain ones and plain ones odd; some records go away.
+      const changed = docs.slice(0, 600).map((d, i) => {
+        const { depth: _depth, ...rest } = d;
+        return { ...rest, ...depthOf(i + 1) };
+      });
+      await store.upsertMany(C, changed);
+      await store.deleteMany(C, { id: { $in: docs.slice(600, 700).map((d) => d.id) } });
+      const now = [...changed, ...docs.slice(700)];
+      expectIrregularRows(store, now);
+      await expectSortedLikeMongo(store, now, { ecosystem_category: 'Plants' }, PAGES);
+    }));
+
+  it('rebuilds the side tables of a file written before them when it opens', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
+    const file = path.join(dir, 'nmdc.sqlite');
+    try {
+      const docs = records(3000);
+      const first = new SqliteDocumentStore({ file });
+      await first.upsertMany(C, docs);
+      // The layout before attr_irregular: no such table, the meta row listing only the paths.
+      const paths = JSON.parse(
+        (first.db.prepare("SELECT value FROM meta WHERE key = 'indexed_paths'").get() as { value: string })
+          .value,
+      ).paths as string[];
+      first.db.exec('DROP TABLE attr_irregular; DELETE FROM attr_index');
+      first.db.prepare("UPDATE meta SET value = ? WHERE key = 'indexed_paths'").run(JSON.stringify(paths));
+      await first.close();
+
+      const second = new SqliteDocumentStore({ file });
+      try {
+        expectIrregularRows(second, docs);
+        await expectSortedLikeMongo(second, docs, { ecosystem_category: 'Plants' }, PAGES);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('orders ids that SQLite and JavaScript compare differently as the reference does', () =>
+    withTemporaryStore(async (store) => {
+      const docs = records(3000).map((d, i) =>
+        i % 4 ? d : { ...d, id: d.id.replace('-11-', i % 8 ? '-11-\u{1F600}' : '-11-\uE000') },
+      );
+      await store.upsertMany(C, docs);
+      for (const direction of [1, -1] as const) {
+        const expected = sortDocs([...docs], [[P, direction]]);
+        // Single-record pages end the walk anywhere inside a value's ids.
+        for (let skip = 0; skip < docs.length; skip += 7)
+          expect(await store.find(C, {}, { sort: [[P, direction]], skip, limit: 1 })).toEqual([
+            expected[skip],
+          ]);
+      }
+    }));
+
+  it('leaves a small match set to the keys in the bodies', () =>
+    withTemporaryStore(async (store) => {
+      const docs = records(3000).map((d, i) => (i < 40 ? { ...d, ecosystem_subtype: 'Rare' } : d));
+      await store.upsertMany(C, docs);
+      const filter = { ecosystem_subtype: 'Rare' };
+      const page = await store.find(C, filter, { sort: [[P, -1]], limit: 10 });
+      expect(page).toEqual(
+        sortDocs(
+          docs.filter((d) => d.ecosystem_subtype === 'Rare'),
+          [[P, -1]],
+        ).slice(0, 10),
+      );
+      expect(store.counters.sortedIndexWalks).toBe(0);
+    }));
 });

@@ -37,13 +37,40 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** Scalars (strings, finite numbers) reached at a path the way MongoDB equality reaches them. */
-function collect(node: unknown, segments: readonly string[], i: number, out: Set<IndexValue>): void {
+/** A string whose UTF-16 order may differ from its UTF-8 (SQLite BINARY) order: it holds a surrogate. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+function isIndexValue(v: unknown): v is IndexValue {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+/** What a path reaches in a record: the scalars an index entry holds, and whether it also met anything else. */
+interface Reached {
+  values: Set<IndexValue>;
+  /** A null (or undefined) leaf. */
+  null: boolean;
+  /**
+   * A leaf a sort key can be but an entry cannot hold (a boolean, an object, a nested or empty
+   * array, a non-finite number), or a string whose SQLite order may differ from JavaScript's.
+   */
+  other: boolean;
+}
+
+/**
+ * Scalars (strings, finite numbers) reached at a path the way MongoDB equality reaches them,
+ * which is also the traversal `sortKeyOf` (ordering.ts) makes.
+ */
+function collect(node: unknown, segments: readonly string[], i: number, out: Reached): void {
   if (i === segments.length) {
-    if (Array.isArray(node)) {
-      for (const el of node)
-        if (typeof el === 'string' || (typeof el === 'number' && Number.isFinite(el))) out.add(el);
-    } else if (typeof node === 'string' || (typeof node === 'number' && Number.isFinite(node))) out.add(node);
+    const leaves = Array.isArray(node) ? node : [node];
+    if (leaves.length === 0) out.other = true;
+    for (const leaf of leaves) {
+      if (isIndexValue(leaf)) {
+        out.values.add(leaf);
+        if (typeof leaf === 'string' && SURROGATE.test(leaf)) out.other = true;
+      } else if (leaf === null || leaf === undefined) out.null = true;
+      else out.other = true;
+    }
     return;
   }
   if (Array.isArray(node)) {
@@ -54,16 +81,29 @@ function collect(node: unknown, segments: readonly string[], i: number, out: Set
   }
 }
 
-/** Every (path, value) index entry of a record. */
-export function indexEntriesOf(doc: Record<string, unknown>): Array<[string, IndexValue]> {
+export interface RecordIndex {
+  /** Every (path, value) index entry of the record. */
+  entries: Array<[string, IndexValue]>;
+  /**
+   * Indexed paths at which the entries do not decide the record's sort key. Elsewhere the key
+   * ascending is the smallest entry at the path, descending the largest, and null without one.
+   */
+  irregular: string[];
+}
+
+/** The index entries of a record and the indexed paths at which they do not decide its sort key. */
+export function indexRecord(doc: Record<string, unknown>): RecordIndex {
   const entries: Array<[string, IndexValue]> = [];
+  const irregular: string[] = [];
   for (const [path, segments] of INDEXED_SEGMENTS) {
     if (!(segments[0]! in doc)) continue;
-    const values = new Set<IndexValue>();
-    collect(doc, segments, 0, values);
-    for (const v of values) entries.push([path, v]);
+    const reached: Reached = { values: new Set(), null: false, other: false };
+    collect(doc, segments, 0, reached);
+    // Null leaves alone sort like a missing path; beside values they are the minimum.
+    if (reached.other || (reached.null && reached.values.size > 0)) irregular.push(path);
+    for (const v of reached.values) entries.push([path, v]);
   }
-  return entries;
+  return { entries, irregular };
 }
 
 export type Condition =
@@ -79,10 +119,6 @@ export interface IndexPlan {
 }
 
 const RANGE_OPS = { $gt: 'gt', $gte: 'gte', $lt: 'lt', $lte: 'lte' } as const;
-
-function isIndexValue(v: unknown): v is IndexValue {
-  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
-}
 
 /** Splits a filter's top-level AND (including nested `$and`) into index conditions. */
 export function planIndex(filter: Filter): IndexPlan {

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import { BadRequest } from '../../http/errors.ts';
 import { compileFilter } from '../filter.ts';
-import { sortByKeys, sortDocs, sortKeyOf, withIdTieBreaker } from '../ordering.ts';
+import { compareKeys, sortByKeys, sortDocs, sortKeyOf, withIdTieBreaker } from '../ordering.ts';
 import { compileProjection } from '../projection.ts';
 import type {
   CollectionStats,
@@ -23,7 +23,7 @@ import type {
 } from '../port.ts';
 import {
   INDEXED_PATHS,
-  indexEntriesOf,
+  indexRecord,
   planIndex,
   valueSql,
   type Condition,
@@ -52,6 +52,8 @@ export interface SqliteStoreOptions {
 export interface SqliteStoreCounters {
   /** Record bodies parsed from JSON. */
   bodiesParsed: number;
+  /** Sorted pages read off the sort key's attribute index. */
+  sortedIndexWalks: number;
 }
 
 type Row = { id: string; body: string };
@@ -62,6 +64,23 @@ const ESTIMATE_CAP = 5000;
 const ESTIMATE_TTL_MS = 60_000;
 const ESTIMATES_KEPT = 10_000;
 const CHANGES_PAGE = 100_000;
+/** Matches below this many are sorted from their bodies rather than found on a walk of the sort key's index. */
+const SMALL_MATCH = 1000;
+/**
+ * Index rows a sorted walk reads between checks that it still beats reading the keys from the
+ * bodies of every match, which costs about as much per match as four rows of the walk.
+ */
+const WALK_CHECK = 5000;
+/** Version of what the side tables hold besides the indexed paths; a change rebuilds them on open. */
+const INDEX_LAYOUT = 2;
+
+/** Ids that SQLite and JavaScript may order differently (they hold a character from U+D800 up). */
+const ID_OUT_OF_ORDER = /[\uD800-\uFFFF]/;
+
+/** Thrown inside a sorted index walk that has read more rows than its budget. */
+class WalkTooLong extends Error {}
+
+type SortItem = { id: string; keys: unknown[] };
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS docs (
@@ -79,6 +98,13 @@ const SCHEMA = `
     value NOT NULL,
     id TEXT NOT NULL,
     PRIMARY KEY (collection, path, value, id)
+  ) WITHOUT ROWID;
+  -- Records whose attr_index entries at path do not decide their sort key there (indexRecord).
+  CREATE TABLE IF NOT EXISTS attr_irregular (
+    collection TEXT NOT NULL,
+    path TEXT NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (collection, path, id)
   ) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS collection_stats (
@@ -156,7 +182,7 @@ export class SqliteDocumentStore implements DocumentStore {
   readonly databaseName: string;
   readonly db: Db;
   readonly state: SqliteStateStore;
-  readonly counters: SqliteStoreCounters = { bodiesParsed: 0 };
+  readonly counters: SqliteStoreCounters = { bodiesParsed: 0, sortedIndexWalks: 0 };
   private readonly hooks: WriteHook[] = [];
   private readonly statements = new Map<string, Statement>();
   private readonly estimates = new Map<string, { n: number; at: number }>();
@@ -184,26 +210,44 @@ export class SqliteDocumentStore implements DocumentStore {
     this.sweepTimer.unref();
   }
 
-  /** Rebuilds the attribute index when the set of indexed paths differs from the one it was built with. */
+  /**
+   * Rebuilds the attribute index and its irregular-key table when the indexed paths or the
+   * layout differ from the ones they were built with. Checked again inside the write
+   * transaction, so processes opening the file together rebuild it once.
+   */
   private ensureAttributeIndex(): void {
-    const wanted = JSON.stringify([...INDEXED_PATHS].sort());
-    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'indexed_paths'").get() as
-      { value: string } | undefined;
-    if (row?.value === wanted) return;
+    const wanted = JSON.stringify({ layout: INDEX_LAYOUT, paths: [...INDEXED_PATHS].sort() });
+    const built = this.db.prepare("SELECT value FROM meta WHERE key = 'indexed_paths'");
+    const current = () => (built.get() as { value: string } | undefined)?.value;
+    if (current() === wanted) return;
     const insertAttr = this.db.prepare(
       'INSERT OR IGNORE INTO attr_index(collection, path, value, id) VALUES (?, ?, ?, ?)',
     );
-    const rows = this.db.prepare('SELECT collection, id, body FROM docs');
+    const insertIrregular = this.db.prepare(
+      'INSERT OR IGNORE INTO attr_irregular(collection, path, id) VALUES (?, ?, ?)',
+    );
+    // Read in pages: the connection cannot write while a statement is still stepping.
+    const page = this.db.prepare(
+      'SELECT collection, id, body FROM docs WHERE (collection, id) > (?, ?) ORDER BY collection, id LIMIT ?',
+    );
     this.db
       .transaction(() => {
-        this.db.exec('DELETE FROM attr_index; DROP INDEX IF EXISTS attr_by_doc;');
-        for (const r of rows.iterate() as IterableIterator<{
-          collection: string;
-          id: string;
-          body: string;
-        }>) {
-          for (const [p, v] of indexEntriesOf(JSON.parse(r.body) as Doc))
-            insertAttr.run(r.collection, p, v, r.id);
+        if (current() === wanted) return;
+        this.db.exec('DELETE FROM attr_index; DELETE FROM attr_irregular; DROP INDEX IF EXISTS attr_by_doc;');
+        let after = { collection: '', id: '' };
+        for (;;) {
+          const rows = page.all(after.collection, after.id, CHUNK) as Array<{
+            collection: string;
+            id: string;
+            body: string;
+          }>;
+          for (const r of rows) {
+            const { entries, irregular } = indexRecord(JSON.parse(r.body) as Doc);
+            for (const [p, v] of entries) insertAttr.run(r.collection, p, v, r.id);
+            for (const p of irregular) insertIrregular.run(r.collection, p, r.id);
+          }
+          if (rows.length < CHUNK) break;
+          after = rows[rows.length - 1]!;
         }
         this.db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_paths', ?)").run(wanted);
       })
@@ -429,6 +473,173 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   /**
+   * A page sorted by one indexed path, read off that path's index entries in key order: a record's
+   * key ascending is its smallest entry and descending its largest, which the walk meets first.
+   * Records whose entries do not decide their key (attr_irregular) are parsed and merged in;
+   * matches without entries sort as null. Only the page and the irregular records are parsed.
+   * Undefined when the sort, the filter or a small match set makes another way cheaper, or when
+   * the walk reads more rows than its budget before the page is complete.
+   */
+  private sortedPageFromIndex(
+    collection: string,
+    filter: Filter,
+    sort: Sort,
+    skip: number,
+    limit: number | undefined,
+  ): Doc[] | undefined {
+    const keys = withIdTieBreaker(sort);
+    if (limit === undefined || keys.length !== 2 || keys[1]![0] !== 'id' || keys[1]![1] !== 1)
+      return undefined;
+    const [path, direction] = keys[0]!;
+    if (!INDEXED_PATHS.has(path)) return undefined;
+    compileFilter(filter);
+    const plan = planIndex(filter);
+    if (Object.keys(filter).length > 0 && !plan.exact) return undefined;
+    const params: SqlParam[] = [];
+    const conds = conditionsSql('x', plan.conditions, params);
+    if (!conds.complete) return undefined;
+    if (plan.conditions.some((c) => this.estimate(collection, c) < SMALL_MATCH)) return undefined;
+    const need = skip + limit;
+
+    const parsed = new Map<string, Doc>();
+    const irregularIds = (
+      this.stmt(
+        `SELECT x.id AS id FROM attr_irregular x WHERE x.collection = ? AND x.path = ?${conds.sql}`,
+      ).all(collection, path, ...params) as Array<{ id: string }>
+    ).map((r) => r.id);
+    const irregular: SortItem[] = sortByKeys(
+      this.loadBodies(collection, irregularIds).map((row) => {
+        const doc = this.parse(row.body);
+        parsed.set(row.id, doc);
+        return { id: row.id, keys: [sortKeyOf(doc, path, direction), row.id] };
+      }),
+      keys,
+    );
+    const skipIds = new Set(irregularIds);
+
+    // Matches with entries, in key order: the first row of a record carries its key. The walk
+    // goes value by value (the next one is a seek), each value's rows in id order straight off
+    // the primary key. Every row comes back, flagged with whether its record matches, so the
+    // budget counts what the walk reads.
+    const seen = new Set<string>();
+    let walked = false;
+    const [agg, cmp] = direction === 1 ? ['min', '>'] : ['max', '<'];
+    const firstValue = this.stmt(
+      `SELECT ${agg}(value) AS value FROM attr_index WHERE collection = ? AND path = ?`,
+    );
+    const nextValue = this.stmt(
+      `SELECT ${agg}(value) AS value FROM attr_index WHERE collection = ? AND path = ? AND value ${cmp} ?`,
+    );
+    const rowsOfValue = this.stmt(
+      `SELECT x.id AS id, (1${conds.sql}) AS matches FROM attr_index x` +
+        ' WHERE x.collection = ? AND x.path = ? AND x.value = ? ORDER BY x.id',
+    );
+    const records =
+      (
+        this.stmt('SELECT count FROM collection_stats WHERE collection = ?').get(collection) as
+          { count: number } | undefined
+      )?.count ?? 0;
+    function* withEntries(): Generator<SortItem> {
+      let rows = 0;
+      let hits = 0;
+      let value = (firstValue.get(collection, path) as { value: IndexValue | null }).value;
+      while (value !== null) {
+        for (const row of rowsOfValue.iterate(...params, collection, path, value) as IterableIterator<{
+          id: string;
+          matches: number;
+        }>) {
+          // Rows still to read at the match rate so far, against the matches of the collection at it.
+          if (++rows % WALK_CHECK === 0 && need * rows * rows > 4 * hits * hits * records)
+            throw new WalkTooLong();
+          // SQLite orders such ids by code point, JavaScript (and so the reference) by UTF-16 unit.
+          if (ID_OUT_OF_ORDER.test(row.id)) throw new WalkTooLong();
+          if (!row.matches) continue;
+          hits++;
+          if (skipIds.has(row.id) || seen.has(row.id)) continue;
+          seen.add(row.id);
+          yield { id: row.id, keys: [value, row.id] };
+        }
+        value = (nextValue.get(collection, path, value) as { value: IndexValue | null }).value;
+      }
+      walked = true;
+    }
+    // Matches without entries, in id order, once the merge reaches them.
+    const withoutEntries = function* (this: SqliteDocumentStore): Generator<SortItem> {
+      for (const id of this.matchesWithoutEntries(collection, path, plan, walked ? seen : undefined))
+        if (!skipIds.has(id)) yield { id, keys: [null, id] };
+    }.bind(this);
+    const regular = (function* () {
+      if (direction === 1) {
+        yield* withoutEntries();
+        yield* withEntries();
+      } else {
+        yield* withEntries();
+        yield* withoutEntries();
+      }
+    })();
+
+    const pageIds: string[] = [];
+    try {
+      let head: SortItem | undefined;
+      let fetched = false;
+      let next = 0;
+      for (let emitted = 0; emitted < need; emitted++) {
+        if (!fetched) {
+          const r = regular.next();
+          head = r.done ? undefined : r.value;
+          fetched = true;
+        }
+        const other = irregular[next];
+        let item: SortItem;
+        if (head && (!other || compareKeys(head.keys, other.keys, keys) <= 0)) {
+          item = head;
+          fetched = false;
+        } else if (other) {
+          item = other;
+          next++;
+        } else break;
+        if (emitted >= skip) pageIds.push(item.id);
+      }
+    } catch (err) {
+      if (err instanceof WalkTooLong) return undefined;
+      throw err;
+    } finally {
+      regular.return(undefined);
+    }
+    this.counters.sortedIndexWalks++;
+    const missing = pageIds.filter((id) => !parsed.has(id));
+    for (const row of this.loadBodies(collection, missing)) parsed.set(row.id, this.parse(row.body));
+    return pageIds.map((id) => parsed.get(id)!);
+  }
+
+  /**
+   * Ids of the matches of an index-decided filter without an entry at `path`, in id order.
+   * `withEntries` is the set of matches with one when a walk has collected it already.
+   */
+  private matchesWithoutEntries(
+    collection: string,
+    path: string,
+    plan: IndexPlan,
+    withEntries: ReadonlySet<string> | undefined,
+  ): string[] {
+    const { from, where, params } = this.candidateIdSql(collection, plan);
+    if (withEntries) {
+      const ids = this.stmt(`SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')}`).all(
+        ...params,
+      ) as Array<{ id: string }>;
+      return ids
+        .map((r) => r.id)
+        .filter((id) => !withEntries.has(id))
+        .sort();
+    }
+    const ids = this.stmt(
+      `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')}` +
+        ' AND x.id NOT IN (SELECT id FROM attr_index WHERE collection = ? AND path = ?)',
+    ).all(...params, collection, path) as Array<{ id: string }>;
+    return ids.map((r) => r.id).sort();
+  }
+
+  /**
    * A sorted page without parsing every match: when the index decides the filter exactly, sort
    * keys come from SQLite's JSON functions and only the page's records are parsed. A record
    * whose key path meets an array or object is parsed to follow MongoDB's array rules.
@@ -568,7 +779,9 @@ export class SqliteDocumentStore implements DocumentStore {
 
     const fast =
       options.afterId === undefined &&
-      this.sortedPageFromKeys(collection, filter, sort!, skip, limit, options.candidateIds);
+      ((options.candidateIds === undefined &&
+        this.sortedPageFromIndex(collection, filter, sort!, skip, limit)) ||
+        this.sortedPageFromKeys(collection, filter, sort!, skip, limit, options.candidateIds));
     if (fast) return fast.map(project);
     const all: Doc[] = [];
     const turns = new Turns();
@@ -652,6 +865,9 @@ export class SqliteDocumentStore implements DocumentStore {
     const insertAttr = this.stmt(
       'INSERT OR IGNORE INTO attr_index(collection, path, value, id) VALUES (?, ?, ?, ?)',
     );
+    const insertIrregular = this.stmt(
+      'INSERT OR IGNORE INTO attr_irregular(collection, path, id) VALUES (?, ?, ?)',
+    );
     const write = this.db.transaction((): WriteResult => {
       let inserted = 0;
       let updated = 0;
@@ -667,18 +883,24 @@ export class SqliteDocumentStore implements DocumentStore {
           if (before.body === body) continue;
           const seq = Number(insertChange.run(collection, doc.id).lastInsertRowid);
           updateDoc.run(body, size, seq, collection, doc.id);
-          const entries = indexEntriesOf(doc);
+          const { entries, irregular } = indexRecord(doc);
           const keep = new Set(entries.map(([p, v]) => `${p}\u0000${typeof v}\u0000${v}`));
-          for (const [p, v] of indexEntriesOf(this.parse(before.body))) {
+          const old = indexRecord(this.parse(before.body));
+          for (const [p, v] of old.entries) {
             if (!keep.has(`${p}\u0000${typeof v}\u0000${v}`)) this.deleteAttr(collection, p, v, doc.id);
           }
+          for (const p of old.irregular)
+            if (!irregular.includes(p)) this.deleteIrregular(collection, p, doc.id);
           for (const [p, v] of entries) insertAttr.run(collection, p, v, doc.id);
+          for (const p of irregular) insertIrregular.run(collection, p, doc.id);
           sizeDelta += size - before.size;
         } else {
           inserted++;
           const seq = Number(insertChange.run(collection, doc.id).lastInsertRowid);
           insertDoc.run(collection, doc.id, body, size, seq);
-          for (const [p, v] of indexEntriesOf(doc)) insertAttr.run(collection, p, v, doc.id);
+          const { entries, irregular } = indexRecord(doc);
+          for (const [p, v] of entries) insertAttr.run(collection, p, v, doc.id);
+          for (const p of irregular) insertIrregular.run(collection, p, doc.id);
           sizeDelta += size;
         }
         changed.push(doc);
@@ -695,6 +917,14 @@ export class SqliteDocumentStore implements DocumentStore {
       collection,
       path,
       value,
+      id,
+    );
+  }
+
+  private deleteIrregular(collection: string, path: string, id: string): void {
+    this.stmt('DELETE FROM attr_irregular WHERE collection = ? AND path = ? AND id = ?').run(
+      collection,
+      path,
       id,
     );
   }
@@ -722,7 +952,9 @@ export class SqliteDocumentStore implements DocumentStore {
       for (const doc of victims) {
         const row = removeDoc.get(collection, doc.id) as { size: number } | undefined;
         sizeDelta -= row?.size ?? 0;
-        for (const [p, v] of indexEntriesOf(doc)) this.deleteAttr(collection, p, v, doc.id);
+        const { entries, irregular } = indexRecord(doc);
+        for (const [p, v] of entries) this.deleteAttr(collection, p, v, doc.id);
+        for (const p of irregular) this.deleteIrregular(collection, p, doc.id);
         insertChange.run(collection, doc.id);
       }
       if (ids.length > 0) {

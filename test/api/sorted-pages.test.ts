@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, type TestApp } from '../support/server.ts';
+import type { Doc } from '../../src/store/port.ts';
+import { sortDocs } from '../../src/store/ordering.ts';
+import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+
+let t: TestApp;
+
+const biosample = (n: number): Doc => ({
+  id: `nmdc:bsm-11-c${String(n).padStart(5, '0')}`,
+  type: 'nmdc:Biosample',
+  ecosystem_category: n % 4 ? 'Plants' : 'Terrestrial',
+  ecosystem_type: n % 5 ? 'Rhizosphere' : 'Soil',
+  depth:
+    n % 97 === 0
+      ? { has_numeric_value: null }
+      : n % 89 === 0
+        ? { has_numeric_value: [] }
+        : n % 83 === 0
+          ? '5 cm'
+          : { has_numeric_value: n % 7 ? (n * 13) % 41 : [n % 11, 'deep'] },
+});
+
+const docs = Array.from({ length: 3000 }, (_, n) => biosample(n));
+
+beforeAll(async () => {
+  t = await createTestApp();
+  await t.store.upsertMany('biosample_set', docs);
+});
+
+afterAll(async () => {
+  await t.close();
+});
+
+describe('sorted pages on an indexed path through HTTP', () => {
+  it.each([
+    ['desc', -1],
+    ['asc', 1],
+  ] as const)('pages and cursors through two filters sorted %s like MongoDB', async (word, direction) => {
+    const matches = docs.filter(
+      (d) => d.ecosystem_category === 'Plants' && d.ecosystem_type === 'Rhizosphere',
+    );
+    const expected = sortDocs([...matches], [['depth.has_numeric_value', direction]]).map((d) => d.id);
+    const query = {
+      filter: 'ecosystem_category:Plants,ecosystem_type:Rhizosphere',
+      sort: `depth.has_numeric_value:${word}`,
+      fields: 'depth',
+    };
+    const store = t.store as SqliteDocumentStore;
+    const walks = store.counters.sortedIndexWalks;
+
+    const third = await request(t.app)
+      .get('/biosamples')
+      .query({ ...query, per_page: 25, page: 3 })
+      .expect(200);
+    expect(third.body.results.map((r: Doc) => r.id)).toEqual(expected.slice(50, 75));
+    expect(store.counters.sortedIndexWalks).toBeGreaterThan(walks);
+
+    const seen: string[] = [];
+    let cursor = '*';
+    for (let pages = 0; pages < 5; pages++) {
+      const res = await request(t.app)
+        .get('/biosamples')
+        .query({ ...query, per_page: 100, cursor })
+        .expect(200);
+      seen.push(...res.body.results.map((r: Doc) => r.id));
+      cursor = res.body.meta.next_cursor;
+    }
+    expect(seen).toEqual(expected.slice(0, 500));
+  });
+});
