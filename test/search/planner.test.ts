@@ -61,6 +61,7 @@ function recordingStore(size: number) {
       changes: [{ collection: 'biosample_set', id: 'fresh', deleted: false }],
       seq: 9,
     }),
+    latestSeq: async () => 9,
   } as unknown as DocumentStore;
   return { store, finds, counts };
 }
