@@ -312,10 +312,7 @@ export class FtsSearchIndex implements SearchIndex {
 
   async clear(collection: string): Promise<void> {
     this.db.transaction(() => {
-      this.stmt(
-        'DELETE FROM search_values WHERE record IN (SELECT rowid FROM search_records WHERE collection = ?)',
-      ).run(collection);
-      this.stmt('DELETE FROM search_records WHERE collection = ?').run(collection);
+      this.dropEntries(collection);
       if (this.stmt('SELECT 1 FROM search_values LIMIT 1').get() === undefined) {
         // Nothing left: emptying the FTS tables wholesale is much faster than row by row.
         this.db.exec("INSERT INTO search_trigram(search_trigram) VALUES ('delete-all')");
@@ -326,13 +323,42 @@ export class FtsSearchIndex implements SearchIndex {
   }
 
   /**
+   * Removes a collection's records and map rows. When they are most of the map, the other
+   * collections' rows are set aside, the map is emptied in one step (SQLite drops its pages
+   * instead of deleting rows one by one) and they are put back.
+   */
+  private dropEntries(collection: string): void {
+    const mine = this.stmt('SELECT count(*) FROM search_records WHERE collection = ?')
+      .pluck()
+      .get(collection) as number;
+    const all = this.stmt('SELECT count(*) FROM search_records').pluck().get() as number;
+    if (mine > 0 && mine * 2 >= all) {
+      this.db.exec('DROP TABLE IF EXISTS temp.search_values_kept');
+      this.stmt(
+        'CREATE TEMP TABLE search_values_kept AS SELECT v.record, v.path, v.string FROM search_values v ' +
+          'WHERE v.record IN (SELECT rowid FROM search_records WHERE collection != ?)',
+      ).run(collection);
+      this.db.exec('DELETE FROM search_values');
+      this.db.exec(
+        'INSERT INTO search_values(record, path, string) SELECT record, path, string FROM temp.search_values_kept ' +
+          'ORDER BY record, path, string; DROP TABLE temp.search_values_kept;',
+      );
+    } else if (mine > 0) {
+      this.stmt(
+        'DELETE FROM search_values WHERE record IN (SELECT rowid FROM search_records WHERE collection = ?)',
+      ).run(collection);
+    }
+    this.stmt('DELETE FROM search_records WHERE collection = ?').run(collection);
+  }
+
+  /**
    * A rebuild keeps the collection's strings (most come back, and tokenizing them again is the
-   * dearest part of indexing), drops the map's by-string index while the map is refilled in
-   * record order, and builds it again in one sorted pass at the end.
+   * dearest part of indexing), drops the map's by-string index before emptying and refilling the
+   * map in record order, and builds it again in one sorted pass at the end.
    */
   async beginRebuild(collection: string): Promise<void> {
-    await this.clear(collection);
     this.db.exec('DROP INDEX IF EXISTS search_values_by_string');
+    this.db.transaction(() => this.dropEntries(collection))();
   }
 
   async endRebuild(): Promise<void> {

@@ -82,6 +82,26 @@ describe('index maintenance', () => {
     const hits = await index.candidates(C, { kind: 'search', path: 'name', text: 'ghost' }, 100);
     expect(hits).toEqual({ all: false, ids: new Set() });
 
+    // Rebuilding the larger collection empties the map wholesale; the other one's rows survive.
+    const samples = [
+      { id: 'nmdc:bsm-11-00000001', name: 'river sediment core' },
+      { id: 'nmdc:bsm-11-00000002', name: 'permafrost active layer' },
+    ];
+    await store.upsertMany('biosample_set', samples);
+    await reindexCollection(store, index, C);
+    for (const collection of [C, 'biosample_set'])
+      expect(hasDrift(await checkCollection(store, index, collection))).toBe(false);
+    const kept = await index.candidates(
+      'biosample_set',
+      { kind: 'search', path: 'name', text: 'sediment' },
+      100,
+    );
+    expect(kept).toEqual({ all: false, ids: new Set([samples[0]!.id]) });
+    // And rebuilding the smaller one deletes just its own rows.
+    await reindexCollection(store, index, 'biosample_set');
+    const river = await index.candidates(C, { kind: 'search', path: 'name', text: 'river' }, 100);
+    expect(river.all ? -1 : river.ids.size).toBe(25);
+
     const failing = Object.assign(Object.create(store) as SqliteDocumentStore, {
       scan: async function* () {
         yield [studies[0]!];
