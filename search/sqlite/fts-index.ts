@@ -328,11 +328,7 @@ export class FtsSearchIndex implements SearchIndex {
    * instead of deleting rows one by one) and they are put back.
    */
   private dropEntries(collection: string): void {
-    const mine = this.stmt('SELECT count(*) FROM search_records WHERE collection = ?')
-      .pluck()
-      .get(collection) as number;
-    const all = this.stmt('SELECT count(*) FROM search_records').pluck().get() as number;
-    if (mine > 0 && mine * 2 >= all) {
+    if (this.isMostOfMap(collection)) {
       this.db.exec('DROP TABLE IF EXISTS temp.search_values_kept');
       this.stmt(
         'CREATE TEMP TABLE search_values_kept AS SELECT v.record, v.path, v.string FROM search_values v ' +
@@ -343,7 +339,7 @@ export class FtsSearchIndex implements SearchIndex {
         'INSERT INTO search_values(record, path, string) SELECT record, path, string FROM temp.search_values_kept ' +
           'ORDER BY record, path, string; DROP TABLE temp.search_values_kept;',
       );
-    } else if (mine > 0) {
+    } else {
       this.stmt(
         'DELETE FROM search_values WHERE record IN (SELECT rowid FROM search_records WHERE collection = ?)',
       ).run(collection);
@@ -351,29 +347,59 @@ export class FtsSearchIndex implements SearchIndex {
     this.stmt('DELETE FROM search_records WHERE collection = ?').run(collection);
   }
 
+  /** Whether a collection holds at least half of the indexed records. */
+  private isMostOfMap(collection: string): boolean {
+    const mine = this.stmt('SELECT count(*) FROM search_records WHERE collection = ?')
+      .pluck()
+      .get(collection) as number;
+    const all = this.stmt('SELECT count(*) FROM search_records').pluck().get() as number;
+    return mine > 0 && mine * 2 >= all;
+  }
+
+  /** What `endRebuild` must prune: every string, or only those the cleared rows held. */
+  private pruneScope: 'all' | 'cleared' = 'all';
+
   /**
    * A rebuild keeps the collection's strings (most come back, and tokenizing them again is the
-   * dearest part of indexing), drops the map's by-string index before emptying and refilling the
-   * map in record order, and builds it again in one sorted pass at the end.
+   * dearest part of indexing). For a collection that is most of the map it also drops the map's
+   * by-string index before emptying and refilling the map in record order, and builds it again
+   * in one sorted pass at the end; a small collection keeps the index and notes which strings
+   * its rows held, so only those are checked for pruning.
    */
   async beginRebuild(collection: string): Promise<void> {
-    this.db.exec('DROP INDEX IF EXISTS search_values_by_string');
-    this.db.transaction(() => this.dropEntries(collection))();
+    this.db.exec(
+      'CREATE TEMP TABLE IF NOT EXISTS search_cleared (rowid INTEGER PRIMARY KEY); DELETE FROM temp.search_cleared;',
+    );
+    this.db.transaction(() => {
+      if (this.isMostOfMap(collection)) {
+        this.pruneScope = 'all';
+        this.db.exec('DROP INDEX IF EXISTS search_values_by_string');
+      } else {
+        this.pruneScope = 'cleared';
+        this.stmt(
+          'INSERT OR IGNORE INTO temp.search_cleared(rowid) SELECT DISTINCT string FROM search_values ' +
+            'WHERE record IN (SELECT rowid FROM search_records WHERE collection = ?)',
+        ).run(collection);
+      }
+      this.dropEntries(collection);
+    })();
   }
 
   async endRebuild(): Promise<void> {
     this.db.exec(BY_STRING_INDEX);
-    this.db.transaction(() => this.pruneStrings())();
+    this.db.transaction(() => this.pruneStrings(this.pruneScope === 'cleared'))();
+    this.pruneScope = 'all';
   }
 
-  /** Removes strings no record holds any more, in three set-wise statements. */
-  pruneStrings(): number {
+  /** Removes strings no record holds any more (with `onlyCleared`, among those a rebuild cleared). */
+  pruneStrings(onlyCleared = false): number {
     this.db.exec(
       'CREATE TEMP TABLE IF NOT EXISTS search_orphans (rowid INTEGER PRIMARY KEY); DELETE FROM temp.search_orphans;',
     );
     const found = this.stmt(
       'INSERT INTO temp.search_orphans(rowid) SELECT rowid FROM search_strings s ' +
-        'WHERE NOT EXISTS (SELECT 1 FROM search_values v WHERE v.string = s.rowid)',
+        `WHERE ${onlyCleared ? 's.rowid IN (SELECT rowid FROM temp.search_cleared) AND ' : ''}` +
+        'NOT EXISTS (SELECT 1 FROM search_values v WHERE v.string = s.rowid)',
     ).run().changes;
     if (found > 0) {
       for (const table of ['search_trigram', 'search_words', 'search_strings'])

@@ -97,8 +97,13 @@ describe('index maintenance', () => {
       100,
     );
     expect(kept).toEqual({ all: false, ids: new Set([samples[0]!.id]) });
-    // And rebuilding the smaller one deletes just its own rows.
+    // And rebuilding the smaller one deletes just its own rows, pruning only strings they held.
+    index.write('biosample_set', [{ id: 'nmdc:bsm-11-zzzzzzzz', name: 'lonely string' }], false);
     await reindexCollection(store, index, 'biosample_set');
+    expect(strings()).not.toContain('lonely string');
+    expect(strings()).toEqual(expect.arrayContaining([samples[1]!.name, studies[4]!.name]));
+    expect(byString()).toBe(1);
+    expect(hasDrift(await checkCollection(store, index, 'biosample_set'))).toBe(false);
     const river = await index.candidates(C, { kind: 'search', path: 'name', text: 'river' }, 100);
     expect(river.all ? -1 : river.ids.size).toBe(25);
 
