@@ -3,12 +3,16 @@
  * every match, and every page of the same query asks again; the count only changes when a record
  * of that collection is written. The store's change log (shared by every server process) says
  * which collections were written since the counts were taken, so a cached count is never stale
- * past the next lookup; entries also expire after `ttlMs` as a bound.
+ * past the next lookup; entries also expire after `ttlMs` as a bound. Requests that ask for the same
+ * count while it is being computed wait for that computation instead of starting their own (an
+ * expired broad count asked by many requests at once would otherwise be computed by each).
  */
 import type { DocumentStore, Filter } from '../src/store/port.ts';
 
 export class CountCache {
   private readonly counts = new Map<string, { n: number; at: number }>();
+  /** Counts being computed: concurrent requests for the same count share one computation. */
+  private readonly pending = new Map<string, Promise<number>>();
   private seenSeq: number | undefined;
 
   constructor(
@@ -22,6 +26,14 @@ export class CountCache {
     const key = `${collection}\u0000${JSON.stringify(filter)}`;
     const hit = this.counts.get(key);
     if (hit && Date.now() - hit.at < this.ttlMs) return hit.n;
+    const running = this.pending.get(key);
+    if (running) return running;
+    const computing = this.computeAndKeep(key, compute).finally(() => this.pending.delete(key));
+    this.pending.set(key, computing);
+    return computing;
+  }
+
+  private async computeAndKeep(key: string, compute: () => Promise<number>): Promise<number> {
     const seqBefore = this.seenSeq;
     const n = await compute();
     // Only keep the count if nothing was written while it was computed.

@@ -37,6 +37,15 @@ describe('CountCache', () => {
     expect(computed).toBe(1);
   });
 
+  it('computes a count once for requests that ask for it at the same time, and again after it expires', async () => {
+    const cache = new CountCache(store, 30);
+    expect(await Promise.all(Array.from({ length: 20 }, () => countSoil(cache)))).toEqual(Array(20).fill(1));
+    expect(computed).toBe(1);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(await Promise.all(Array.from({ length: 20 }, () => countSoil(cache)))).toEqual(Array(20).fill(1));
+    expect(computed).toBe(2);
+  });
+
   it('recomputes after a write to the same collection, even one made by another process', async () => {
     const cache = new CountCache(store);
     expect(await countSoil(cache)).toBe(1);
