@@ -79,7 +79,7 @@ async function supervise(config: Config): Promise<void> {
   const logger = pino({ level: config.logLevel });
   await prepareShared(config);
   let stopping = false;
-  const fork = () => cluster.fork({ NMDC_PREPARED: '1' });
+  const fork = () => cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
@@ -102,7 +102,8 @@ async function supervise(config: Config): Promise<void> {
 const run =
   config.workers > 1 && cluster.isPrimary
     ? supervise(config)
-    : serve(config, cluster.isWorker && process.env.NMDC_PREPARED === '1');
+    : // Workers are forked only by `supervise`, after it prepared the shared state.
+      serve(config, cluster.isWorker);
 run.catch((err) => {
   console.error(`Start-up failed: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

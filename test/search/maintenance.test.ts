@@ -121,10 +121,24 @@ describe('index maintenance', () => {
 });
 
 describe('catch-up loop', () => {
-  it('indexes writes made straight to the store and advances the watermark', async () => {
+  /** A store with an index kept in another database, as an index the write hook does not reach. */
+  async function withSeparateIndex(
+    run: (store: SqliteDocumentStore, index: FtsSearchIndex) => Promise<void>,
+  ): Promise<void> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-catchup-'));
     const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
     const index = new FtsSearchIndex(new Database(':memory:'), { hooked: false, ownsDatabase: true });
+    try {
+      await run(store, index);
+    } finally {
+      await index.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Runs the catch-up loop until the index has no drift (or two seconds pass). */
+  async function catchUpFully(store: SqliteDocumentStore, index: FtsSearchIndex): Promise<void> {
     const stop = startCatchUpLoop(
       store,
       index,
@@ -134,52 +148,32 @@ describe('catch-up loop', () => {
       10,
     );
     try {
-      await store.upsertMany(C, studies);
-      await store.deleteMany(C, { id: studies[0]!.id });
       for (let i = 0; i < 100 && hasDrift(await checkCollection(store, index, C)); i++)
         await new Promise((r) => setTimeout(r, 20));
-      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
-      expect(await index.watermark()).toBe((await store.changesSince(0)).seq);
     } finally {
       stop();
-      await index.close();
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
+    expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+  }
 
-  it('still catches up with writes made after a reindex (the watermark is the newest change, not beyond it)', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-catchup-'));
-    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
-    const index = new FtsSearchIndex(new Database(':memory:'), { hooked: false, ownsDatabase: true });
-    try {
+  it('indexes writes made straight to the store and advances the watermark', () =>
+    withSeparateIndex(async (store, index) => {
+      await store.upsertMany(C, studies);
+      await store.deleteMany(C, { id: studies[0]!.id });
+      await catchUpFully(store, index);
+      expect(await index.watermark()).toBe((await store.changesSince(0)).seq);
+    }));
+
+  it('still catches up with writes made after a reindex (the watermark is the newest change, not beyond it)', () =>
+    withSeparateIndex(async (store, index) => {
       await store.upsertMany(C, studies.slice(0, 10));
       await reindexCollection(store, index, C);
       expect(await index.watermark()).toBe(await store.latestSeq());
       await store.upsertMany(C, studies.slice(10, 12));
       const fresh = await store.changesSince(await index.watermark());
       expect(fresh.changes.map((c) => c.id)).toEqual([studies[10]!.id, studies[11]!.id]);
-      const stop = startCatchUpLoop(
-        store,
-        index,
-        (err) => {
-          throw err;
-        },
-        10,
-      );
-      try {
-        for (let i = 0; i < 100 && hasDrift(await checkCollection(store, index, C)); i++)
-          await new Promise((r) => setTimeout(r, 20));
-      } finally {
-        stop();
-      }
-      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
-    } finally {
-      await index.close();
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      await catchUpFully(store, index);
+    }));
 });
 
 describe('reindex and check-index commands', () => {

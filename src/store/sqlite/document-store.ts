@@ -746,6 +746,26 @@ export class SqliteDocumentStore implements DocumentStore {
     return pageIds.map((id) => this.parse(byId.get(id)!));
   }
 
+  /**
+   * Hands every match, in id order, to `visit` until it returns true, taking the scan's pauses
+   * when a turn is due (see Turns). Not for use inside a transaction.
+   */
+  private async eachMatch(
+    collection: string,
+    filter: Filter,
+    candidateIds: Iterable<string> | undefined,
+    afterId: string | undefined,
+    chunkSize: number,
+    visit: (doc: Doc) => boolean | void,
+  ): Promise<void> {
+    const turns = new Turns();
+    for (const doc of this.matchesInIdOrder(collection, filter, candidateIds, afterId, chunkSize)) {
+      if (doc === PAUSE) {
+        if (turns.due()) await turns.give();
+      } else if (visit(doc)) return;
+    }
+  }
+
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
     const skip = options.skip ?? 0;
     const limit = options.limit && options.limit > 0 ? options.limit : undefined;
@@ -759,21 +779,10 @@ export class SqliteDocumentStore implements DocumentStore {
       const chunk = Math.min(CHUNK, Math.max(need === Infinity ? CHUNK : need, 32));
       const out: Doc[] = [];
       let seen = 0;
-      const turns = new Turns();
-      for (const doc of this.matchesInIdOrder(
-        collection,
-        filter,
-        options.candidateIds,
-        options.afterId,
-        chunk,
-      )) {
-        if (doc === PAUSE) {
-          if (turns.due()) await turns.give();
-          continue;
-        }
+      await this.eachMatch(collection, filter, options.candidateIds, options.afterId, chunk, (doc) => {
         if (seen++ >= skip) out.push(project(doc));
-        if (seen >= need) break;
-      }
+        return seen >= need;
+      });
       return out;
     }
 
@@ -784,17 +793,9 @@ export class SqliteDocumentStore implements DocumentStore {
         this.sortedPageFromKeys(collection, filter, sort!, skip, limit, options.candidateIds));
     if (fast) return fast.map(project);
     const all: Doc[] = [];
-    const turns = new Turns();
-    for (const doc of this.matchesInIdOrder(
-      collection,
-      filter,
-      options.candidateIds,
-      options.afterId,
-      CHUNK,
-    )) {
-      if (doc !== PAUSE) all.push(doc);
-      else if (turns.due()) await turns.give();
-    }
+    await this.eachMatch(collection, filter, options.candidateIds, options.afterId, CHUNK, (doc) => {
+      all.push(doc);
+    });
     sortDocs(all, sort!);
     const page = all.slice(skip, limit === undefined ? undefined : skip + limit);
     return page.map(project);
@@ -839,11 +840,9 @@ export class SqliteDocumentStore implements DocumentStore {
       return n;
     }
     let n = 0;
-    const turns = new Turns();
-    for (const doc of this.matchesInIdOrder(collection, filter, candidateIds, undefined, CHUNK)) {
-      if (doc !== PAUSE) n++;
-      else if (turns.due()) await turns.give();
-    }
+    await this.eachMatch(collection, filter, candidateIds, undefined, CHUNK, () => {
+      n++;
+    });
     return n;
   }
 
