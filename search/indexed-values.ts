@@ -11,25 +11,75 @@ export interface IndexedValue {
   value: string;
 }
 
-function collect(node: unknown, path: string, seen: Set<string>, out: IndexedValue[]): void {
-  if (typeof node === 'string') {
-    const key = `${path}\u0000${node}`;
-    if (!seen.has(key)) {
-      seen.add(key);
-      out.push({ path, value: node });
+interface PathNode {
+  path: string;
+  children: Map<string, PathNode>;
+  /** Pair number of each string seen at this path in the batch. */
+  values: Map<string, number>;
+}
+
+/**
+ * The distinct (path, string) pairs of a batch of records, numbered in the batch, and the pairs
+ * each record holds. Paths are found by walking a tree of the batch's keys, so no path string is
+ * built per value, and each pair is one number: indexing a batch allocates little.
+ */
+export class BatchPairs {
+  /** Dotted path and string of each pair. */
+  readonly pairPath: string[] = [];
+  readonly pairValue: string[] = [];
+  /** How many records of the batch hold each pair. */
+  readonly holders: number[] = [];
+  /** The pairs of each record, each once. */
+  readonly recordPairs: number[][] = [];
+  private readonly lastHolder: number[] = [];
+  private readonly root: PathNode = { path: '', children: new Map(), values: new Map() };
+
+  add(doc: Doc): void {
+    const mine: number[] = [];
+    this.visit(doc, this.root, this.recordPairs.length, mine);
+    this.recordPairs.push(mine);
+  }
+
+  get size(): number {
+    return this.recordPairs.length;
+  }
+
+  private visit(node: unknown, at: PathNode, record: number, mine: number[]): void {
+    if (typeof node === 'string') {
+      let pair = at.values.get(node);
+      if (pair === undefined) {
+        pair = this.pairPath.length;
+        at.values.set(node, pair);
+        this.pairPath.push(at.path);
+        this.pairValue.push(node);
+        this.holders.push(0);
+        this.lastHolder.push(-1);
+      }
+      if (this.lastHolder[pair] !== record) {
+        this.lastHolder[pair] = record;
+        this.holders[pair]!++;
+        mine.push(pair);
+      }
+    } else if (Array.isArray(node)) {
+      for (const el of node) this.visit(el, at, record, mine);
+    } else if (node !== null && typeof node === 'object') {
+      for (const k of Object.keys(node)) {
+        let child = at.children.get(k);
+        if (child === undefined) {
+          child = { path: at.path === '' ? k : `${at.path}.${k}`, children: new Map(), values: new Map() };
+          at.children.set(k, child);
+        }
+        this.visit((node as Record<string, unknown>)[k], child, record, mine);
+      }
     }
-  } else if (Array.isArray(node)) {
-    for (const el of node) collect(el, path, seen, out);
-  } else if (node !== null && typeof node === 'object') {
-    for (const [k, v] of Object.entries(node)) collect(v, path === '' ? k : `${path}.${k}`, seen, out);
   }
 }
 
 /** Distinct (path, string) pairs of a record. */
 export function indexedValuesOf(doc: Doc): IndexedValue[] {
-  const out: IndexedValue[] = [];
-  collect(doc, '', new Set(), out);
-  return out;
+  const batch = new BatchPairs();
+  batch.add(doc);
+  return batch.recordPairs[0]!.map((p) => ({ path: batch.pairPath[p]!, value: batch.pairValue[p]! }));
 }
 
 /**

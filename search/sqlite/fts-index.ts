@@ -15,13 +15,15 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
 import type { Candidates, IndexablePredicate, SearchIndex } from '../port.ts';
-import { fingerprintOf, indexedPathScope, indexedValuesOf } from '../indexed-values.ts';
+import { createHash } from 'node:crypto';
+import { BatchPairs, fingerprintOf, indexedPathScope } from '../indexed-values.ts';
 import { trigramQueryOfPredicate } from '../predicates.ts';
 import type { TrigramQuery } from '../regex/trigram-query.ts';
 import { wordsOf } from '../words.ts';
 
 const BY_STRING_INDEX =
   'CREATE INDEX IF NOT EXISTS search_values_by_string ON search_values(string, path, record)';
+const BY_GROUP_INDEX = 'CREATE INDEX IF NOT EXISTS search_records_by_group ON search_records(grp)';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS search_strings (
@@ -44,13 +46,22 @@ const SCHEMA = `
     collection TEXT NOT NULL,
     id TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
+    grp INTEGER,
     UNIQUE (collection, id)
+  );
+  -- A distinct set of recurring pairs, found by a hash of its pairs.
+  CREATE TABLE IF NOT EXISTS search_groups (
+    rowid INTEGER PRIMARY KEY,
+    collection TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    UNIQUE (collection, hash)
   );
   CREATE TABLE IF NOT EXISTS search_paths (
     rowid INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE
   );
-  -- Integer keys only: this table has a row per (record, path, string) and its write cost sets the build rate.
+  -- Integer keys only: this table has a row per (owner, path, string) and its write cost sets the build rate.
+  -- The owner (column "record") is a search_records key, or minus a search_groups key.
   CREATE TABLE IF NOT EXISTS search_values (
     record INTEGER NOT NULL,
     path INTEGER NOT NULL,
@@ -60,6 +71,13 @@ const SCHEMA = `
   ${BY_STRING_INDEX};
   CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 `;
+
+/** Map owners of a collection: its records and (negated) its groups; binds the collection twice. */
+const OWNERS_OF_COLLECTION =
+  'SELECT rowid FROM search_records WHERE collection = ? UNION ALL SELECT -rowid FROM search_groups WHERE collection = ?';
+const OWNED_BY_OTHERS =
+  '(v.record > 0 AND v.record IN (SELECT rowid FROM search_records WHERE collection != ?)) OR ' +
+  '(v.record < 0 AND -v.record IN (SELECT rowid FROM search_groups WHERE collection != ?))';
 
 /** The write hook of the embedded store (see src/store/sqlite). */
 export interface HookableStore {
@@ -82,6 +100,68 @@ export function ftsMatchOf(q: TrigramQuery, rewriteAtom: (atom: string) => strin
   return parts.join(q.op === 'and' ? ' AND ' : ' OR ');
 }
 
+/**
+ * A batch's recurring pair sets: `sets` holds each distinct set (pair numbers of a `BatchPairs`)
+ * and `groupOf[i]` the set of the batch's i-th record (-1: none).
+ */
+export interface SharedSets {
+  groupOf: Int32Array;
+  sets: number[][];
+}
+
+/**
+ * A pair recurs when at least this share of the batch (and MIN_SHARED_RECORDS records) holds it.
+ * A record whose recurring set is its own tries the next, stricter share.
+ */
+const SHARED_SHARES = [1 / 16, 1 / 4];
+const MIN_SHARED_RECORDS = 4;
+const MIN_GROUP_PAIRS = 2;
+
+/**
+ * Splits off each record's recurring pairs. A set is kept (as a group) only when at least two
+ * records of the batch hold exactly that set: pairs that recur on their own but not together
+ * (dates, depths) would otherwise make a group per record, dearer than the rows they replace.
+ * Such a record tries again with only the pairs a larger share of the batch holds.
+ */
+export function sharedSets(batch: BatchPairs): SharedSets {
+  const groupOf = new Int32Array(batch.size).fill(-1);
+  const sets: number[][] = [];
+  const setOf = new Map<string, number>();
+  let pending = batch.recordPairs.map((_, i) => i);
+  for (const share of SHARED_SHARES) {
+    const threshold = Math.max(MIN_SHARED_RECORDS, Math.ceil(batch.size * share));
+    if (pending.length < 2) break;
+    const signatureOf = new Map<number, string>();
+    const users = new Map<string, number>();
+    for (const i of pending) {
+      const recurring: number[] = [];
+      for (const p of batch.recordPairs[i]!) if (batch.holders[p]! >= threshold) recurring.push(p);
+      if (recurring.length < MIN_GROUP_PAIRS) continue;
+      const signature = recurring.sort((x, y) => x - y).join(',');
+      signatureOf.set(i, signature);
+      users.set(signature, (users.get(signature) ?? 0) + 1);
+    }
+    const unplaced: number[] = [];
+    for (const i of pending) {
+      const signature = signatureOf.get(i);
+      if (signature === undefined) continue;
+      if (users.get(signature)! < 2) {
+        unplaced.push(i);
+        continue;
+      }
+      let set = setOf.get(signature);
+      if (set === undefined) {
+        set = sets.length;
+        setOf.set(signature, set);
+        sets.push(signature.split(',').map(Number));
+      }
+      groupOf[i] = set;
+    }
+    pending = unplaced;
+  }
+  return { groupOf, sets };
+}
+
 /** Trigrams of an atom used in MATCH: a phrase must read every trigram's doclist; a few rare ones cost far less. */
 const TRIGRAMS_PER_ATOM = 3;
 const FREQUENCY_TTL_MS = 5 * 60_000;
@@ -102,7 +182,13 @@ export class FtsSearchIndex implements SearchIndex {
     readonly db: Database,
     private readonly mode: { hooked: boolean; ownsDatabase: boolean },
   ) {
-    db.exec(SCHEMA);
+    db.transaction(() => {
+      db.exec(SCHEMA);
+      // Files from before groups: every map row is a record's own, which stays valid.
+      const columns = db.prepare("SELECT name FROM pragma_table_info('search_records')").pluck().all();
+      if (!columns.includes('grp')) db.exec('ALTER TABLE search_records ADD COLUMN grp INTEGER');
+      db.exec(BY_GROUP_INDEX);
+    }).immediate();
     this.synchronous = mode.hooked;
   }
 
@@ -148,67 +234,161 @@ export class FtsSearchIndex implements SearchIndex {
       ).map((r) => [r.id, r]),
     );
     const replaced: number[] = [];
-    const records: Array<[string, string]> = [];
-    const extracted: Array<{ id: string; values: Array<{ path: string; value: string }> }> = [];
-    const strings = new Set<string>();
-    const paths = new Set<string>();
+    // The last version of an id wins, as in the store.
+    const latest = new Map<string, { doc: Doc; fingerprint: string }>();
     for (const doc of docs) {
       const fingerprint = fingerprintOf(doc);
       const before = stored.get(doc.id);
       if (skipUnchanged && before?.fingerprint === fingerprint) continue;
       if (before !== undefined) replaced.push(before.rowid);
-      const values = indexedValuesOf(doc);
-      for (const v of values) {
-        strings.add(v.value);
-        paths.add(v.path);
-      }
-      extracted.push({ id: doc.id, values });
-      records.push([doc.id, fingerprint]);
+      latest.delete(doc.id);
+      latest.set(doc.id, { doc, fingerprint });
     }
-    if (records.length === 0) return 0;
+    if (latest.size === 0) return 0;
     if (replaced.length > 0) {
       this.stmt('DELETE FROM search_values WHERE record IN (SELECT value FROM json_each(?))').run(
         JSON.stringify(replaced),
       );
     }
-    this.stmt(
-      'INSERT INTO search_records(collection, id, fingerprint) SELECT ?, value ->> 0, value ->> 1 FROM json_each(?) WHERE true ' +
-        'ON CONFLICT(collection, id) DO UPDATE SET fingerprint = excluded.fingerprint',
-    ).run(collection, JSON.stringify(records));
+    const batch = new BatchPairs();
+    for (const { doc } of latest.values()) batch.add(doc);
+    const shared = sharedSets(batch);
+    const groups = this.groupKeys(collection, shared, batch);
+
+    const ids = [...latest.keys()];
+    const fingerprints = [...latest.values()].map((r) => r.fingerprint);
+    // RETURNING lists rows in no set order: keys are matched by id.
     const recordKey = new Map(
-      this.recordKeys(
-        collection,
-        records.map((r) => r[0]),
-      ).map((r) => [r.id, r.rowid]),
+      this.stmt(
+        'INSERT INTO search_records(collection, id, fingerprint, grp) ' +
+          'SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ' +
+          'ON CONFLICT(collection, id) DO UPDATE SET fingerprint = excluded.fingerprint, grp = excluded.grp ' +
+          'RETURNING id, rowid',
+      )
+        .raw()
+        .all(
+          collection,
+          JSON.stringify(
+            ids.map((id, i) => {
+              const set = shared.groupOf[i]!;
+              return [id, fingerprints[i], set < 0 ? null : groups[set]!.key];
+            }),
+          ),
+        ) as Array<[string, number]>,
     );
-    this.stmt('INSERT OR IGNORE INTO search_paths(path) SELECT value FROM json_each(?)').run(
-      JSON.stringify([...paths]),
+
+    // Map rows: each record's pairs outside its group, and the pairs of groups created now.
+    const owned: Array<[number, number[]]> = [];
+    const members = shared.sets.map((set) => new Set(set));
+    batch.recordPairs.forEach((pairs, i) => {
+      owned.push([
+        recordKey.get(ids[i]!)!,
+        shared.groupOf[i]! < 0 ? pairs : pairs.filter((p) => !members[shared.groupOf[i]!]!.has(p)),
+      ]);
+    });
+    groups.forEach((g, set) => {
+      if (g.created) owned.push([-g.key, shared.sets[set]!]);
+    });
+    this.insertPairs(batch, owned);
+    return latest.size;
+  }
+
+  /**
+   * The group of each shared set, created when missing (its pairs must then be written). Looked
+   * up in the database every time: another process may have rebuilt the index since.
+   */
+  private groupKeys(
+    collection: string,
+    shared: SharedSets,
+    batch: BatchPairs,
+  ): Array<{ key: number; created: boolean }> {
+    if (shared.sets.length === 0) return [];
+    const hashes = shared.sets.map((set) =>
+      createHash('sha256')
+        .update(
+          JSON.stringify(set.map((p) => JSON.stringify([batch.pairPath[p], batch.pairValue[p]])).sort()),
+        )
+        .digest('base64url'),
     );
-    const pathKey = new Map(
-      (this.stmt('SELECT rowid, path FROM search_paths').all() as Array<{ rowid: number; path: string }>).map(
-        (r) => [r.path, r.rowid],
-      ),
+    const key = new Map(
+      this.stmt(
+        'SELECT hash, rowid FROM search_groups WHERE collection = ? AND hash IN (SELECT value FROM json_each(?))',
+      )
+        .raw()
+        .all(collection, JSON.stringify(hashes)) as Array<[string, number]>,
     );
-    const distinct = JSON.stringify([...strings]);
-    this.stmt('INSERT OR IGNORE INTO search_strings(value) SELECT value FROM json_each(?)').run(distinct);
-    const stringKey = new Map(
-      (
-        this.stmt('SELECT rowid, value FROM search_strings WHERE value IN (SELECT value FROM json_each(?))')
-          .raw()
-          .all(distinct) as Array<[number, string]>
-      ).map(([rowid, value]) => [value, rowid]),
-    );
-    const rows: Array<[number, number, number]> = [];
-    for (const { id, values } of extracted) {
-      const record = recordKey.get(id)!;
-      for (const v of values) rows.push([record, pathKey.get(v.path)!, stringKey.get(v.value)!]);
+    const missing = hashes.filter((h) => !key.has(h));
+    const created = new Set(missing);
+    if (missing.length > 0) {
+      const added = this.stmt(
+        'INSERT INTO search_groups(collection, hash) SELECT ?, value FROM json_each(?) RETURNING hash, rowid',
+      )
+        .raw()
+        .all(collection, JSON.stringify(missing)) as Array<[string, number]>;
+      for (const [hash, rowid] of added) key.set(hash, rowid);
     }
+    return hashes.map((h) => ({ key: key.get(h)!, created: created.has(h) }));
+  }
+
+  /** Writes map rows for owners and their pairs (numbers of `batch`), adding unseen paths and strings. */
+  private insertPairs(batch: BatchPairs, owned: Array<[number, number[]]>): void {
+    const paths = new Set<string>();
+    const strings = new Set<string>();
+    for (const [, pairs] of owned)
+      for (const p of pairs) {
+        paths.add(batch.pairPath[p]!);
+        strings.add(batch.pairValue[p]!);
+      }
+    if (strings.size === 0) return;
+    const pathKey = this.pathKeys(paths);
+    const stringKey = this.stringKeys(strings);
+    const rows: Array<[number, number, number]> = [];
+    for (const [owner, pairs] of owned)
+      for (const p of pairs)
+        rows.push([owner, pathKey.get(batch.pairPath[p]!)!, stringKey.get(batch.pairValue[p]!)!]);
     this.stmt(
       'INSERT OR IGNORE INTO search_values(record, path, string) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)',
     ).run(JSON.stringify(rows));
-    return records.length;
   }
 
+  private pathKeys(paths: Set<string>): Map<string, number> {
+    const known = () =>
+      new Map(
+        (this.stmt('SELECT path, rowid FROM search_paths').raw().all() as Array<[string, number]>).map(
+          (r) => r,
+        ),
+      );
+    let keys = known();
+    const missing = [...paths].filter((p) => !keys.has(p));
+    if (missing.length > 0) {
+      this.stmt('INSERT OR IGNORE INTO search_paths(path) SELECT value FROM json_each(?)').run(
+        JSON.stringify(missing),
+      );
+      keys = known();
+    }
+    return keys;
+  }
+
+  /** Keys of strings, adding the new ones (which tokenizes them into both FTS5 tables). */
+  private stringKeys(strings: Set<string>): Map<string, number> {
+    const keys = new Map(
+      this.stmt('SELECT value, rowid FROM search_strings WHERE value IN (SELECT value FROM json_each(?))')
+        .raw()
+        .all(JSON.stringify([...strings])) as Array<[string, number]>,
+    );
+    if (keys.size < strings.size) {
+      const missing = [...strings].filter((v) => !keys.has(v));
+      const added = this.stmt(
+        'INSERT OR IGNORE INTO search_strings(value) SELECT value FROM json_each(?) RETURNING value, rowid',
+      )
+        .raw()
+        .all(JSON.stringify(missing)) as Array<[string, number]>;
+      for (const [value, rowid] of added) keys.set(value, rowid);
+    }
+    return keys;
+  }
+
+  /** Removes records: their own map rows and their records row (a group they were in stays until pruned). */
   erase(collection: string, ids: string[]): void {
     const keys = JSON.stringify(this.recordKeys(collection, ids).map((r) => r.rowid));
     this.stmt('DELETE FROM search_values WHERE record IN (SELECT value FROM json_each(?))').run(keys);
@@ -260,19 +440,24 @@ export class FtsSearchIndex implements SearchIndex {
       .pluck()
       .get(match, ...pathParams, limit * 2 + 1) as number;
     if (rowsSeen > limit * 2) return { all: true };
-    const rows = this.stmt(
-      `SELECT DISTINCT r.id FROM ${table} f JOIN search_values v ON v.string = f.rowid ` +
-        `JOIN search_records r ON r.rowid = v.record ` +
-        `WHERE ${table} MATCH ? AND r.collection = ? AND ${pathFilter}`,
-    )
-      .pluck()
-      .iterate(match, collection, ...pathParams) as IterableIterator<string>;
+    // Records holding a matching string themselves, then the members of groups holding one.
+    const hits = `FROM ${table} f JOIN search_values v ON v.string = f.rowid WHERE ${table} MATCH ? AND ${pathFilter}`;
     const ids = new Set<string>();
-    for (const id of rows) {
-      ids.add(id);
-      if (ids.size > limit) {
-        rows.return?.();
-        return { all: true };
+    for (const sql of [
+      `SELECT r.id FROM ${table} f JOIN search_values v ON v.string = f.rowid JOIN search_records r ON r.rowid = v.record ` +
+        `WHERE ${table} MATCH ? AND ${pathFilter} AND v.record > 0 AND r.collection = ?`,
+      `SELECT r.id FROM (SELECT DISTINCT -v.record AS grp ${hits} AND v.record < 0) g ` +
+        'JOIN search_records r ON r.grp = g.grp WHERE r.collection = ?',
+    ]) {
+      const rows = this.stmt(sql)
+        .pluck()
+        .iterate(match, ...pathParams, collection) as IterableIterator<string>;
+      for (const id of rows) {
+        ids.add(id);
+        if (ids.size > limit) {
+          rows.return?.();
+          return { all: true };
+        }
       }
     }
     return { all: false, ids };
@@ -331,20 +516,21 @@ export class FtsSearchIndex implements SearchIndex {
     if (this.isMostOfMap(collection)) {
       this.db.exec('DROP TABLE IF EXISTS temp.search_values_kept');
       this.stmt(
-        'CREATE TEMP TABLE search_values_kept AS SELECT v.record, v.path, v.string FROM search_values v ' +
-          'WHERE v.record IN (SELECT rowid FROM search_records WHERE collection != ?)',
-      ).run(collection);
+        `CREATE TEMP TABLE search_values_kept AS SELECT v.record, v.path, v.string FROM search_values v WHERE ${OWNED_BY_OTHERS}`,
+      ).run(collection, collection);
       this.db.exec('DELETE FROM search_values');
       this.db.exec(
         'INSERT INTO search_values(record, path, string) SELECT record, path, string FROM temp.search_values_kept ' +
           'ORDER BY record, path, string; DROP TABLE temp.search_values_kept;',
       );
     } else {
-      this.stmt(
-        'DELETE FROM search_values WHERE record IN (SELECT rowid FROM search_records WHERE collection = ?)',
-      ).run(collection);
+      this.stmt(`DELETE FROM search_values WHERE record IN (${OWNERS_OF_COLLECTION})`).run(
+        collection,
+        collection,
+      );
     }
     this.stmt('DELETE FROM search_records WHERE collection = ?').run(collection);
+    this.stmt('DELETE FROM search_groups WHERE collection = ?').run(collection);
   }
 
   /** Whether a collection holds at least half of the indexed records. */
@@ -378,8 +564,8 @@ export class FtsSearchIndex implements SearchIndex {
         this.pruneScope = 'cleared';
         this.stmt(
           'INSERT OR IGNORE INTO temp.search_cleared(rowid) SELECT DISTINCT string FROM search_values ' +
-            'WHERE record IN (SELECT rowid FROM search_records WHERE collection = ?)',
-        ).run(collection);
+            `WHERE record IN (${OWNERS_OF_COLLECTION})`,
+        ).run(collection, collection);
       }
       this.dropEntries(collection);
     })();
@@ -387,8 +573,30 @@ export class FtsSearchIndex implements SearchIndex {
 
   async endRebuild(): Promise<void> {
     this.db.exec(BY_STRING_INDEX);
-    this.db.transaction(() => this.pruneStrings(this.pruneScope === 'cleared'))();
+    this.db.transaction(() => {
+      this.pruneGroups();
+      this.pruneStrings(this.pruneScope === 'cleared');
+    })();
     this.pruneScope = 'all';
+  }
+
+  /** Removes groups no record points at any more, with their map rows. */
+  pruneGroups(): number {
+    this.db.exec(
+      'CREATE TEMP TABLE IF NOT EXISTS search_orphan_groups (rowid INTEGER PRIMARY KEY); DELETE FROM temp.search_orphan_groups;',
+    );
+    const found = this.stmt(
+      'INSERT INTO temp.search_orphan_groups(rowid) SELECT rowid FROM search_groups g ' +
+        'WHERE NOT EXISTS (SELECT 1 FROM search_records r WHERE r.grp = g.rowid)',
+    ).run().changes;
+    if (found > 0) {
+      this.db.exec(
+        'DELETE FROM search_values WHERE record IN (SELECT -rowid FROM temp.search_orphan_groups); ' +
+          'DELETE FROM search_groups WHERE rowid IN (SELECT rowid FROM temp.search_orphan_groups);',
+      );
+    }
+    this.db.exec('DELETE FROM temp.search_orphan_groups');
+    return found;
   }
 
   /** Removes strings no record holds any more (with `onlyCleared`, among those a rebuild cleared). */

@@ -4,7 +4,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
-import { FtsSearchIndex, ftsMatchOf } from '../../search/sqlite/fts-index.ts';
+import { FtsSearchIndex, ftsMatchOf, sharedSets } from '../../search/sqlite/fts-index.ts';
+import { BatchPairs } from '../../search/indexed-values.ts';
+import { checkCollection, hasDrift, reindexCollection } from '../../search/maintenance.ts';
 import { trigramQueryOf } from '../../search/regex/trigram-query.ts';
 import { describeSearchIndex } from './behaviour.ts';
 
@@ -76,5 +78,118 @@ describe('FTS5 index kept in step by the store', () => {
   it('renders trigram queries as FTS5 MATCH expressions of quoted substrings', () => {
     expect(ftsMatchOf(trigramQueryOf('abc|x"yz'))).toBe('"abc" OR "x""yz"');
     expect(ftsMatchOf(trigramQueryOf('abc.*(def|ghi)'))).toBe('"abc" AND ("def" OR "ghi")');
+  });
+});
+
+describe('FTS5 index: recurring pairs kept once per set (groups)', () => {
+  const C = 'biosample_set';
+  const soil = (i: number) => ({
+    id: `soil-${String(i).padStart(2, '0')}`,
+    name: `Soil core ${i}`,
+    ecosystem: 'Terrestrial',
+    env_medium: { term: { id: 'ENVO:00001998', name: 'soil' }, type: 'nmdc:ControlledIdentifiedTermValue' },
+    alternative_identifiers: [`gold:Gb${i}`, 'shared-but-alone'],
+  });
+  const lake = (i: number) => ({
+    id: `lake-${String(i).padStart(2, '0')}`,
+    name: `Lake sediment ${i}`,
+    ecosystem: 'Aquatic',
+    env_medium: {
+      term: { id: 'ENVO:00002007', name: 'sediment' },
+      type: 'nmdc:ControlledIdentifiedTermValue',
+    },
+  });
+  const ids = (c: Awaited<ReturnType<FtsSearchIndex['candidates']>>) => (c.all ? 'ALL' : [...c.ids].sort());
+
+  it('groups pairs that records share, and stays exact through updates, deletes and a rebuild', async () => {
+    const dir = tempDir();
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    const index = FtsSearchIndex.attachTo(store);
+    const count = (sql: string) => store.db.prepare(sql).pluck().get() as number;
+    try {
+      const soils = Array.from({ length: 20 }, (_, i) => soil(i));
+      const lakes = Array.from({ length: 20 }, (_, i) => lake(i));
+      await store.upsertMany(C, [...soils, ...lakes]);
+      // Two sets: each soil record shares five pairs, each lake record four.
+      expect(count('SELECT count(*) FROM search_groups')).toBe(2);
+      expect(count('SELECT count(*) FROM search_records WHERE grp IS NOT NULL')).toBe(40);
+      // Own rows: soil name + gold id, lake name + id; group rows 6 + 4... fewer than one row per pair.
+      const pairs = 20 * 7 + 20 * 5;
+      expect(count('SELECT count(*) FROM search_values')).toBeLessThan(pairs / 2);
+
+      const medium = { kind: 'search' as const, path: 'env_medium', text: 'soil' };
+      const soilIds = soils.map((d) => d.id);
+      expect(ids(await index.candidates(C, medium, 100))).toEqual(soilIds);
+      expect(
+        ids(
+          await index.candidates(C, { kind: 'regex', path: 'ecosystem', pattern: '^Aqua', flags: '' }, 100),
+        ),
+      ).toEqual(lakes.map((d) => d.id));
+      expect(ids(await index.candidates(C, { kind: 'words', path: 'name', text: 'core 7' }, 100))).toEqual([
+        'soil-07',
+      ]);
+
+      // soil-00 becomes a lake sample on its own (a batch of one keeps every pair as its own row).
+      await store.upsertMany(C, [{ ...lake(99), id: 'soil-00' }]);
+      expect(ids(await index.candidates(C, medium, 100))).toEqual(soilIds.slice(1));
+      expect(
+        ids(
+          await index.candidates(C, { kind: 'search', path: 'env_medium.term.name', text: 'sediment' }, 100),
+        ),
+      ).toEqual([...lakes.map((d) => d.id), 'soil-00'].sort());
+      await store.deleteMany(C, { id: 'soil-01' });
+      expect(ids(await index.candidates(C, medium, 100))).toEqual(soilIds.slice(2));
+      // A set no record points at any more is pruned by a rebuild, with its rows.
+      await store.upsertMany(
+        C,
+        lakes.map((d) => ({ ...d, ecosystem: 'Freshwater' })),
+      );
+      expect(count('SELECT count(*) FROM search_groups')).toBe(3);
+      const before = count('SELECT count(*) FROM search_values');
+      expect(index.pruneGroups()).toBe(1);
+      expect(count('SELECT count(*) FROM search_groups')).toBe(2);
+      expect(count('SELECT count(*) FROM search_values')).toBe(before - 4);
+      expect(
+        ids(await index.candidates(C, { kind: 'search', path: 'ecosystem', text: 'aquatic' }, 100)),
+      ).toEqual(['soil-00']);
+      await reindexCollection(store, index, C);
+      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+      expect(ids(await index.candidates(C, medium, 100))).toEqual(soilIds.slice(2));
+      expect(
+        ids(await index.candidates(C, { kind: 'search', path: 'ecosystem', text: 'fresh' }, 100)),
+      ).toEqual(lakes.map((d) => d.id));
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('groups only sets that records share: pairs that recur apart (dates, depths) stay own rows', () => {
+    const batch = new BatchPairs();
+    for (let i = 0; i < 64; i++)
+      batch.add({ id: `r${i}`, date: `d${i % 8}`, depth: `${i % 7} m`, type: 'x', unit: 'm' });
+    const shared = sharedSets(batch);
+    const named = shared.sets.map((s) =>
+      s
+        .map((p) => `${batch.pairPath[p]}=${batch.pairValue[p]}`)
+        .sort()
+        .join(' '),
+    );
+    // Records 0-7 share their (date, depth) with records 56-63; the other 48 share only {type, unit}.
+    expect([...named].sort()).toEqual(
+      [
+        ...Array.from({ length: 8 }, (_, i) => `date=d${i} depth=${i % 7} m type=x unit=m`).sort(),
+        'type=x unit=m',
+      ].sort(),
+    );
+    const users = new Map<number, number>();
+    for (const g of shared.groupOf) users.set(g, (users.get(g) ?? 0) + 1);
+    expect(users.get(-1)).toBeUndefined();
+    expect([...users.values()].every((n) => n >= 2)).toBe(true);
+    expect(named[shared.groupOf[20]!]).toBe('type=x unit=m');
+    // A batch too small to tell what recurs: no groups.
+    const small = new BatchPairs();
+    for (let i = 0; i < 3; i++) small.add({ id: `r${i}`, type: 'x', unit: 'm' });
+    expect(sharedSets(small).sets).toEqual([]);
   });
 });
