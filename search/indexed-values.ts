@@ -11,6 +11,11 @@ export interface IndexedValue {
   value: string;
 }
 
+/** The string with lone surrogates replaced by U+FFFD (as UTF-8 storage and transport do). */
+export function wellFormed(s: string): string {
+  return (s as string & { toWellFormed(): string }).toWellFormed();
+}
+
 interface PathNode {
   path: string;
   children: Map<string, PathNode>;
@@ -51,7 +56,8 @@ export class BatchPairs {
         pair = this.pairPath.length;
         at.values.set(node, pair);
         this.pairPath.push(at.path);
-        this.pairValue.push(node);
+        // SQLite text is UTF-8: a lone surrogate would not read back. Queries do the same (superset).
+        this.pairValue.push(wellFormed(node));
         this.holders.push(0);
         this.lastHolder.push(-1);
       }

@@ -16,7 +16,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
 import type { Candidates, IndexablePredicate, SearchIndex } from '../port.ts';
 import { createHash } from 'node:crypto';
-import { BatchPairs, fingerprintOf, indexedPathScope } from '../indexed-values.ts';
+import { BatchPairs, fingerprintOf, indexedPathScope, wellFormed } from '../indexed-values.ts';
 import { trigramQueryOfPredicate } from '../predicates.ts';
 import type { TrigramQuery } from '../regex/trigram-query.ts';
 import { wordsOf } from '../words.ts';
@@ -75,9 +75,10 @@ const SCHEMA = `
 /** Map owners of a collection: its records and (negated) its groups; binds the collection twice. */
 const OWNERS_OF_COLLECTION =
   'SELECT rowid FROM search_records WHERE collection = ? UNION ALL SELECT -rowid FROM search_groups WHERE collection = ?';
-const OWNED_BY_OTHERS =
-  '(v.record > 0 AND v.record IN (SELECT rowid FROM search_records WHERE collection != ?)) OR ' +
-  '(v.record < 0 AND -v.record IN (SELECT rowid FROM search_groups WHERE collection != ?))';
+/** Map rows of the other collections, read owner by owner through the map's key; binds it twice. */
+const ROWS_OF_OTHERS =
+  'SELECT v.record, v.path, v.string FROM (SELECT rowid AS owner FROM search_records WHERE collection != ? ' +
+  'UNION ALL SELECT -rowid FROM search_groups WHERE collection != ?) o JOIN search_values v ON v.record = o.owner';
 
 /** The write hook of the embedded store (see src/store/sqlite). */
 export interface HookableStore {
@@ -88,7 +89,7 @@ export interface HookableStore {
   }): void;
 }
 
-const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
+const quote = (s: string) => `"${wellFormed(s).replace(/"/g, '""')}"`;
 
 /**
  * A trigram query as an FTS5 MATCH expression. Atoms are quoted substrings (FTS5 phrases), or,
@@ -281,8 +282,11 @@ export class FtsSearchIndex implements SearchIndex {
     const owned: Array<[number, number[]]> = [];
     const members = shared.sets.map((set) => new Set(set));
     batch.recordPairs.forEach((pairs, i) => {
+      const key = recordKey.get(ids[i]!);
+      if (key === undefined)
+        throw new Error(`search index: record id ${JSON.stringify(ids[i])} did not read back as written`);
       owned.push([
-        recordKey.get(ids[i]!)!,
+        key,
         shared.groupOf[i]! < 0 ? pairs : pairs.filter((p) => !members[shared.groupOf[i]!]!.has(p)),
       ]);
     });
@@ -344,8 +348,12 @@ export class FtsSearchIndex implements SearchIndex {
     const stringKey = this.stringKeys(strings);
     const rows: Array<[number, number, number]> = [];
     for (const [owner, pairs] of owned)
-      for (const p of pairs)
-        rows.push([owner, pathKey.get(batch.pairPath[p]!)!, stringKey.get(batch.pairValue[p]!)!]);
+      for (const p of pairs) {
+        const string = stringKey.get(batch.pairValue[p]!);
+        // A missing key would make INSERT OR IGNORE drop the row, and the record would be missed.
+        if (string === undefined) throw new Error('search index: a string did not read back as written');
+        rows.push([owner, pathKey.get(batch.pairPath[p]!)!, string]);
+      }
     this.stmt(
       'INSERT OR IGNORE INTO search_values(record, path, string) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)',
     ).run(JSON.stringify(rows));
@@ -515,9 +523,7 @@ export class FtsSearchIndex implements SearchIndex {
   private dropEntries(collection: string): void {
     if (this.isMostOfMap(collection)) {
       this.db.exec('DROP TABLE IF EXISTS temp.search_values_kept');
-      this.stmt(
-        `CREATE TEMP TABLE search_values_kept AS SELECT v.record, v.path, v.string FROM search_values v WHERE ${OWNED_BY_OTHERS}`,
-      ).run(collection, collection);
+      this.stmt(`CREATE TEMP TABLE search_values_kept AS ${ROWS_OF_OTHERS}`).run(collection, collection);
       this.db.exec('DELETE FROM search_values');
       this.db.exec(
         'INSERT INTO search_values(record, path, string) SELECT record, path, string FROM temp.search_values_kept ' +

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { FtsSearchIndex, ftsMatchOf, sharedSets } from '../../search/sqlite/fts-index.ts';
 import { BatchPairs } from '../../search/indexed-values.ts';
+import type { IndexablePredicate } from '../../search/port.ts';
 import { checkCollection, hasDrift, reindexCollection } from '../../search/maintenance.ts';
 import { trigramQueryOf } from '../../search/regex/trigram-query.ts';
 import { describeSearchIndex } from './behaviour.ts';
@@ -69,6 +70,31 @@ describe('FTS5 index kept in step by the store', () => {
         all: false,
         ids: new Set(),
       });
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('finds strings holding lone surrogates (stored as U+FFFD, and so are the query literals)', async () => {
+    const dir = tempDir();
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    const index = FtsSearchIndex.attachTo(store);
+    try {
+      await store.upsertMany('biosample_set', [
+        { id: 'a', name: 'core\ud800 sample' },
+        { id: 'b', name: 'core\udc00 sample' },
+        { id: 'c', name: 'other' },
+      ]);
+      const found = async (q: IndexablePredicate) => {
+        const c = await index.candidates('biosample_set', q, 10);
+        return c.all ? 'ALL' : [...c.ids].sort();
+      };
+      expect(await found({ kind: 'search', path: 'name', text: 'sample' })).toEqual(['a', 'b']);
+      expect(await found({ kind: 'regex', path: 'name', pattern: 'e\ud800 s', flags: '' })).toEqual([
+        'a',
+        'b',
+      ]);
     } finally {
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
