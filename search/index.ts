@@ -67,6 +67,7 @@ export async function openSearchIndex(
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  db.pragma('cache_size = -65536'); // 64 MiB page cache, as the embedded store's
   logger.info({ file }, 'embedded FTS5 search index in its own file');
   return withCatchUp(new FtsSearchIndex(db, { hooked: false, ownsDatabase: true }), store, logger, everyMs);
 }

@@ -17,9 +17,12 @@ export interface ReindexResult {
   seconds: number;
 }
 
+const BATCHES_IN_FLIGHT = 3;
+
 /**
- * Rebuilds the index of one collection from `store.scan`. The watermark is taken before the
- * scan, so writes that race with the rebuild stay "fresh" until the next catch-up.
+ * Rebuilds the index of one collection from `store.scan` (or `scanTexts`). The watermark is
+ * taken before the scan, so writes that race with the rebuild stay "fresh" until the next
+ * catch-up.
  */
 export async function reindexCollection(
   store: DocumentStore,
@@ -33,13 +36,30 @@ export async function reindexCollection(
   if (index.beginRebuild) await index.beginRebuild(collection);
   else await index.clear(collection);
   let done = 0;
+  const inFlight: Array<Promise<void>> = [];
   try {
-    for await (const batch of store.scan(collection, batchSize)) {
-      await index.index(collection, batch);
-      done += batch.length;
-      onProgress({ collection, done });
+    if (store.scanTexts && index.indexTexts) {
+      // Batches overlap: the index may prepare the next ones (off the main thread) while it
+      // writes this one; they take effect, and report progress, in order.
+      for await (const texts of store.scanTexts(collection, batchSize)) {
+        inFlight.push(
+          index.indexTexts(collection, texts).then(() => {
+            done += texts.length;
+            onProgress({ collection, done });
+          }),
+        );
+        if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+      }
+      while (inFlight.length > 0) await inFlight.shift();
+    } else {
+      for await (const batch of store.scan(collection, batchSize)) {
+        await index.index(collection, batch);
+        done += batch.length;
+        onProgress({ collection, done });
+      }
     }
   } finally {
+    await Promise.allSettled(inFlight);
     await index.endRebuild?.(collection);
   }
   if (!index.synchronous && seq > (await index.watermark())) await index.setWatermark(seq);

@@ -26,6 +26,11 @@ export interface SearchIndex {
    */
   readonly synchronous: boolean;
   index(collection: string, docs: Doc[]): Promise<void>;
+  /**
+   * Optional: index records given as their stored JSON text, as a rebuild reads them
+   * (`DocumentStore.scanTexts`). Calls may overlap; they take effect in the order made.
+   */
+  indexTexts?(collection: string, texts: string[]): Promise<void>;
   remove(collection: string, ids: string[]): Promise<void>;
   /** Candidates for one predicate; `limit` lets the index give up (ALL) when the set is too large to help. */
   candidates(collection: string, predicate: IndexablePredicate, limit: number): Promise<Candidates>;

@@ -15,8 +15,9 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
 import type { Candidates, IndexablePredicate, SearchIndex } from '../port.ts';
-import { createHash } from 'node:crypto';
-import { BatchPairs, fingerprintOf, indexedPathScope, wellFormed } from '../indexed-values.ts';
+import { fingerprintOf, indexedPathScope, wellFormed } from '../indexed-values.ts';
+import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';
+import { WorkerPreparer } from './preparer.ts';
 import { trigramQueryOfPredicate } from '../predicates.ts';
 import type { TrigramQuery } from '../regex/trigram-query.ts';
 import { wordsOf } from '../words.ts';
@@ -101,68 +102,6 @@ export function ftsMatchOf(q: TrigramQuery, rewriteAtom: (atom: string) => strin
   return parts.join(q.op === 'and' ? ' AND ' : ' OR ');
 }
 
-/**
- * A batch's recurring pair sets: `sets` holds each distinct set (pair numbers of a `BatchPairs`)
- * and `groupOf[i]` the set of the batch's i-th record (-1: none).
- */
-export interface SharedSets {
-  groupOf: Int32Array;
-  sets: number[][];
-}
-
-/**
- * A pair recurs when at least this share of the batch (and MIN_SHARED_RECORDS records) holds it.
- * A record whose recurring set is its own tries the next, stricter share.
- */
-const SHARED_SHARES = [1 / 16, 1 / 4];
-const MIN_SHARED_RECORDS = 4;
-const MIN_GROUP_PAIRS = 2;
-
-/**
- * Splits off each record's recurring pairs. A set is kept (as a group) only when at least two
- * records of the batch hold exactly that set: pairs that recur on their own but not together
- * (dates, depths) would otherwise make a group per record, dearer than the rows they replace.
- * Such a record tries again with only the pairs a larger share of the batch holds.
- */
-export function sharedSets(batch: BatchPairs): SharedSets {
-  const groupOf = new Int32Array(batch.size).fill(-1);
-  const sets: number[][] = [];
-  const setOf = new Map<string, number>();
-  let pending = batch.recordPairs.map((_, i) => i);
-  for (const share of SHARED_SHARES) {
-    const threshold = Math.max(MIN_SHARED_RECORDS, Math.ceil(batch.size * share));
-    if (pending.length < 2) break;
-    const signatureOf = new Map<number, string>();
-    const users = new Map<string, number>();
-    for (const i of pending) {
-      const recurring: number[] = [];
-      for (const p of batch.recordPairs[i]!) if (batch.holders[p]! >= threshold) recurring.push(p);
-      if (recurring.length < MIN_GROUP_PAIRS) continue;
-      const signature = recurring.sort((x, y) => x - y).join(',');
-      signatureOf.set(i, signature);
-      users.set(signature, (users.get(signature) ?? 0) + 1);
-    }
-    const unplaced: number[] = [];
-    for (const i of pending) {
-      const signature = signatureOf.get(i);
-      if (signature === undefined) continue;
-      if (users.get(signature)! < 2) {
-        unplaced.push(i);
-        continue;
-      }
-      let set = setOf.get(signature);
-      if (set === undefined) {
-        set = sets.length;
-        setOf.set(signature, set);
-        sets.push(signature.split(',').map(Number));
-      }
-      groupOf[i] = set;
-    }
-    pending = unplaced;
-  }
-  return { groupOf, sets };
-}
-
 /** Trigrams of an atom used in MATCH: a phrase must read every trigram's doclist; a few rare ones cost far less. */
 const TRIGRAMS_PER_ATOM = 3;
 const FREQUENCY_TTL_MS = 5 * 60_000;
@@ -173,6 +112,7 @@ export class FtsSearchIndex implements SearchIndex {
   readonly synchronous: boolean;
   private readonly statements = new Map<string, Statement>();
   private readonly frequencies = new Map<string, { count: number; at: number }>();
+  private readonly preparer = new WorkerPreparer();
 
   /**
    * @param db the database to keep the index in.
@@ -228,36 +168,43 @@ export class FtsSearchIndex implements SearchIndex {
    */
   write(collection: string, docs: Doc[], skipUnchanged: boolean): number {
     if (docs.length === 0) return 0;
-    const stored = new Map(
-      this.recordKeys(
-        collection,
-        docs.map((d) => d.id),
-      ).map((r) => [r.id, r]),
-    );
-    const replaced: number[] = [];
-    // The last version of an id wins, as in the store.
-    const latest = new Map<string, { doc: Doc; fingerprint: string }>();
-    for (const doc of docs) {
-      const fingerprint = fingerprintOf(doc);
-      const before = stored.get(doc.id);
-      if (skipUnchanged && before?.fingerprint === fingerprint) continue;
-      if (before !== undefined) replaced.push(before.rowid);
-      latest.delete(doc.id);
-      latest.set(doc.id, { doc, fingerprint });
+    if (skipUnchanged) {
+      // Leave out what is already indexed before the work of extracting it.
+      const stored = new Map(
+        this.recordKeys(
+          collection,
+          docs.map((d) => d.id),
+        ).map((r) => [r.id, r.fingerprint]),
+      );
+      if (stored.size > 0) docs = docs.filter((d) => stored.get(d.id) !== fingerprintOf(d));
     }
-    if (latest.size === 0) return 0;
+    return this.apply(collection, prepareBatch(docs), skipUnchanged);
+  }
+
+  /**
+   * Writes a prepared batch: replaces the map rows of records indexed before, points records at
+   * their groups (creating the missing ones with their pairs) and adds each record's own pairs.
+   * With `skipUnchanged`, records whose fingerprint is already stored are left alone.
+   */
+  apply(collection: string, batch: PreparedBatch, skipUnchanged: boolean): number {
+    if (batch.ids.length === 0) return 0;
+    const stored = new Map(this.recordKeys(collection, batch.ids).map((r) => [r.id, r]));
+    const replaced: number[] = [];
+    const written: number[] = [];
+    batch.ids.forEach((id, i) => {
+      const before = stored.get(id);
+      if (skipUnchanged && before?.fingerprint === batch.fingerprints[i]) return;
+      if (before !== undefined) replaced.push(before.rowid);
+      written.push(i);
+    });
+    if (written.length === 0) return 0;
     if (replaced.length > 0) {
       this.stmt('DELETE FROM search_values WHERE record IN (SELECT value FROM json_each(?))').run(
         JSON.stringify(replaced),
       );
     }
-    const batch = new BatchPairs();
-    for (const { doc } of latest.values()) batch.add(doc);
-    const shared = sharedSets(batch);
-    const groups = this.groupKeys(collection, shared, batch);
+    const groups = this.groupKeys(collection, batch, new Set(written.map((i) => batch.groupOf[i]!)));
 
-    const ids = [...latest.keys()];
-    const fingerprints = [...latest.values()].map((r) => r.fingerprint);
     // RETURNING lists rows in no set order: keys are matched by id.
     const recordKey = new Map(
       this.stmt(
@@ -270,9 +217,9 @@ export class FtsSearchIndex implements SearchIndex {
         .all(
           collection,
           JSON.stringify(
-            ids.map((id, i) => {
-              const set = shared.groupOf[i]!;
-              return [id, fingerprints[i], set < 0 ? null : groups[set]!.key];
+            written.map((i) => {
+              const set = batch.groupOf[i]!;
+              return [batch.ids[i], batch.fingerprints[i], set < 0 ? null : groups.get(set)!.key];
             }),
           ),
         ) as Array<[string, number]>,
@@ -280,40 +227,32 @@ export class FtsSearchIndex implements SearchIndex {
 
     // Map rows: each record's pairs outside its group, and the pairs of groups created now.
     const owned: Array<[number, number[]]> = [];
-    const members = shared.sets.map((set) => new Set(set));
-    batch.recordPairs.forEach((pairs, i) => {
-      const key = recordKey.get(ids[i]!);
+    for (const i of written) {
+      const key = recordKey.get(batch.ids[i]!);
       if (key === undefined)
-        throw new Error(`search index: record id ${JSON.stringify(ids[i])} did not read back as written`);
-      owned.push([
-        key,
-        shared.groupOf[i]! < 0 ? pairs : pairs.filter((p) => !members[shared.groupOf[i]!]!.has(p)),
-      ]);
-    });
-    groups.forEach((g, set) => {
-      if (g.created) owned.push([-g.key, shared.sets[set]!]);
-    });
+        throw new Error(
+          `search index: record id ${JSON.stringify(batch.ids[i])} did not read back as written`,
+        );
+      owned.push([key, batch.own[i]!]);
+    }
+    for (const [set, g] of groups) if (g.created) owned.push([-g.key, batch.sets[set]!]);
     this.insertPairs(batch, owned);
-    return latest.size;
+    return written.length;
   }
 
   /**
-   * The group of each shared set, created when missing (its pairs must then be written). Looked
-   * up in the database every time: another process may have rebuilt the index since.
+   * The group of each shared set in `used`, created when missing (its pairs must then be
+   * written). Looked up in the database every time: another process may have rebuilt the index.
    */
   private groupKeys(
     collection: string,
-    shared: SharedSets,
-    batch: BatchPairs,
-  ): Array<{ key: number; created: boolean }> {
-    if (shared.sets.length === 0) return [];
-    const hashes = shared.sets.map((set) =>
-      createHash('sha256')
-        .update(
-          JSON.stringify(set.map((p) => JSON.stringify([batch.pairPath[p], batch.pairValue[p]])).sort()),
-        )
-        .digest('base64url'),
-    );
+    batch: PreparedBatch,
+    used: Set<number>,
+  ): Map<number, { key: number; created: boolean }> {
+    const out = new Map<number, { key: number; created: boolean }>();
+    used.delete(-1);
+    if (used.size === 0) return out;
+    const hashes = [...used].map((set) => batch.hashes[set]!);
     const key = new Map(
       this.stmt(
         'SELECT hash, rowid FROM search_groups WHERE collection = ? AND hash IN (SELECT value FROM json_each(?))',
@@ -331,11 +270,15 @@ export class FtsSearchIndex implements SearchIndex {
         .all(collection, JSON.stringify(missing)) as Array<[string, number]>;
       for (const [hash, rowid] of added) key.set(hash, rowid);
     }
-    return hashes.map((h) => ({ key: key.get(h)!, created: created.has(h) }));
+    for (const set of used) {
+      const hash = batch.hashes[set]!;
+      out.set(set, { key: key.get(hash)!, created: created.has(hash) });
+    }
+    return out;
   }
 
   /** Writes map rows for owners and their pairs (numbers of `batch`), adding unseen paths and strings. */
-  private insertPairs(batch: BatchPairs, owned: Array<[number, number[]]>): void {
+  private insertPairs(batch: PreparedBatch, owned: Array<[number, number[]]>): void {
     const paths = new Set<string>();
     const strings = new Set<string>();
     for (const [, pairs] of owned)
@@ -403,6 +346,12 @@ export class FtsSearchIndex implements SearchIndex {
     this.stmt('DELETE FROM search_records WHERE rowid IN (SELECT value FROM json_each(?))').run(keys);
   }
 
+  /** Records as stored JSON text (a rebuild): parsed and prepared on a worker thread, written here. */
+  async indexTexts(collection: string, texts: string[]): Promise<void> {
+    const batch = await this.preparer.prepare(texts);
+    this.db.transaction(() => this.apply(collection, batch, true))();
+  }
+
   async index(collection: string, docs: Doc[]): Promise<void> {
     // Records already written through the hook have the same fingerprint: nothing to do.
     this.db.transaction(() => this.write(collection, docs, true))();
@@ -455,7 +404,7 @@ export class FtsSearchIndex implements SearchIndex {
       `SELECT r.id FROM ${table} f JOIN search_values v ON v.string = f.rowid JOIN search_records r ON r.rowid = v.record ` +
         `WHERE ${table} MATCH ? AND ${pathFilter} AND v.record > 0 AND r.collection = ?`,
       `SELECT r.id FROM (SELECT DISTINCT -v.record AS grp ${hits} AND v.record < 0) g ` +
-        'JOIN search_records r ON r.grp = g.grp WHERE r.collection = ?',
+        'CROSS JOIN search_records r ON r.grp = g.grp WHERE r.collection = ?',
     ]) {
       const rows = this.stmt(sql)
         .pluck()
@@ -539,13 +488,13 @@ export class FtsSearchIndex implements SearchIndex {
     this.stmt('DELETE FROM search_groups WHERE collection = ?').run(collection);
   }
 
-  /** Whether a collection holds at least half of the indexed records. */
+  /** Whether a collection holds at least half of the indexed records (so also when there are none). */
   private isMostOfMap(collection: string): boolean {
     const mine = this.stmt('SELECT count(*) FROM search_records WHERE collection = ?')
       .pluck()
       .get(collection) as number;
     const all = this.stmt('SELECT count(*) FROM search_records').pluck().get() as number;
-    return mine > 0 && mine * 2 >= all;
+    return mine * 2 >= all;
   }
 
   /** What `endRebuild` must prune: every string, or only those the cleared rows held. */
@@ -578,6 +527,7 @@ export class FtsSearchIndex implements SearchIndex {
   }
 
   async endRebuild(): Promise<void> {
+    await this.preparer.close();
     this.db.exec(BY_STRING_INDEX);
     this.db.transaction(() => {
       this.pruneGroups();
@@ -660,6 +610,7 @@ export class FtsSearchIndex implements SearchIndex {
   }
 
   async close(): Promise<void> {
+    await this.preparer.close();
     this.statements.clear();
     if (this.mode.ownsDatabase && this.db.open) this.db.close();
   }

@@ -74,6 +74,8 @@ export interface DocumentStore {
   latestSeq(): Promise<number>;
   /** Iterate every record of a collection in id order, in batches (reindex, check-index). */
   scan(collection: string, batchSize?: number): AsyncIterable<Doc[]>;
+  /** Optional: like `scan`, each record as its stored JSON text (parsed by whoever needs it). */
+  scanTexts?(collection: string, batchSize?: number): AsyncIterable<string[]>;
   readonly state: StateStore;
   close(): Promise<void>;
 }

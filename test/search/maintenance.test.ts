@@ -107,16 +107,28 @@ describe('index maintenance', () => {
     const river = await index.candidates(C, { kind: 'search', path: 'name', text: 'river' }, 100);
     expect(river.all ? -1 : river.ids.size).toBe(25);
 
-    const failing = Object.assign(Object.create(store) as SqliteDocumentStore, {
-      scan: async function* () {
-        yield [studies[0]!];
-        throw new Error('source went away');
-      },
-    });
-    await expect(reindexCollection(failing, index, C)).rejects.toThrow('source went away');
-    expect(byString()).toBe(1);
-    const after = await index.candidates(C, { kind: 'search', path: 'name', text: 'river' }, 100);
-    expect(after.all ? -1 : [...after.ids]).toEqual([studies[0]!.id]);
+    // Through both rebuild paths: records as text (prepared off the main thread) and parsed.
+    const failingStores = [
+      Object.assign(Object.create(store) as SqliteDocumentStore, {
+        scanTexts: async function* () {
+          yield [JSON.stringify(studies[0]!)];
+          throw new Error('source went away');
+        },
+      }),
+      Object.assign(Object.create(store) as SqliteDocumentStore, {
+        scanTexts: undefined,
+        scan: async function* () {
+          yield [studies[0]!];
+          throw new Error('source went away');
+        },
+      }),
+    ];
+    for (const failing of failingStores) {
+      await expect(reindexCollection(failing, index, C)).rejects.toThrow('source went away');
+      expect(byString()).toBe(1);
+      const after = await index.candidates(C, { kind: 'search', path: 'name', text: 'river' }, 100);
+      expect(after.all ? -1 : [...after.ids]).toEqual([studies[0]!.id]);
+    }
   });
 });
 

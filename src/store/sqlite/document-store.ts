@@ -1031,13 +1031,17 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async *scan(collection: string, batchSize = 1000): AsyncIterable<Doc[]> {
+    for await (const texts of this.scanTexts(collection, batchSize)) yield texts.map((t) => this.parse(t));
+  }
+
+  async *scanTexts(collection: string, batchSize = 1000): AsyncIterable<string[]> {
     let cursor = '';
     for (;;) {
       const rows = this.stmt(
         'SELECT id, body FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT ?',
       ).all(collection, cursor, batchSize) as Row[];
       if (rows.length === 0) return;
-      yield rows.map((r) => this.parse(r.body));
+      yield rows.map((r) => r.body);
       if (rows.length < batchSize) return;
       cursor = rows[rows.length - 1]!.id;
     }
