@@ -1,6 +1,7 @@
 /**
- * The word rule shared by the embedded index (FTS5 `unicode61`) and the Elasticsearch analyzer:
- * a word is a maximal run of Unicode letters and digits, compared in lowercase.
+ * The word rule of word predicates (the Elasticsearch analyzer tokenizes the same way): a word is
+ * a maximal run of Unicode letters and digits, compared in lowercase. The embedded index answers
+ * them with the words' trigrams, a superset.
  */
 export const WORD_PATTERN = /[\p{L}\p{N}]+/gu;
 

@@ -2,9 +2,9 @@
  * The embedded search index: SQLite FTS5 tables in the store's own file.
  *
  * Metadata repeats itself (ontology terms, ecosystem names, class names, units), so each distinct
- * string is tokenized once: `search_strings` holds it, and two contentless FTS5 tables index it
- * under the same rowid — `search_trigram` (trigram tokenizer, case-insensitive) for regex and
- * substring predicates, `search_words` (unicode61) for word predicates. `search_values` maps
+ * string is tokenized once: `search_strings` holds it, and a contentless FTS5 table indexes it
+ * under the same rowid, `search_trigram` (trigram tokenizer, case-insensitive). It answers regex,
+ * substring and word predicates alike (a word holds its trigrams). `search_values` maps
  * (record, dotted path) to the strings the record holds there, all as integer keys
  * (`search_records`, `search_paths`). A query runs the FTS5 MATCH on strings, then follows the
  * map to record ids, keeping the predicate's path.
@@ -20,7 +20,7 @@ import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';
 import { WorkerPreparer } from './preparer.ts';
 import { trigramQueryOfPredicate } from '../predicates.ts';
 import type { TrigramQuery } from '../regex/trigram-query.ts';
-import { wordsOf } from '../words.ts';
+import { WORD_PATTERN } from '../words.ts';
 
 const BY_STRING_INDEX =
   'CREATE INDEX IF NOT EXISTS search_values_by_string ON search_values(string, path, record)';
@@ -34,13 +34,9 @@ const SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS search_trigram USING fts5(
     value, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 0'
   );
-  CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(
-    value, content = '', contentless_delete = 1, detail = none, tokenize = 'unicode61 remove_diacritics 0'
-  );
   CREATE VIRTUAL TABLE IF NOT EXISTS search_trigram_vocab USING fts5vocab(search_trigram, 'row');
   CREATE TRIGGER IF NOT EXISTS search_strings_added AFTER INSERT ON search_strings BEGIN
     INSERT INTO search_trigram(rowid, value) VALUES (new.rowid, new.value);
-    INSERT INTO search_words(rowid, value) VALUES (new.rowid, new.value);
   END;
   CREATE TABLE IF NOT EXISTS search_records (
     rowid INTEGER PRIMARY KEY,
@@ -124,6 +120,10 @@ export class FtsSearchIndex implements SearchIndex {
     private readonly mode: { hooked: boolean; ownsDatabase: boolean },
   ) {
     db.transaction(() => {
+      // Files from before word predicates were answered by trigrams: drop the words table and the
+      // trigger that fed it (SCHEMA creates the trigger again).
+      if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'search_words'").get() !== undefined)
+        db.exec('DROP TRIGGER IF EXISTS search_strings_added; DROP TABLE search_words;');
       db.exec(SCHEMA);
       // Files from before groups: every map row is a record's own, which stays valid.
       const columns = db.prepare("SELECT name FROM pragma_table_info('search_records')").pluck().all();
@@ -363,19 +363,21 @@ export class FtsSearchIndex implements SearchIndex {
 
   async candidates(collection: string, predicate: IndexablePredicate, limit: number): Promise<Candidates> {
     let match: string;
-    let table: 'search_trigram' | 'search_words';
     if (predicate.kind === 'words') {
-      const words = wordsOf(predicate.text);
-      if (words.length === 0) return { all: true };
-      match = words.map(quote).join(' AND ');
-      table = 'search_words';
+      // A word holds its own trigrams (the tokenizer folds case on both sides); words shorter than
+      // a trigram cannot narrow. A superset: the store decides.
+      const long = [...predicate.text.matchAll(WORD_PATTERN)]
+        .map((m) => m[0])
+        .filter((w) => [...w].length >= 3);
+      if (long.length === 0) return { all: true };
+      match = long.map((w) => this.rarestTrigrams(w)).join(' AND ');
     } else {
       const query = trigramQueryOfPredicate(predicate);
       if (query.op === 'all') return { all: true };
       if (query.op === 'none') return { all: false, ids: new Set() };
       match = ftsMatchOf(query, (atom) => this.rarestTrigrams(atom));
-      table = 'search_trigram';
     }
+    const table = 'search_trigram';
     const scope = indexedPathScope(predicate.path);
     const pathKeys =
       scope === ''
@@ -387,28 +389,35 @@ export class FtsSearchIndex implements SearchIndex {
     if (pathKeys !== null && pathKeys.length === 0) return { all: false, ids: new Set() };
     const pathFilter = '(? IS NULL OR v.path IN (SELECT value FROM json_each(?)))';
     const pathParams = [pathKeys && 1, JSON.stringify(pathKeys ?? [])];
-    // Count map rows first (index only, no record lookups): more rows than `limit` means the set
-    // is too large to help, decided without building it. Rows of other collections can only make
-    // the index give up early, which is always safe.
-    const rowsSeen = this.stmt(
-      `SELECT count(*) FROM (SELECT 1 FROM ${table} f JOIN search_values v ON v.string = f.rowid ` +
-        `WHERE ${table} MATCH ? AND ${pathFilter} LIMIT ?)`,
+    // The map rows of matching strings, read once (index only): more than twice `limit` means the
+    // set is too large to help, decided before any record is looked up. Rows of other collections
+    // can only make the index give up early, which is always safe.
+    const owners = this.stmt(
+      `SELECT v.record FROM ${table} f JOIN search_values v ON v.string = f.rowid ` +
+        `WHERE ${table} MATCH ? AND ${pathFilter} LIMIT ?`,
     )
       .pluck()
-      .get(match, ...pathParams, limit * 2 + 1) as number;
-    if (rowsSeen > limit * 2) return { all: true };
+      .all(match, ...pathParams, limit * 2 + 1) as number[];
+    if (owners.length > limit * 2) return { all: true };
+    const records = new Set<number>();
+    const groups = new Set<number>();
+    for (const owner of owners) (owner > 0 ? records : groups).add(Math.abs(owner));
     // Records holding a matching string themselves, then the members of groups holding one.
-    const hits = `FROM ${table} f JOIN search_values v ON v.string = f.rowid WHERE ${table} MATCH ? AND ${pathFilter}`;
     const ids = new Set<string>();
-    for (const sql of [
-      `SELECT r.id FROM ${table} f JOIN search_values v ON v.string = f.rowid JOIN search_records r ON r.rowid = v.record ` +
-        `WHERE ${table} MATCH ? AND ${pathFilter} AND v.record > 0 AND r.collection = ?`,
-      `SELECT r.id FROM (SELECT DISTINCT -v.record AS grp ${hits} AND v.record < 0) g ` +
-        'CROSS JOIN search_records r ON r.grp = g.grp WHERE r.collection = ?',
-    ]) {
+    for (const [sql, keys] of [
+      [
+        'SELECT r.id FROM json_each(?) k CROSS JOIN search_records r ON r.rowid = k.value WHERE r.collection = ?',
+        records,
+      ],
+      [
+        'SELECT r.id FROM json_each(?) g CROSS JOIN search_records r ON r.grp = g.value WHERE r.collection = ?',
+        groups,
+      ],
+    ] as const) {
+      if (keys.size === 0) continue;
       const rows = this.stmt(sql)
         .pluck()
-        .iterate(match, ...pathParams, collection) as IterableIterator<string>;
+        .iterate(JSON.stringify([...keys]), collection) as IterableIterator<string>;
       for (const id of rows) {
         ids.add(id);
         if (ids.size > limit) {
@@ -458,7 +467,6 @@ export class FtsSearchIndex implements SearchIndex {
       if (this.stmt('SELECT 1 FROM search_values LIMIT 1').get() === undefined) {
         // Nothing left: emptying the FTS tables wholesale is much faster than row by row.
         this.db.exec("INSERT INTO search_trigram(search_trigram) VALUES ('delete-all')");
-        this.db.exec("INSERT INTO search_words(search_words) VALUES ('delete-all')");
         this.db.exec('DELETE FROM search_strings');
       }
     })();
@@ -566,7 +574,7 @@ export class FtsSearchIndex implements SearchIndex {
         'NOT EXISTS (SELECT 1 FROM search_values v WHERE v.string = s.rowid)',
     ).run().changes;
     if (found > 0) {
-      for (const table of ['search_trigram', 'search_words', 'search_strings'])
+      for (const table of ['search_trigram', 'search_strings'])
         this.db.exec(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM temp.search_orphans)`);
     }
     this.db.exec('DELETE FROM temp.search_orphans');

@@ -102,6 +102,61 @@ describe('FTS5 index kept in step by the store', () => {
     }
   });
 
+  it('opens a file written by the earlier layout (no groups, a words table) and keeps its records findable', async () => {
+    const db = new Database(':memory:');
+    db.exec(`
+      CREATE TABLE search_strings (rowid INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);
+      CREATE VIRTUAL TABLE search_trigram USING fts5(
+        value, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 0');
+      CREATE VIRTUAL TABLE search_words USING fts5(
+        value, content = '', contentless_delete = 1, detail = none, tokenize = 'unicode61 remove_diacritics 0');
+      CREATE TRIGGER search_strings_added AFTER INSERT ON search_strings BEGIN
+        INSERT INTO search_trigram(rowid, value) VALUES (new.rowid, new.value);
+        INSERT INTO search_words(rowid, value) VALUES (new.rowid, new.value);
+      END;
+      CREATE TABLE search_records (rowid INTEGER PRIMARY KEY, collection TEXT NOT NULL, id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL, UNIQUE (collection, id));
+      CREATE TABLE search_paths (rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
+      CREATE TABLE search_values (record INTEGER NOT NULL, path INTEGER NOT NULL, string INTEGER NOT NULL,
+        PRIMARY KEY (record, path, string)) WITHOUT ROWID;
+      CREATE INDEX search_values_by_string ON search_values(string, path, record);
+      INSERT INTO search_strings(rowid, value) VALUES (1, 'Old permafrost core');
+      INSERT INTO search_records(rowid, collection, id, fingerprint) VALUES (1, 'biosample_set', 'old', 'x');
+      INSERT INTO search_paths(rowid, path) VALUES (1, 'name');
+      INSERT INTO search_values VALUES (1, 1, 1);
+    `);
+    const index = new FtsSearchIndex(db, { hooked: false, ownsDatabase: true });
+    try {
+      expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'search_words'").pluck().get()).toBe(
+        0,
+      );
+      const batch = Array.from({ length: 8 }, (_, i) => ({
+        id: `new-${i}`,
+        name: `New permafrost core ${i}`,
+        type: 'x',
+      }));
+      await index.index('biosample_set', batch);
+      const found = await index.candidates(
+        'biosample_set',
+        { kind: 'search', path: 'name', text: 'permafrost' },
+        100,
+      );
+      expect(found.all ? 'ALL' : [...found.ids].sort()).toEqual([
+        'new-0',
+        'new-1',
+        'new-2',
+        'new-3',
+        'new-4',
+        'new-5',
+        'new-6',
+        'new-7',
+        'old',
+      ]);
+    } finally {
+      await index.close();
+    }
+  });
+
   it('renders trigram queries as FTS5 MATCH expressions of quoted substrings', () => {
     expect(ftsMatchOf(trigramQueryOf('abc|x"yz'))).toBe('"abc" OR "x""yz"');
     expect(ftsMatchOf(trigramQueryOf('abc.*(def|ghi)'))).toBe('"abc" AND ("def" OR "ghi")');
@@ -152,9 +207,13 @@ describe('FTS5 index: recurring pairs kept once per set (groups)', () => {
           await index.candidates(C, { kind: 'regex', path: 'ecosystem', pattern: '^Aqua', flags: '' }, 100),
         ),
       ).toEqual(lakes.map((d) => d.id));
-      expect(ids(await index.candidates(C, { kind: 'words', path: 'name', text: 'core 7' }, 100))).toEqual([
-        'soil-07',
-      ]);
+      // Word predicates are answered by their words' trigrams; words shorter than a trigram cannot narrow.
+      expect(
+        ids(await index.candidates(C, { kind: 'words', path: 'name', text: 'CORE, soil!' }, 100)),
+      ).toEqual(soilIds);
+      expect(await index.candidates(C, { kind: 'words', path: 'name', text: 'a 7' }, 100)).toEqual({
+        all: true,
+      });
 
       // soil-00 becomes a lake sample on its own (a batch of one keeps every pair as its own row).
       await store.upsertMany(C, [{ ...lake(99), id: 'soil-00' }]);
