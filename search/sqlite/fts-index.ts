@@ -4,13 +4,21 @@
  * Metadata repeats itself (ontology terms, ecosystem names, class names, units), so each distinct
  * string is tokenized once: `search_strings` holds it, and a contentless FTS5 table indexes it
  * under the same rowid, `search_trigram` (trigram tokenizer, case-insensitive). It answers regex,
- * substring and word predicates alike (a word holds its trigrams). `search_values` maps
- * (record, dotted path) to the strings the record holds there, all as integer keys
- * (`search_records`, `search_paths`). A query runs the FTS5 MATCH on strings, then follows the
- * map to record ids, keeping the predicate's path.
+ * substring and word predicates alike (a word holds its trigrams). `search_values` maps an owner
+ * and a dotted path to the strings held there, all as integer keys (`search_records`,
+ * `search_paths`). A query runs the FTS5 MATCH on strings, then follows the map to record ids,
+ * keeping the predicate's path.
+ *
+ * Records of a study repeat most of their pairs (ecosystem, ontology terms, site, units). The
+ * pairs that recur together in a written batch are kept once per distinct set, as a group
+ * (`search_groups`, see `prepared-batch.ts`): the map's owner is then minus the group's key, and
+ * each member record points at its group (`search_records.grp`). A generated biosample has 37
+ * pairs; it costs 9 map rows and a pointer instead of 37 rows, and map rows set the build rate.
+ *
  * The store's write hook keeps the map in step with the records inside the same transaction, so
- * the index is never behind. Strings no record uses any more are harmless (they lead to no id)
- * and are pruned at the end of a rebuild.
+ * the index is never behind. Strings and groups no record uses any more are harmless (they lead
+ * to no id) and are pruned at the end of a rebuild. A rebuild parses and prepares batches on a
+ * worker thread (`preparer.ts`) while this thread writes.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
@@ -377,7 +385,6 @@ export class FtsSearchIndex implements SearchIndex {
       if (query.op === 'none') return { all: false, ids: new Set() };
       match = ftsMatchOf(query, (atom) => this.rarestTrigrams(atom));
     }
-    const table = 'search_trigram';
     const scope = indexedPathScope(predicate.path);
     const pathKeys =
       scope === ''
@@ -393,8 +400,8 @@ export class FtsSearchIndex implements SearchIndex {
     // set is too large to help, decided before any record is looked up. Rows of other collections
     // can only make the index give up early, which is always safe.
     const owners = this.stmt(
-      `SELECT v.record FROM ${table} f JOIN search_values v ON v.string = f.rowid ` +
-        `WHERE ${table} MATCH ? AND ${pathFilter} LIMIT ?`,
+      'SELECT v.record FROM search_trigram f JOIN search_values v ON v.string = f.rowid ' +
+        `WHERE search_trigram MATCH ? AND ${pathFilter} LIMIT ?`,
     )
       .pluck()
       .all(match, ...pathParams, limit * 2 + 1) as number[];
