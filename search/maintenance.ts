@@ -42,12 +42,13 @@ export async function reindexCollection(
       // Batches overlap: the index may prepare the next ones (off the main thread) while it
       // writes this one; they take effect, and report progress, in order.
       for await (const texts of store.scanTexts(collection, batchSize)) {
-        inFlight.push(
-          index.indexTexts(collection, texts).then(() => {
-            done += texts.length;
-            onProgress({ collection, done });
-          }),
-        );
+        const indexed = index.indexTexts(collection, texts).then(() => {
+          done += texts.length;
+          onProgress({ collection, done });
+        });
+        // Awaited in turn below; a batch failing before its turn must not count as unhandled.
+        indexed.catch(() => {});
+        inFlight.push(indexed);
         if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
       }
       while (inFlight.length > 0) await inFlight.shift();

@@ -129,6 +129,14 @@ describe('index maintenance', () => {
       const after = await index.candidates(C, { kind: 'search', path: 'name', text: 'river' }, 100);
       expect(after.all ? -1 : [...after.ids]).toEqual([studies[0]!.id]);
     }
+    // Records the worker cannot parse fail the rebuild with a reason, however many are in flight.
+    const garbled = Object.assign(Object.create(store) as SqliteDocumentStore, {
+      scanTexts: async function* () {
+        for (let i = 0; i < 5; i++) yield ['{not json'];
+      },
+    });
+    await expect(reindexCollection(garbled, index, C)).rejects.toThrow('preparing a batch failed');
+    expect(byString()).toBe(1);
   });
 });
 
