@@ -72,7 +72,11 @@ export class BatchPairs {
       for (const k of Object.keys(node)) {
         let child = at.children.get(k);
         if (child === undefined) {
-          child = { path: at.path === '' ? k : `${at.path}.${k}`, children: new Map(), values: new Map() };
+          child = {
+            path: wellFormed(at.path === '' ? k : `${at.path}.${k}`),
+            children: new Map(),
+            values: new Map(),
+          };
           at.children.set(k, child);
         }
         this.visit((node as Record<string, unknown>)[k], child, record, mine);

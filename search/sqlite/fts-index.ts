@@ -261,23 +261,7 @@ export class FtsSearchIndex implements SearchIndex {
     used.delete(-1);
     if (used.size === 0) return out;
     const hashes = [...used].map((set) => batch.hashes[set]!);
-    const key = new Map(
-      this.stmt(
-        'SELECT hash, rowid FROM search_groups WHERE collection = ? AND hash IN (SELECT value FROM json_each(?))',
-      )
-        .raw()
-        .all(collection, JSON.stringify(hashes)) as Array<[string, number]>,
-    );
-    const missing = hashes.filter((h) => !key.has(h));
-    const created = new Set(missing);
-    if (missing.length > 0) {
-      const added = this.stmt(
-        'INSERT INTO search_groups(collection, hash) SELECT ?, value FROM json_each(?) RETURNING hash, rowid',
-      )
-        .raw()
-        .all(collection, JSON.stringify(missing)) as Array<[string, number]>;
-      for (const [hash, rowid] of added) key.set(hash, rowid);
-    }
+    const { keys: key, added: created } = this.keysOf('search_groups', 'hash', hashes, collection);
     for (const set of used) {
       const hash = batch.hashes[set]!;
       out.set(set, { key: key.get(hash)!, created: created.has(hash) });
@@ -295,56 +279,54 @@ export class FtsSearchIndex implements SearchIndex {
         strings.add(batch.pairValue[p]!);
       }
     if (strings.size === 0) return;
-    const pathKey = this.pathKeys(paths);
-    const stringKey = this.stringKeys(strings);
+    const pathKey = this.keysOf('search_paths', 'path', [...paths]).keys;
+    const stringKey = this.keysOf('search_strings', 'value', [...strings]).keys;
     const rows: Array<[number, number, number]> = [];
     for (const [owner, pairs] of owned)
       for (const p of pairs) {
+        const path = pathKey.get(batch.pairPath[p]!);
         const string = stringKey.get(batch.pairValue[p]!);
         // A missing key would make INSERT OR IGNORE drop the row, and the record would be missed.
-        if (string === undefined) throw new Error('search index: a string did not read back as written');
-        rows.push([owner, pathKey.get(batch.pairPath[p]!)!, string]);
+        if (path === undefined || string === undefined)
+          throw new Error('search index: a path or string did not read back as written');
+        rows.push([owner, path, string]);
       }
     this.stmt(
       'INSERT OR IGNORE INTO search_values(record, path, string) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)',
     ).run(JSON.stringify(rows));
   }
 
-  private pathKeys(paths: Set<string>): Map<string, number> {
-    const known = () =>
-      new Map(
-        (this.stmt('SELECT path, rowid FROM search_paths').raw().all() as Array<[string, number]>).map(
-          (r) => r,
-        ),
-      );
-    let keys = known();
-    const missing = [...paths].filter((p) => !keys.has(p));
-    if (missing.length > 0) {
-      this.stmt('INSERT OR IGNORE INTO search_paths(path) SELECT value FROM json_each(?)').run(
-        JSON.stringify(missing),
-      );
-      keys = known();
-    }
-    return keys;
-  }
-
-  /** Keys of strings, adding the new ones (which tokenizes them into both FTS5 tables). */
-  private stringKeys(strings: Set<string>): Map<string, number> {
+  /**
+   * Keys of `values` in a table with a unique text `column` (scoped to `collection` when given),
+   * adding the missing ones; `added` lists those. Adding a string also tokenizes it (trigger).
+   */
+  private keysOf(
+    table: 'search_strings' | 'search_paths' | 'search_groups',
+    column: 'value' | 'path' | 'hash',
+    values: string[],
+    collection?: string,
+  ): { keys: Map<string, number>; added: Set<string> } {
+    const scope = collection === undefined ? [] : [collection];
+    const scoped = collection === undefined ? '' : 'collection = ? AND ';
     const keys = new Map(
-      this.stmt('SELECT value, rowid FROM search_strings WHERE value IN (SELECT value FROM json_each(?))')
-        .raw()
-        .all(JSON.stringify([...strings])) as Array<[string, number]>,
-    );
-    if (keys.size < strings.size) {
-      const missing = [...strings].filter((v) => !keys.has(v));
-      const added = this.stmt(
-        'INSERT OR IGNORE INTO search_strings(value) SELECT value FROM json_each(?) RETURNING value, rowid',
+      this.stmt(
+        `SELECT ${column}, rowid FROM ${table} WHERE ${scoped}${column} IN (SELECT value FROM json_each(?))`,
       )
         .raw()
-        .all(JSON.stringify(missing)) as Array<[string, number]>;
-      for (const [value, rowid] of added) keys.set(value, rowid);
+        .all(...scope, JSON.stringify(values)) as Array<[string, number]>,
+    );
+    const added = new Set(values.filter((v) => !keys.has(v)));
+    if (added.size > 0) {
+      const into =
+        collection === undefined ? `${table}(${column}) SELECT` : `${table}(collection, ${column}) SELECT ?,`;
+      const rows = this.stmt(
+        `INSERT OR IGNORE INTO ${into} value FROM json_each(?) RETURNING ${column}, rowid`,
+      )
+        .raw()
+        .all(...scope, JSON.stringify([...added])) as Array<[string, number]>;
+      for (const [value, rowid] of rows) keys.set(value, rowid);
     }
-    return keys;
+    return { keys, added };
   }
 
   /** Removes records: their own map rows and their records row (a group they were in stays until pruned). */
@@ -385,7 +367,7 @@ export class FtsSearchIndex implements SearchIndex {
       if (query.op === 'none') return { all: false, ids: new Set() };
       match = ftsMatchOf(query, (atom) => this.rarestTrigrams(atom));
     }
-    const scope = indexedPathScope(predicate.path);
+    const scope = indexedPathScope(wellFormed(predicate.path));
     const pathKeys =
       scope === ''
         ? null

@@ -16,6 +16,21 @@ function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'search-fts-'));
 }
 
+/** Runs `test` on a fresh embedded store with the index kept by its write hook, then removes it. */
+async function withHookedIndex(
+  test: (store: SqliteDocumentStore, index: FtsSearchIndex) => Promise<void>,
+): Promise<void> {
+  const dir = tempDir();
+  const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+  const index = FtsSearchIndex.attachTo(store);
+  try {
+    await test(store, index);
+  } finally {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describeSearchIndex('FTS5 in the embedded store (write hook)', async () => {
   const dir = tempDir();
   const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
@@ -37,11 +52,8 @@ describeSearchIndex('FTS5 in a file of its own', async () => {
 });
 
 describe('FTS5 index kept in step by the store', () => {
-  it('indexes and unindexes records inside the store write, with no index() call', async () => {
-    const dir = tempDir();
-    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
-    const index = FtsSearchIndex.attachTo(store);
-    try {
+  it('indexes and unindexes records inside the store write, with no index() call', () =>
+    withHookedIndex(async (store, index) => {
       await store.upsertMany('biosample_set', [
         { id: 'a', name: 'Permafrost thaw gradient' },
         { id: 'b', name: 'Hot spring mat' },
@@ -51,17 +63,10 @@ describe('FTS5 index kept in step by the store', () => {
       await store.deleteMany('biosample_set', { id: 'a' });
       expect(await index.candidates('biosample_set', q, 10)).toEqual({ all: false, ids: new Set() });
       expect(index.synchronous).toBe(true);
-    } finally {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('rolls the index back with a failed store write', async () => {
-    const dir = tempDir();
-    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
-    const index = FtsSearchIndex.attachTo(store);
-    try {
+  it('rolls the index back with a failed store write', () =>
+    withHookedIndex(async (store, index) => {
       await expect(
         store.upsertMany('biosample_set', [{ id: 'x', name: 'Glacier ice' }, { name: 'no id' } as never]),
       ).rejects.toThrow();
@@ -71,17 +76,10 @@ describe('FTS5 index kept in step by the store', () => {
         all: false,
         ids: new Set(),
       });
-    } finally {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('finds strings holding lone surrogates (stored as U+FFFD, and so are the query literals)', async () => {
-    const dir = tempDir();
-    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
-    const index = FtsSearchIndex.attachTo(store);
-    try {
+  it('finds strings holding lone surrogates (stored as U+FFFD, and so are the query literals)', () =>
+    withHookedIndex(async (store, index) => {
       await store.upsertMany('biosample_set', [
         { id: 'a', name: 'core\ud800 sample' },
         { id: 'b', name: 'core\udc00 sample' },
@@ -96,11 +94,10 @@ describe('FTS5 index kept in step by the store', () => {
         'a',
         'b',
       ]);
-    } finally {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      // A key holding one too.
+      await store.upsertMany('biosample_set', [{ id: 'd', ['odd\udc00key']: 'deep core sample' }]);
+      expect(await found({ kind: 'search', path: 'odd\udc00key', text: 'deep' })).toEqual(['d']);
+    }));
 
   it('opens a file written by the earlier layout (no groups, a words table) and keeps its records findable', async () => {
     const db = new Database(':memory:');
@@ -183,12 +180,9 @@ describe('FTS5 index: recurring pairs kept once per set (groups)', () => {
   });
   const ids = (c: Awaited<ReturnType<FtsSearchIndex['candidates']>>) => (c.all ? 'ALL' : [...c.ids].sort());
 
-  it('groups pairs that records share, and stays exact through updates, deletes and a rebuild', async () => {
-    const dir = tempDir();
-    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
-    const index = FtsSearchIndex.attachTo(store);
-    const count = (sql: string) => store.db.prepare(sql).pluck().get() as number;
-    try {
+  it('groups pairs that records share, and stays exact through updates, deletes and a rebuild', () =>
+    withHookedIndex(async (store, index) => {
+      const count = (sql: string) => store.db.prepare(sql).pluck().get() as number;
       const soils = Array.from({ length: 20 }, (_, i) => soil(i));
       const lakes = Array.from({ length: 20 }, (_, i) => lake(i));
       await store.upsertMany(C, [...soils, ...lakes]);
@@ -244,11 +238,7 @@ describe('FTS5 index: recurring pairs kept once per set (groups)', () => {
       expect(
         ids(await index.candidates(C, { kind: 'search', path: 'ecosystem', text: 'fresh' }, 100)),
       ).toEqual(lakes.map((d) => d.id));
-    } finally {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
   it('groups only sets that records share: pairs that recur apart (dates, depths) stay own rows', () => {
     const batch = new BatchPairs();
