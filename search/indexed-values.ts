@@ -97,7 +97,12 @@ export function indexedValuesOf(doc: Doc): IndexedValue[] {
  * serialisation is stable between the write path and `check-index`'s scan.
  */
 export function fingerprintOf(doc: Doc): string {
-  return createHash('sha1').update(JSON.stringify(doc)).digest('base64url');
+  return fingerprintOfText(JSON.stringify(doc));
+}
+
+/** `fingerprintOf` a record given as its `JSON.stringify` text. */
+export function fingerprintOfText(text: string): string {
+  return createHash('sha1').update(text).digest('base64url');
 }
 
 /**

@@ -17,7 +17,7 @@ export interface ReindexResult {
   seconds: number;
 }
 
-const BATCHES_IN_FLIGHT = 3;
+const BATCHES_IN_FLIGHT = 4;
 
 /**
  * Rebuilds the index of one collection from `store.scan` (or `scanTexts`). The watermark is
@@ -36,6 +36,7 @@ export async function reindexCollection(
   if (index.beginRebuild) await index.beginRebuild(collection);
   else await index.clear(collection);
   let done = 0;
+  let completed = false;
   const inFlight: Array<Promise<void>> = [];
   try {
     if (store.scanTexts && index.indexTexts) {
@@ -59,9 +60,10 @@ export async function reindexCollection(
         onProgress({ collection, done });
       }
     }
+    completed = true;
   } finally {
     await Promise.allSettled(inFlight);
-    await index.endRebuild?.(collection);
+    await index.endRebuild?.(collection, completed);
   }
   if (!index.synchronous && seq > (await index.watermark())) await index.setWatermark(seq);
   return { collection, records: done, seconds: (performance.now() - started) / 1000 };

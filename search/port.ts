@@ -37,11 +37,12 @@ export interface SearchIndex {
   /** Drop everything for a collection (reindex). */
   clear(collection: string): Promise<void>;
   /**
-   * Optional bulk mode for a rebuild: `beginRebuild` replaces `clear`, and `endRebuild` (always
-   * called, also after a failure) restores whatever the bulk mode set aside.
+   * Optional rebuild mode, replacing `clear`: the index may keep a collection's entries and make
+   * each record given since `beginRebuild` exact. `endRebuild` is always called, also after a
+   * failure; when `completed`, entries of records not given since (and not written since) go.
    */
   beginRebuild?(collection: string): Promise<void>;
-  endRebuild?(collection: string): Promise<void>;
+  endRebuild?(collection: string, completed: boolean): Promise<void>;
   /** Every indexed id of a collection with its content fingerprint (check-index). */
   fingerprints(collection: string): AsyncIterable<Array<{ id: string; fingerprint: string }>>;
   /** The store change sequence up to which every write is known to be indexed (0: none). */

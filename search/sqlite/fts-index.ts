@@ -16,9 +16,15 @@
  * pairs; it costs 9 map rows and a pointer instead of 37 rows, and map rows set the build rate.
  *
  * The store's write hook keeps the map in step with the records inside the same transaction, so
- * the index is never behind. Strings and groups no record uses any more are harmless (they lead
- * to no id) and are pruned at the end of a rebuild. A rebuild parses and prepares batches on a
- * worker thread (`preparer.ts`) while this thread writes.
+ * the index is never behind. A record written again keeps its key, and only the rows that differ
+ * are written or deleted. Strings and groups no record uses any more are harmless (they lead to
+ * no id) and are pruned at the end of a rebuild.
+ *
+ * A rebuild renews an indexed collection in place: every record is derived again from the source
+ * of truth and its rows made exact, so on an exact index it only reads. Worker threads
+ * (`preparer.ts`) parse and prepare the batches and look up the keys of strings already indexed,
+ * which this thread trusts only if no string was removed in between (`strings-generation.ts`);
+ * this thread writes.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
@@ -26,6 +32,7 @@ import type { Candidates, IndexablePredicate, SearchIndex } from '../port.ts';
 import { fingerprintOf, indexedPathScope, wellFormed } from '../indexed-values.ts';
 import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';
 import { WorkerPreparer } from './preparer.ts';
+import { STRINGS_GENERATION } from './strings-generation.ts';
 import { trigramQueryOfPredicate } from '../predicates.ts';
 import type { TrigramQuery } from '../regex/trigram-query.ts';
 import { WORD_PATTERN } from '../words.ts';
@@ -85,6 +92,13 @@ const ROWS_OF_OTHERS =
   'SELECT v.record, v.path, v.string FROM (SELECT rowid AS owner FROM search_records WHERE collection != ? ' +
   'UNION ALL SELECT -rowid FROM search_groups WHERE collection != ?) o JOIN search_values v ON v.record = o.owner';
 
+interface StoredRecord {
+  rowid: number;
+  id: string;
+  fingerprint: string;
+  grp: number | null;
+}
+
 /** The write hook of the embedded store (see src/store/sqlite). */
 export interface HookableStore {
   readonly db: Database;
@@ -116,7 +130,9 @@ export class FtsSearchIndex implements SearchIndex {
   readonly synchronous: boolean;
   private readonly statements = new Map<string, Statement>();
   private readonly frequencies = new Map<string, { count: number; at: number }>();
-  private readonly preparer = new WorkerPreparer();
+  private readonly preparer: WorkerPreparer;
+  /** The last batch given to `indexTexts`, settled or not. */
+  private turns: Promise<void> = Promise.resolve();
 
   /**
    * @param db the database to keep the index in.
@@ -139,6 +155,7 @@ export class FtsSearchIndex implements SearchIndex {
       db.exec(BY_GROUP_INDEX);
     }).immediate();
     this.synchronous = mode.hooked;
+    this.preparer = new WorkerPreparer(db.memory ? undefined : db.name);
   }
 
   /** Opens the index inside an embedded store's file and keeps it in step through the write hook. */
@@ -160,13 +177,10 @@ export class FtsSearchIndex implements SearchIndex {
     return s;
   }
 
-  private recordKeys(
-    collection: string,
-    ids: string[],
-  ): Array<{ rowid: number; id: string; fingerprint: string }> {
+  private recordKeys(collection: string, ids: string[]): StoredRecord[] {
     return this.stmt(
-      'SELECT rowid, id, fingerprint FROM search_records WHERE collection = ? AND id IN (SELECT value FROM json_each(?))',
-    ).all(collection, JSON.stringify(ids)) as Array<{ rowid: number; id: string; fingerprint: string }>;
+      'SELECT rowid, id, fingerprint, grp FROM search_records WHERE collection = ? AND id IN (SELECT value FROM json_each(?))',
+    ).all(collection, JSON.stringify(ids)) as StoredRecord[];
   }
 
   /**
@@ -196,55 +210,76 @@ export class FtsSearchIndex implements SearchIndex {
    */
   apply(collection: string, batch: PreparedBatch, skipUnchanged: boolean): number {
     if (batch.ids.length === 0) return 0;
+    const renewing = this.renewing?.collection === collection ? this.renewing : null;
     const stored = new Map(this.recordKeys(collection, batch.ids).map((r) => [r.id, r]));
-    const replaced: number[] = [];
+    const renewed: number[] = [];
     const written: number[] = [];
     batch.ids.forEach((id, i) => {
       const before = stored.get(id);
       if (skipUnchanged && before?.fingerprint === batch.fingerprints[i]) return;
-      if (before !== undefined) replaced.push(before.rowid);
+      if (before !== undefined) renewed.push(before.rowid);
       written.push(i);
     });
     if (written.length === 0) return 0;
-    if (replaced.length > 0) {
-      this.stmt('DELETE FROM search_values WHERE record IN (SELECT value FROM json_each(?))').run(
-        JSON.stringify(replaced),
-      );
-    }
     const groups = this.groupKeys(collection, batch, new Set(written.map((i) => batch.groupOf[i]!)));
 
+    // Records rows, written only when new or changed; a record keeps its key when updated.
+    const changed: Array<[string, string, number | null]> = [];
+    for (const i of written) {
+      const set = batch.groupOf[i]!;
+      const row: [string, string, number | null] = [
+        batch.ids[i]!,
+        batch.fingerprints[i]!,
+        set < 0 ? null : groups.get(set)!.key,
+      ];
+      const before = stored.get(row[0]);
+      if (before?.fingerprint !== row[1] || before.grp !== row[2]) changed.push(row);
+    }
     // RETURNING lists rows in no set order: keys are matched by id.
     const recordKey = new Map(
-      this.stmt(
-        'INSERT INTO search_records(collection, id, fingerprint, grp) ' +
-          'SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ' +
-          'ON CONFLICT(collection, id) DO UPDATE SET fingerprint = excluded.fingerprint, grp = excluded.grp ' +
-          'RETURNING id, rowid',
-      )
-        .raw()
-        .all(
-          collection,
-          JSON.stringify(
-            written.map((i) => {
-              const set = batch.groupOf[i]!;
-              return [batch.ids[i], batch.fingerprints[i], set < 0 ? null : groups.get(set)!.key];
-            }),
-          ),
-        ) as Array<[string, number]>,
+      changed.length === 0
+        ? []
+        : (this.stmt(
+            'INSERT INTO search_records(collection, id, fingerprint, grp) ' +
+              'SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ' +
+              'ON CONFLICT(collection, id) DO UPDATE SET fingerprint = excluded.fingerprint, grp = excluded.grp ' +
+              'RETURNING id, rowid',
+          )
+            .raw()
+            .all(collection, JSON.stringify(changed)) as Array<[string, number]>),
     );
 
     // Map rows: each record's pairs outside its group, and the pairs of groups created now.
     const owned: Array<[number, number[]]> = [];
     for (const i of written) {
-      const key = recordKey.get(batch.ids[i]!);
+      const key = recordKey.get(batch.ids[i]!) ?? stored.get(batch.ids[i]!)?.rowid;
       if (key === undefined)
         throw new Error(
           `search index: record id ${JSON.stringify(batch.ids[i])} did not read back as written`,
         );
       owned.push([key, batch.own[i]!]);
     }
-    for (const [set, g] of groups) if (g.created) owned.push([-g.key, batch.sets[set]!]);
-    this.insertPairs(batch, owned);
+    // Rows of owners indexed before are made exact: the records replaced, and during a rebuild
+    // each group the first time a batch uses it.
+    for (const [set, g] of groups) {
+      if (g.created) owned.push([-g.key, batch.sets[set]!]);
+      else if (renewing && !renewing.groups.has(g.key)) {
+        renewing.groups.add(g.key);
+        owned.push([-g.key, batch.sets[set]!]);
+        renewed.push(-g.key);
+      }
+    }
+    if (renewing) {
+      this.stmt('DELETE FROM temp.search_unseen WHERE rowid IN (SELECT value FROM json_each(?))').run(
+        JSON.stringify(owned.map(([owner]) => owner).filter((owner) => owner > 0)),
+      );
+    }
+    // Keys the worker read stay valid if no string was removed since (read in this transaction).
+    const known =
+      batch.known !== undefined && batch.known.generation === this.stringsGeneration()
+        ? batch.known.keys
+        : undefined;
+    this.insertPairs(batch, owned, renewed, known);
     return written.length;
   }
 
@@ -269,31 +304,82 @@ export class FtsSearchIndex implements SearchIndex {
     return out;
   }
 
-  /** Writes map rows for owners and their pairs (numbers of `batch`), adding unseen paths and strings. */
-  private insertPairs(batch: PreparedBatch, owned: Array<[number, number[]]>): void {
+  /**
+   * Writes map rows for owners and their pairs (numbers of `batch`), adding unseen paths and
+   * strings; the other rows of the `renewed` owners are deleted. Rows already there are neither
+   * written nor deleted, so renewing an exact index writes nothing. `known` holds string keys by
+   * pair, already looked up (0: look it up here).
+   */
+  private insertPairs(
+    batch: PreparedBatch,
+    owned: Array<[number, number[]]>,
+    renewed: number[],
+    known?: Float64Array,
+  ): void {
     const paths = new Set<string>();
     const strings = new Set<string>();
-    for (const [, pairs] of owned)
-      for (const p of pairs) {
+    let pairs = 0;
+    for (const [, mine] of owned)
+      for (const p of mine) {
+        pairs++;
         paths.add(batch.pairPath[p]!);
-        strings.add(batch.pairValue[p]!);
+        if (!known?.[p]) strings.add(batch.pairValue[p]!);
       }
-    if (strings.size === 0) return;
+    if (pairs === 0) return this.writeRows([], renewed);
     const pathKey = this.keysOf('search_paths', 'path', [...paths]).keys;
-    const stringKey = this.keysOf('search_strings', 'value', [...strings]).keys;
+    const stringKey =
+      strings.size === 0
+        ? new Map<string, number>()
+        : this.keysOf('search_strings', 'value', [...strings]).keys;
     const rows: Array<[number, number, number]> = [];
-    for (const [owner, pairs] of owned)
-      for (const p of pairs) {
+    for (const [owner, mine] of owned)
+      for (const p of mine) {
         const path = pathKey.get(batch.pairPath[p]!);
-        const string = stringKey.get(batch.pairValue[p]!);
+        const string = known?.[p] || stringKey.get(batch.pairValue[p]!);
         // A missing key would make INSERT OR IGNORE drop the row, and the record would be missed.
         if (path === undefined || string === undefined)
           throw new Error('search index: a path or string did not read back as written');
         rows.push([owner, path, string]);
       }
+    this.writeRows(rows, renewed);
+  }
+
+  /**
+   * Makes the map rows of the `renewed` owners exactly those of `rows` among theirs, and adds the
+   * rows of other owners. The rows already there are compared in memory: only the difference is
+   * written, and renewing an exact index writes nothing.
+   */
+  private writeRows(rows: Array<[number, number, number]>, renewed: number[]): void {
+    let missing = rows;
+    if (renewed.length > 0) {
+      const wanted = new Map<number, Set<string>>(renewed.map((owner) => [owner, new Set()]));
+      missing = [];
+      for (const row of rows) {
+        const mine = wanted.get(row[0]);
+        if (mine) mine.add(`${row[1]},${row[2]}`);
+        else missing.push(row);
+      }
+      const wrong: Array<[number, number, number]> = [];
+      const present = this.stmt(
+        'SELECT record, path, string FROM search_values WHERE record IN (SELECT value FROM json_each(?))',
+      )
+        .raw()
+        .iterate(JSON.stringify(renewed)) as IterableIterator<[number, number, number]>;
+      for (const row of present) if (!wanted.get(row[0])!.delete(`${row[1]},${row[2]}`)) wrong.push(row);
+      for (const [owner, pairs] of wanted)
+        for (const pair of pairs) {
+          const [path, string] = pair.split(',');
+          missing.push([owner, Number(path), Number(string)]);
+        }
+      if (wrong.length > 0)
+        this.stmt(
+          'DELETE FROM search_values WHERE (record, path, string) IN (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?))',
+        ).run(JSON.stringify(wrong));
+    }
+    if (missing.length === 0) return;
     this.stmt(
       'INSERT OR IGNORE INTO search_values(record, path, string) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)',
-    ).run(JSON.stringify(rows));
+    ).run(JSON.stringify(missing));
   }
 
   /**
@@ -331,20 +417,34 @@ export class FtsSearchIndex implements SearchIndex {
 
   /** Removes records: their own map rows and their records row (a group they were in stays until pruned). */
   erase(collection: string, ids: string[]): void {
-    const keys = JSON.stringify(this.recordKeys(collection, ids).map((r) => r.rowid));
+    this.eraseKeys(this.recordKeys(collection, ids).map((r) => r.rowid));
+  }
+
+  private eraseKeys(records: number[]): void {
+    const keys = JSON.stringify(records);
     this.stmt('DELETE FROM search_values WHERE record IN (SELECT value FROM json_each(?))').run(keys);
     this.stmt('DELETE FROM search_records WHERE rowid IN (SELECT value FROM json_each(?))').run(keys);
   }
 
-  /** Records as stored JSON text (a rebuild): parsed and prepared on a worker thread, written here. */
+  /** Records as stored JSON text (a rebuild): parsed and prepared on worker threads, written here. */
   async indexTexts(collection: string, texts: string[]): Promise<void> {
-    const batch = await this.preparer.prepare(texts);
-    this.db.transaction(() => this.apply(collection, batch, true))();
+    // Workers take turns, so a batch may be ready before an earlier one: writes keep call order.
+    const prepared = this.preparer.prepare(texts);
+    prepared.catch(() => {}); // rejected before its turn: reported by the turn below
+    const turn = this.turns
+      .then(() => prepared)
+      .then((batch) => {
+        this.db.transaction(() => this.apply(collection, batch, false))();
+      });
+    this.turns = turn.catch(() => {});
+    return turn;
   }
 
   async index(collection: string, docs: Doc[]): Promise<void> {
-    // Records already written through the hook have the same fingerprint: nothing to do.
-    this.db.transaction(() => this.write(collection, docs, true))();
+    // Records already written through the hook have the same fingerprint: nothing to do, except
+    // in a rebuild, which makes every record's rows exact.
+    const renewing = this.renewing?.collection === collection;
+    this.db.transaction(() => this.write(collection, docs, !renewing))();
   }
 
   async remove(collection: string, ids: string[]): Promise<void> {
@@ -457,6 +557,7 @@ export class FtsSearchIndex implements SearchIndex {
         // Nothing left: emptying the FTS tables wholesale is much faster than row by row.
         this.db.exec("INSERT INTO search_trigram(search_trigram) VALUES ('delete-all')");
         this.db.exec('DELETE FROM search_strings');
+        this.stmt(STRINGS_GENERATION.raise).run();
       }
     })();
   }
@@ -496,21 +597,33 @@ export class FtsSearchIndex implements SearchIndex {
 
   /** What `endRebuild` must prune: every string, or only those the cleared rows held. */
   private pruneScope: 'all' | 'cleared' = 'all';
+  /** A rebuild renewing a collection's entries in place: the groups renewed so far. */
+  private renewing: { collection: string; groups: Set<number> } | null = null;
 
   /**
-   * A rebuild keeps the collection's strings (most come back, and tokenizing them again is the
-   * dearest part of indexing). For a collection that is most of the map it also drops the map's
-   * by-string index before emptying and refilling the map in record order, and builds it again
-   * in one sorted pass at the end; a small collection keeps the index and notes which strings
-   * its rows held, so only those are checked for pruning.
+   * A rebuild keeps the strings (most come back, and tokenizing them again is the dearest part of
+   * indexing). A collection with entries is renewed in place: each record given is made exact
+   * (`apply` deletes only rows that are wrong and writes only rows that are missing, so an index
+   * that was right costs reads only), and records not given by a completed rebuild are removed.
+   * A collection without entries is built in bulk: when it is most of the map, the map's
+   * by-string index is dropped and built again in one sorted pass at the end.
    */
   async beginRebuild(collection: string): Promise<void> {
     this.db.exec(
-      'CREATE TEMP TABLE IF NOT EXISTS search_cleared (rowid INTEGER PRIMARY KEY); DELETE FROM temp.search_cleared;',
+      'CREATE TEMP TABLE IF NOT EXISTS search_cleared (rowid INTEGER PRIMARY KEY); DELETE FROM temp.search_cleared; ' +
+        'CREATE TEMP TABLE IF NOT EXISTS search_unseen (rowid INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL); ' +
+        'DELETE FROM temp.search_unseen;',
     );
     this.db.transaction(() => {
+      this.pruneScope = 'all';
+      const unseen = this.stmt(
+        'INSERT INTO temp.search_unseen(rowid, fingerprint) SELECT rowid, fingerprint FROM search_records WHERE collection = ?',
+      ).run(collection).changes;
+      if (unseen > 0) {
+        this.renewing = { collection, groups: new Set() };
+        return;
+      }
       if (this.isMostOfMap(collection)) {
-        this.pruneScope = 'all';
         this.db.exec('DROP INDEX IF EXISTS search_values_by_string');
       } else {
         this.pruneScope = 'cleared';
@@ -523,10 +636,26 @@ export class FtsSearchIndex implements SearchIndex {
     })();
   }
 
-  async endRebuild(): Promise<void> {
+  /**
+   * Ends a rebuild: removes the records a completed renewal was not given (unless written since
+   * it began), builds the by-string index if it was dropped, and prunes groups and strings.
+   */
+  async endRebuild(collection: string, completed = true): Promise<void> {
     await this.preparer.close();
+    const renewing = this.renewing?.collection === collection;
+    this.renewing = null;
     this.db.exec(BY_STRING_INDEX);
     this.db.transaction(() => {
+      if (renewing && completed) {
+        this.eraseKeys(
+          this.stmt(
+            'SELECT u.rowid FROM temp.search_unseen u JOIN search_records r ON r.rowid = u.rowid AND r.fingerprint = u.fingerprint',
+          )
+            .pluck()
+            .all() as number[],
+        );
+      }
+      this.db.exec('DELETE FROM temp.search_unseen');
       this.pruneGroups();
       this.pruneStrings(this.pruneScope === 'cleared');
     })();
@@ -565,6 +694,7 @@ export class FtsSearchIndex implements SearchIndex {
     if (found > 0) {
       for (const table of ['search_trigram', 'search_strings'])
         this.db.exec(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM temp.search_orphans)`);
+      this.stmt(STRINGS_GENERATION.raise).run();
     }
     this.db.exec('DELETE FROM temp.search_orphans');
     return found;
@@ -580,6 +710,10 @@ export class FtsSearchIndex implements SearchIndex {
       yield batch;
       after = batch[batch.length - 1]!.id;
     }
+  }
+
+  private stringsGeneration(): number {
+    return (this.stmt(STRINGS_GENERATION.read).pluck().get() as number | undefined) ?? 0;
   }
 
   async watermark(): Promise<number> {

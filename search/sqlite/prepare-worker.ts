@@ -1,13 +1,66 @@
 /**
  * Worker thread of a rebuild: parses records' stored JSON and prepares each batch (see
- * `prepared-batch.ts`) while the main thread writes the previous one.
+ * `prepared-batch.ts`) while the main thread writes the previous one. Given the index's file, it
+ * also looks up the keys of the strings already indexed, through a read-only connection of its
+ * own: at a million records those lookups were a third of the main thread's work.
  */
 import { parentPort } from 'node:worker_threads';
-import { prepareBatch } from './prepared-batch.ts';
+import Database from 'better-sqlite3';
+import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';
+import { STRINGS_GENERATION } from './strings-generation.ts';
 
-parentPort!.on('message', ({ id, texts }: { id: number; texts: string[] }) => {
+interface Request {
+  id: number;
+  texts: string[];
+  /** The index's database file; none for an in-memory database. */
+  file?: string;
+}
+
+type KeysOf = (batch: PreparedBatch) => PreparedBatch['known'];
+let reader: { file: string; keys: KeysOf | null } | null = null;
+
+/**
+ * Looks up keys through a read-only connection to `file` (WAL: it reads the last commit while the
+ * main thread writes). A file it cannot open only means the main thread looks them all up.
+ */
+function readerOf(file: string): KeysOf | null {
+  if (reader?.file !== file) reader = { file, keys: null };
+  else return reader.keys;
+  let db: Database.Database;
   try {
-    const batch = prepareBatch(texts.map((t) => JSON.parse(t)));
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch {
+    return null;
+  }
+  db.pragma('cache_size = -65536');
+  const generation = db.prepare(STRINGS_GENERATION.read).pluck();
+  // Positions and keys only: reading the strings back would cost a JS string each.
+  const lookUp = db
+    .prepare(
+      'SELECT j.key, s.rowid FROM (SELECT key, value FROM json_each(?) ORDER BY value) j CROSS JOIN search_strings s ON s.value = j.value',
+    )
+    .raw();
+  // The generation and the keys come from one snapshot: the main thread uses the keys only if no
+  // string was removed since (see `STRINGS_GENERATION`).
+  const keysIn = db.transaction((batch: PreparedBatch): PreparedBatch['known'] => {
+    const keys = new Float64Array(batch.pairValue.length);
+    for (const [p, key] of lookUp.all(JSON.stringify(batch.pairValue)) as Array<[number, number]>)
+      keys[p] = key;
+    return { generation: (generation.get() as number | undefined) ?? 0, keys };
+  });
+  reader.keys = keysIn;
+  return keysIn;
+}
+
+parentPort!.on('message', ({ id, texts, file }: Request) => {
+  try {
+    // Fingerprints are taken of the stored text, which is the record's `JSON.stringify`.
+    const batch = prepareBatch(
+      texts.map((t) => JSON.parse(t)),
+      texts,
+    );
+    const keys = file === undefined ? null : readerOf(file);
+    if (keys) batch.known = keys(batch);
     parentPort!.postMessage({ id, batch });
   } catch (err) {
     parentPort!.postMessage({ id, error: err instanceof Error ? err.message : String(err) });

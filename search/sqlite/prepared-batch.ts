@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Doc } from '../../src/store/port.ts';
-import { BatchPairs, fingerprintOf } from '../indexed-values.ts';
+import { BatchPairs, fingerprintOf, fingerprintOfText } from '../indexed-values.ts';
 
 export interface PreparedBatch {
   /** Each id once (its last version in the batch), with its content fingerprint. */
@@ -22,22 +22,31 @@ export interface PreparedBatch {
   sets: number[][];
   /** A hash of each set's pairs: finds its group across batches and processes. */
   hashes: string[];
+  /**
+   * Keys of the strings already indexed when the batch was prepared (by pair; 0: not found then),
+   * valid while the strings generation is still `generation` (see `strings-generation.ts`).
+   */
+  known?: { generation: number; keys: Float64Array };
 }
 
-export function prepareBatch(docs: Doc[]): PreparedBatch {
+/**
+ * @param texts each record's `JSON.stringify` text, when at hand: its fingerprint is then taken
+ *   from the text instead of serialising the record again.
+ */
+export function prepareBatch(docs: Doc[], texts?: string[]): PreparedBatch {
   // The last version of an id wins, as in the store.
-  const latest = new Map<string, Doc>();
-  for (const doc of docs) {
+  const latest = new Map<string, number>();
+  docs.forEach((doc, i) => {
     latest.delete(doc.id);
-    latest.set(doc.id, doc);
-  }
+    latest.set(doc.id, i);
+  });
   const pairs = new BatchPairs();
   const ids: string[] = [];
   const fingerprints: string[] = [];
-  for (const [id, doc] of latest) {
+  for (const [id, i] of latest) {
     ids.push(id);
-    fingerprints.push(fingerprintOf(doc));
-    pairs.add(doc);
+    fingerprints.push(texts ? fingerprintOfText(texts[i]!) : fingerprintOf(docs[i]!));
+    pairs.add(docs[i]!);
   }
   const { groupOf, sets } = sharedSets(pairs);
   const members = sets.map((set) => new Set(set));

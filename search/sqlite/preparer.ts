@@ -1,55 +1,69 @@
 /**
- * Prepares batches of records given as JSON text on one worker thread, in the order asked. The
- * thread starts on first use and holds the process open only while a batch is under way.
+ * Prepares batches of records given as JSON text on worker threads, taking turns. The threads
+ * start on first use and hold the process open only while a batch is under way. The main thread
+ * of a rebuild is busy for about half of each batch, so two workers keep two cores busy.
  */
+import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { PreparedBatch } from './prepared-batch.ts';
 
 type Reply = { id: number; batch: PreparedBatch; error?: undefined } | { id: number; error: string };
 
+const WORKERS = Math.max(1, Math.min(4, os.availableParallelism()));
+
+interface Waiting {
+  resolve(b: PreparedBatch): void;
+  reject(e: Error): void;
+}
+
 export class WorkerPreparer {
-  private worker: Worker | null = null;
-  private readonly waiting = new Map<number, { resolve(b: PreparedBatch): void; reject(e: Error): void }>();
+  private readonly workers: Array<{ worker: Worker; waiting: Map<number, Waiting> } | null> =
+    Array(WORKERS).fill(null);
   private next = 0;
 
+  /** @param file the index's database file, whose known strings the workers look up (none: in memory). */
+  constructor(private readonly file?: string) {}
+
   prepare(texts: string[]): Promise<PreparedBatch> {
-    const worker = this.start();
     const id = this.next++;
+    const { worker, waiting } = this.start(id % WORKERS);
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      waiting.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ id, texts });
+      worker.postMessage({ id, texts, file: this.file });
     });
   }
 
-  private start(): Worker {
-    if (this.worker) return this.worker;
+  private start(slot: number): { worker: Worker; waiting: Map<number, Waiting> } {
+    const running = this.workers[slot];
+    if (running) return running;
     const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), {
       workerData: { module: new URL('./prepare-worker.ts', import.meta.url).href },
     });
     worker.unref();
+    const entry = { worker, waiting: new Map<number, Waiting>() };
     const fail = (err: Error) => {
-      for (const w of this.waiting.values()) w.reject(err);
-      this.waiting.clear();
-      if (this.worker === worker) this.worker = null;
+      for (const w of entry.waiting.values()) w.reject(err);
+      entry.waiting.clear();
+      if (this.workers[slot] === entry) this.workers[slot] = null;
     };
     worker.on('message', (reply: Reply) => {
-      const w = this.waiting.get(reply.id);
+      const w = entry.waiting.get(reply.id);
       if (!w) return;
-      this.waiting.delete(reply.id);
-      if (this.waiting.size === 0) worker.unref();
+      entry.waiting.delete(reply.id);
+      if (entry.waiting.size === 0) worker.unref();
       if (reply.error !== undefined) w.reject(new Error(`preparing a batch failed: ${reply.error}`));
       else w.resolve(reply.batch);
     });
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the preparing worker exited (code ${code})`)));
-    this.worker = worker;
-    return worker;
+    this.workers[slot] = entry;
+    return entry;
   }
 
   async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    if (worker) await worker.terminate();
+    const running = this.workers.filter((w) => w !== null);
+    this.workers.fill(null);
+    await Promise.all(running.map((w) => w.worker.terminate()));
   }
 }

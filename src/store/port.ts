@@ -74,7 +74,10 @@ export interface DocumentStore {
   latestSeq(): Promise<number>;
   /** Iterate every record of a collection in id order, in batches (reindex, check-index). */
   scan(collection: string, batchSize?: number): AsyncIterable<Doc[]>;
-  /** Optional: like `scan`, each record as its stored JSON text (parsed by whoever needs it). */
+  /**
+   * Optional: like `scan`, each record as its stored JSON text (parsed by whoever needs it), which
+   * must be exactly `JSON.stringify` of the record: the search index fingerprints the text.
+   */
   scanTexts?(collection: string, batchSize?: number): AsyncIterable<string[]>;
   readonly state: StateStore;
   close(): Promise<void>;

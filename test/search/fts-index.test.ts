@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { FtsSearchIndex, ftsMatchOf } from '../../search/sqlite/fts-index.ts';
 import { sharedSets } from '../../search/sqlite/prepared-batch.ts';
+import { WorkerPreparer } from '../../search/sqlite/preparer.ts';
 import { BatchPairs } from '../../search/indexed-values.ts';
 import type { IndexablePredicate } from '../../search/port.ts';
 import { checkCollection, hasDrift, reindexCollection } from '../../search/maintenance.ts';
@@ -268,4 +269,50 @@ describe('FTS5 index: recurring pairs kept once per set (groups)', () => {
     for (let i = 0; i < 3; i++) small.add({ id: `r${i}`, type: 'x', unit: 'm' });
     expect(sharedSets(small).sets).toEqual([]);
   });
+});
+
+describe('FTS5 index: the rebuild worker looks up string keys', () => {
+  it('uses the keys it read only while no string has been removed since', () =>
+    withHookedIndex(async (store, index) => {
+      await store.upsertMany('biosample_set', [{ id: 'a', name: 'alpha marsh' }]);
+      await store.upsertMany('biosample_set', [{ id: 'z', name: 'zeta fen' }]);
+      const keyOf = (value: string) =>
+        store.db.prepare('SELECT rowid FROM search_strings WHERE value = ?').pluck().get(value) as
+          number | undefined;
+      const found = async (text: string, path = 'name') => {
+        const c = await index.candidates('biosample_set', { kind: 'search', path, text }, 10);
+        return c.all ? 'ALL' : [...c.ids].sort();
+      };
+      const preparer = new WorkerPreparer(store.db.name);
+      try {
+        const text = (id: string) => JSON.stringify({ id, name: 'zeta fen', note: `new ${id}` });
+        const fresh = await preparer.prepare([text('b')]);
+        const known = new Map(fresh.pairValue.map((v, p) => [v, fresh.known?.keys[p]]));
+        expect(known).toEqual(
+          new Map([
+            ['b', 0],
+            ['zeta fen', keyOf('zeta fen')],
+            ['new b', 0],
+          ]),
+        );
+        store.db.transaction(() => index.apply('biosample_set', fresh, true))();
+        expect(await found('zeta')).toEqual(['b', 'z']);
+        expect(await found('new b', 'note')).toEqual(['b']);
+
+        // Prepared, then its string is removed and its key given to another string.
+        const stale = await preparer.prepare([text('d')]);
+        const staleKey = keyOf('zeta fen')!;
+        await store.deleteMany('biosample_set', { id: 'z' });
+        await index.remove('biosample_set', ['b']); // indexed above, not stored
+        expect(index.pruneStrings()).toBeGreaterThan(0);
+        await store.upsertMany('biosample_set', [{ id: 'c', name: 'other string' }]);
+        const holder = store.db.prepare('SELECT value FROM search_strings WHERE rowid = ?').pluck();
+        expect(holder.get(staleKey)).toMatch(/^(c|other string)$/);
+        store.db.transaction(() => index.apply('biosample_set', stale, true))();
+        expect(await found('zeta')).toEqual(['d']);
+        expect(await found('other')).toEqual(['c']);
+      } finally {
+        await preparer.close();
+      }
+    }));
 });

@@ -123,11 +123,15 @@ describe('index maintenance', () => {
         },
       }),
     ];
+    // A failed rebuild leaves the records it did not reach as they were: nothing is lost.
     for (const failing of failingStores) {
       await expect(reindexCollection(failing, index, C)).rejects.toThrow('source went away');
       expect(byString()).toBe(1);
       const after = await index.candidates(C, { kind: 'search', path: 'name', text: 'river' }, 100);
-      expect(after.all ? -1 : [...after.ids]).toEqual([studies[0]!.id]);
+      expect(after.all ? [] : [...after.ids].sort()).toEqual(
+        studies.filter((_, i) => i % 2 === 0).map((s) => s.id),
+      );
+      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
     }
     // Records the worker cannot parse fail the rebuild with a reason, however many are in flight.
     const garbled = Object.assign(Object.create(store) as SqliteDocumentStore, {
@@ -137,6 +141,75 @@ describe('index maintenance', () => {
     });
     await expect(reindexCollection(garbled, index, C)).rejects.toThrow('preparing a batch failed');
     expect(byString()).toBe(1);
+  });
+});
+
+describe('rebuild of an indexed collection (renewed in place)', () => {
+  const B = 'biosample_set';
+  const samples = Array.from({ length: 40 }, (_, i) => ({
+    id: `nmdc:bsm-11-${String(i).padStart(8, '0')}`,
+    name: `sample ${i} of ${i % 2 ? 'peat' : 'loam'}`,
+    ecosystem: 'Terrestrial',
+    env_medium: 'soil',
+  }));
+
+  it('deletes wrong rows, restores missing ones and removes records the store lacks, keeping keys', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-renew-'));
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    const index = FtsSearchIndex.attachTo(store);
+    try {
+      await store.upsertMany(B, samples);
+      const db = store.db;
+      const one = (sql: string, ...params: unknown[]) =>
+        db
+          .prepare(sql)
+          .pluck()
+          .get(...params) as number;
+      const recordKey = (id: string) => one('SELECT rowid FROM search_records WHERE id = ?', id);
+      const pathKey = (p: string) => one('SELECT rowid FROM search_paths WHERE path = ?', p);
+      const stringKey = (v: string) => one('SELECT rowid FROM search_strings WHERE value = ?', v);
+      const found = async (text: string, p = 'name') => {
+        const c = await index.candidates(B, { kind: 'search', path: p, text }, 100);
+        return c.all ? 'ALL' : [...c.ids].sort();
+      };
+      const group = one('SELECT grp FROM search_records WHERE id = ?', samples[0]!.id);
+      expect(group).toBeGreaterThan(0);
+      const keysBefore = samples.map((s) => recordKey(s.id));
+
+      // Drift of every kind: a missing row, a wrong row, a damaged group, a stale fingerprint,
+      // a missing record and a record the store does not hold.
+      index.write(B, [{ id: 'nmdc:bsm-11-ghost', name: 'ghost words' }], false);
+      db.prepare('DELETE FROM search_values WHERE record = ? AND string = ?').run(
+        recordKey(samples[1]!.id),
+        stringKey(samples[1]!.name),
+      );
+      db.prepare('INSERT INTO search_values(record, path, string) VALUES (?, ?, ?)').run(
+        recordKey(samples[2]!.id),
+        pathKey('name'),
+        stringKey('ghost words'),
+      );
+      db.prepare('DELETE FROM search_values WHERE record = ? AND path = ?').run(-group, pathKey('ecosystem'));
+      db.prepare("UPDATE search_records SET fingerprint = 'stale' WHERE id = ?").run(samples[3]!.id);
+      index.erase(B, [samples[4]!.id]);
+      expect(await found('ghost')).toEqual(['nmdc:bsm-11-ghost', samples[2]!.id].sort());
+      expect(await found('terrestrial', 'ecosystem')).toEqual([]);
+      expect((await checkCollection(store, index, B)).counts).toEqual({ missing: 1, stale: 1, extra: 1 });
+
+      await reindexCollection(store, index, B, () => {}, 16);
+      expect(hasDrift(await checkCollection(store, index, B))).toBe(false);
+      expect(await found('ghost')).toEqual([]);
+      expect(await found('peat')).toEqual(samples.filter((_, i) => i % 2).map((s) => s.id));
+      expect(await found('terrestrial', 'ecosystem')).toEqual(samples.map((s) => s.id));
+      expect(one('SELECT count(*) FROM search_strings WHERE value = ?', 'ghost words')).toBe(0);
+      // Renewed in place: records (but the one erased) and the group keep their keys.
+      samples.forEach((s, i) => {
+        if (i !== 4) expect(recordKey(s.id)).toBe(keysBefore[i]);
+      });
+      expect(one('SELECT grp FROM search_records WHERE id = ?', samples[0]!.id)).toBe(group);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
