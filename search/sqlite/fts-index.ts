@@ -124,6 +124,8 @@ export function ftsMatchOf(q: TrigramQuery, rewriteAtom: (atom: string) => strin
 const TRIGRAMS_PER_ATOM = 3;
 const FREQUENCY_TTL_MS = 5 * 60_000;
 const FREQUENCY_CACHE_SIZE = 200_000;
+/** A renewing batch of at least this many rows, most of them written, turns the rebuild to bulk. */
+const BULK_AFTER_ROWS = 1000;
 
 export class FtsSearchIndex implements SearchIndex {
   readonly engine = 'sqlite-fts5' as const;
@@ -279,7 +281,13 @@ export class FtsSearchIndex implements SearchIndex {
       batch.known !== undefined && batch.known.generation === this.stringsGeneration()
         ? batch.known.keys
         : undefined;
-    this.insertPairs(batch, owned, renewed, known);
+    const { rows, written: changedRows } = this.insertPairs(batch, owned, renewed, known);
+    if (renewing?.bulkable && !renewing.bulk && rows >= BULK_AFTER_ROWS && changedRows * 2 > rows) {
+      // Most rows are being written after all (a new layout, a damaged map): keeping the
+      // by-string index up to date row by row is then dearer than building it once at the end.
+      renewing.bulk = true;
+      this.db.exec('DROP INDEX IF EXISTS search_values_by_string');
+    }
     return written.length;
   }
 
@@ -315,7 +323,7 @@ export class FtsSearchIndex implements SearchIndex {
     owned: Array<[number, number[]]>,
     renewed: number[],
     known?: Float64Array,
-  ): void {
+  ): { rows: number; written: number } {
     const paths = new Set<string>();
     const strings = new Set<string>();
     let pairs = 0;
@@ -325,7 +333,7 @@ export class FtsSearchIndex implements SearchIndex {
         paths.add(batch.pairPath[p]!);
         if (!known?.[p]) strings.add(batch.pairValue[p]!);
       }
-    if (pairs === 0) return this.writeRows([], renewed);
+    if (pairs === 0) return { rows: 0, written: this.writeRows([], renewed) };
     const pathKey = this.keysOf('search_paths', 'path', [...paths]).keys;
     const stringKey =
       strings.size === 0
@@ -341,7 +349,7 @@ export class FtsSearchIndex implements SearchIndex {
           throw new Error('search index: a path or string did not read back as written');
         rows.push([owner, path, string]);
       }
-    this.writeRows(rows, renewed);
+    return { rows: rows.length, written: this.writeRows(rows, renewed) };
   }
 
   /**
@@ -349,7 +357,8 @@ export class FtsSearchIndex implements SearchIndex {
    * rows of other owners. The rows already there are compared in memory: only the difference is
    * written, and renewing an exact index writes nothing.
    */
-  private writeRows(rows: Array<[number, number, number]>, renewed: number[]): void {
+  private writeRows(rows: Array<[number, number, number]>, renewed: number[]): number {
+    let deleted = 0;
     let missing = rows;
     if (renewed.length > 0) {
       const wanted = new Map<number, Set<string>>(renewed.map((owner) => [owner, new Set()]));
@@ -371,15 +380,17 @@ export class FtsSearchIndex implements SearchIndex {
           const [path, string] = pair.split(',');
           missing.push([owner, Number(path), Number(string)]);
         }
+      deleted = wrong.length;
       if (wrong.length > 0)
         this.stmt(
           'DELETE FROM search_values WHERE (record, path, string) IN (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?))',
         ).run(JSON.stringify(wrong));
     }
-    if (missing.length === 0) return;
+    if (missing.length === 0) return deleted;
     this.stmt(
       'INSERT OR IGNORE INTO search_values(record, path, string) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)',
     ).run(JSON.stringify(missing));
+    return deleted + missing.length;
   }
 
   /**
@@ -597,8 +608,12 @@ export class FtsSearchIndex implements SearchIndex {
 
   /** What `endRebuild` must prune: every string, or only those the cleared rows held. */
   private pruneScope: 'all' | 'cleared' = 'all';
-  /** A rebuild renewing a collection's entries in place: the groups renewed so far. */
-  private renewing: { collection: string; groups: Set<number> } | null = null;
+  /**
+   * A rebuild renewing a collection's entries in place: the groups renewed so far; whether the
+   * collection is most of the map, so the by-string index may be dropped; and whether it was.
+   */
+  private renewing: { collection: string; groups: Set<number>; bulkable: boolean; bulk: boolean } | null =
+    null;
 
   /**
    * A rebuild keeps the strings (most come back, and tokenizing them again is the dearest part of
@@ -620,7 +635,12 @@ export class FtsSearchIndex implements SearchIndex {
         'INSERT INTO temp.search_unseen(rowid, fingerprint) SELECT rowid, fingerprint FROM search_records WHERE collection = ?',
       ).run(collection).changes;
       if (unseen > 0) {
-        this.renewing = { collection, groups: new Set() };
+        this.renewing = {
+          collection,
+          groups: new Set(),
+          bulkable: this.isMostOfMap(collection),
+          bulk: false,
+        };
         return;
       }
       if (this.isMostOfMap(collection)) {

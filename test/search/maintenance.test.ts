@@ -211,6 +211,47 @@ describe('rebuild of an indexed collection (renewed in place)', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('turns to bulk when most rows must be written, building the by-string index once at the end', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-renew-'));
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    const index = FtsSearchIndex.attachTo(store);
+    try {
+      const many = Array.from({ length: 600 }, (_, i) => ({
+        ...samples[i % samples.length]!,
+        id: `nmdc:bsm-11-${String(i).padStart(8, '0')}`,
+        name: `sample ${i} of ${i % 3 ? 'peat' : 'loam'}`,
+      }));
+      await store.upsertMany(B, many);
+      store.db.exec('DELETE FROM search_values'); // every row lost, the records rows kept
+      const statements: string[] = [];
+      const exec = store.db.exec.bind(store.db);
+      store.db.exec = (sql: string) => {
+        statements.push(sql);
+        return exec(sql);
+      };
+      await reindexCollection(store, index, B);
+      expect(statements.filter((sql) => sql.includes('DROP INDEX'))).toHaveLength(1);
+      expect(
+        store.db
+          .prepare("SELECT count(*) FROM sqlite_master WHERE name = 'search_values_by_string'")
+          .pluck()
+          .get(),
+      ).toBe(1);
+      expect(hasDrift(await checkCollection(store, index, B))).toBe(false);
+      const loam = await index.candidates(B, { kind: 'search', path: 'name', text: 'loam' }, 1000);
+      expect(loam.all ? [] : [...loam.ids].sort()).toEqual(
+        many.filter((_, i) => i % 3 === 0).map((s) => s.id),
+      );
+      // An exact index is renewed without dropping anything.
+      statements.length = 0;
+      await reindexCollection(store, index, B);
+      expect(statements.filter((sql) => sql.includes('DROP INDEX'))).toEqual([]);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('catch-up loop', () => {
