@@ -21,17 +21,32 @@ let reader: { file: string; keys: KeysOf | null } | null = null;
 
 /**
  * Looks up keys through a read-only connection to `file` (WAL: it reads the last commit while the
- * main thread writes). A file it cannot open only means the main thread looks them all up.
+ * main thread writes). A file it cannot open or read (one in rollback-journal mode being written,
+ * or locked) only means the main thread looks the keys up.
  */
 function readerOf(file: string): KeysOf | null {
-  if (reader?.file !== file) reader = { file, keys: null };
-  else return reader.keys;
-  let db: Database.Database;
+  if (reader?.file === file) return reader.keys;
+  reader = { file, keys: null };
+  let db: Database.Database | undefined;
+  let keysIn: KeysOf;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
+    keysIn = keyReader(db);
   } catch {
+    db?.close();
     return null;
   }
+  reader.keys = (batch) => {
+    try {
+      return keysIn(batch);
+    } catch {
+      return undefined;
+    }
+  };
+  return reader.keys;
+}
+
+function keyReader(db: Database.Database): KeysOf {
   db.pragma('cache_size = -65536');
   const generation = db.prepare(STRINGS_GENERATION.read).pluck();
   // Positions and keys only: reading the strings back would cost a JS string each.
@@ -42,14 +57,12 @@ function readerOf(file: string): KeysOf | null {
     .raw();
   // The generation and the keys come from one snapshot: the main thread uses the keys only if no
   // string was removed since (see `STRINGS_GENERATION`).
-  const keysIn = db.transaction((batch: PreparedBatch): PreparedBatch['known'] => {
+  return db.transaction((batch: PreparedBatch): PreparedBatch['known'] => {
     const keys = new Float64Array(batch.pairValue.length);
     for (const [p, key] of lookUp.all(JSON.stringify(batch.pairValue)) as Array<[number, number]>)
       keys[p] = key;
     return { generation: (generation.get() as number | undefined) ?? 0, keys };
   });
-  reader.keys = keysIn;
-  return keysIn;
 }
 
 parentPort!.on('message', ({ id, texts, file }: Request) => {

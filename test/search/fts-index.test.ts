@@ -316,3 +316,38 @@ describe('FTS5 index: the rebuild worker looks up string keys', () => {
       }
     }));
 });
+
+describe('FTS5 index: rebuild when the workers cannot read the file', () => {
+  it('looks the keys up on the writing thread instead', async () => {
+    const dir = tempDir();
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    // An exclusive lock held by the index's own connection: no other connection can read.
+    const db = new Database(path.join(dir, 'index.sqlite'));
+    db.pragma('locking_mode = EXCLUSIVE');
+    const index = new FtsSearchIndex(db, { hooked: false, ownsDatabase: true });
+    try {
+      const docs = Array.from({ length: 30 }, (_, i) => ({
+        id: `nmdc:bsm-11-${String(i).padStart(4, '0')}`,
+        name: `core ${i} from ${i % 3 ? 'fen' : 'bog'}`,
+      }));
+      await store.upsertMany('biosample_set', docs);
+      for (let round = 0; round < 2; round++) {
+        const result = await reindexCollection(store, index, 'biosample_set', () => {}, 8);
+        expect(result.records).toBe(30);
+        const bog = await index.candidates(
+          'biosample_set',
+          { kind: 'search', path: 'name', text: 'bog' },
+          100,
+        );
+        expect(bog.all ? [] : [...bog.ids].sort()).toEqual(
+          docs.filter((_, i) => i % 3 === 0).map((d) => d.id),
+        );
+        expect(hasDrift(await checkCollection(store, index, 'biosample_set'))).toBe(false);
+      }
+    } finally {
+      await index.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
