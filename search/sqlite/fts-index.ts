@@ -124,6 +124,11 @@ export function ftsMatchOf(q: TrigramQuery, rewriteAtom: (atom: string) => strin
 const TRIGRAMS_PER_ATOM = 3;
 const FREQUENCY_TTL_MS = 5 * 60_000;
 const FREQUENCY_CACHE_SIZE = 200_000;
+/**
+ * Page cache of each connection during a rebuild (SQLite fills it only as pages are read): the
+ * records and map tables, and the strings' index, are read at random.
+ */
+const REBUILD_CACHE_KIB = 256 * 1024;
 /** A renewing batch of at least this many rows, most of them written, turns the rebuild to bulk. */
 const BULK_AFTER_ROWS = 1000;
 
@@ -157,7 +162,7 @@ export class FtsSearchIndex implements SearchIndex {
       db.exec(BY_GROUP_INDEX);
     }).immediate();
     this.synchronous = mode.hooked;
-    this.preparer = new WorkerPreparer(db.memory ? undefined : db.name);
+    this.preparer = new WorkerPreparer(db.memory ? undefined : db.name, REBUILD_CACHE_KIB);
   }
 
   /** Opens the index inside an embedded store's file and keeps it in step through the write hook. */
@@ -361,11 +366,16 @@ export class FtsSearchIndex implements SearchIndex {
     let deleted = 0;
     let missing = rows;
     if (renewed.length > 0) {
-      const wanted = new Map<number, Set<string>>(renewed.map((owner) => [owner, new Set()]));
+      // Each renewed owner's wanted rows by (path, string), as one number while keys are small.
+      const pairOf = (path: number, string: number): number | string =>
+        path < 2 ** 21 && string < 2 ** 32 ? path * 2 ** 32 + string : `${path},${string}`;
+      const wanted = new Map<number, Map<number | string, [number, number, number]>>(
+        renewed.map((owner) => [owner, new Map()]),
+      );
       missing = [];
       for (const row of rows) {
         const mine = wanted.get(row[0]);
-        if (mine) mine.add(`${row[1]},${row[2]}`);
+        if (mine) mine.set(pairOf(row[1], row[2]), row);
         else missing.push(row);
       }
       const wrong: Array<[number, number, number]> = [];
@@ -373,13 +383,9 @@ export class FtsSearchIndex implements SearchIndex {
         'SELECT record, path, string FROM search_values WHERE record IN (SELECT value FROM json_each(?))',
       )
         .raw()
-        .iterate(JSON.stringify(renewed)) as IterableIterator<[number, number, number]>;
-      for (const row of present) if (!wanted.get(row[0])!.delete(`${row[1]},${row[2]}`)) wrong.push(row);
-      for (const [owner, pairs] of wanted)
-        for (const pair of pairs) {
-          const [path, string] = pair.split(',');
-          missing.push([owner, Number(path), Number(string)]);
-        }
+        .all(JSON.stringify(renewed)) as Array<[number, number, number]>;
+      for (const row of present) if (!wanted.get(row[0])!.delete(pairOf(row[1], row[2]))) wrong.push(row);
+      for (const mine of wanted.values()) for (const row of mine.values()) missing.push(row);
       deleted = wrong.length;
       if (wrong.length > 0)
         this.stmt(
@@ -606,6 +612,8 @@ export class FtsSearchIndex implements SearchIndex {
     return mine * 2 >= all;
   }
 
+  /** The page cache setting a rebuild replaced. */
+  private cacheBefore: number | null = null;
   /** What `endRebuild` must prune: every string, or only those the cleared rows held. */
   private pruneScope: 'all' | 'cleared' = 'all';
   /**
@@ -624,6 +632,10 @@ export class FtsSearchIndex implements SearchIndex {
    * by-string index is dropped and built again in one sorted pass at the end.
    */
   async beginRebuild(collection: string): Promise<void> {
+    // A renewal visits records' rows in the store's order, not in the order they were keyed:
+    // the map and records tables are read at random, so they get a page cache to hold them.
+    this.cacheBefore ??= this.db.pragma('cache_size', { simple: true }) as number;
+    this.db.pragma(`cache_size = -${REBUILD_CACHE_KIB}`);
     this.db.exec(
       'CREATE TEMP TABLE IF NOT EXISTS search_cleared (rowid INTEGER PRIMARY KEY); DELETE FROM temp.search_cleared; ' +
         'CREATE TEMP TABLE IF NOT EXISTS search_unseen (rowid INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL); ' +
@@ -662,6 +674,8 @@ export class FtsSearchIndex implements SearchIndex {
    */
   async endRebuild(collection: string, completed = true): Promise<void> {
     await this.preparer.close();
+    if (this.cacheBefore !== null) this.db.pragma(`cache_size = ${this.cacheBefore}`);
+    this.cacheBefore = null;
     const renewing = this.renewing?.collection === collection;
     this.renewing = null;
     this.db.exec(BY_STRING_INDEX);

@@ -14,6 +14,8 @@ interface Request {
   texts: string[];
   /** The index's database file; none for an in-memory database. */
   file?: string;
+  /** Page cache of the worker's connection, KiB. */
+  cacheKib: number;
 }
 
 type KeysOf = (batch: PreparedBatch) => PreparedBatch['known'];
@@ -24,13 +26,14 @@ let reader: { file: string; keys: KeysOf | null } | null = null;
  * main thread writes). A file it cannot open or read (one in rollback-journal mode being written,
  * or locked) only means the main thread looks the keys up.
  */
-function readerOf(file: string): KeysOf | null {
+function readerOf(file: string, cacheKib: number): KeysOf | null {
   if (reader?.file === file) return reader.keys;
   reader = { file, keys: null };
   let db: Database.Database | undefined;
   let keysIn: KeysOf;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma(`cache_size = -${cacheKib}`);
     keysIn = keyReader(db);
   } catch {
     db?.close();
@@ -47,7 +50,6 @@ function readerOf(file: string): KeysOf | null {
 }
 
 function keyReader(db: Database.Database): KeysOf {
-  db.pragma('cache_size = -65536');
   const generation = db.prepare(STRINGS_GENERATION.read).pluck();
   // Positions and keys only: reading the strings back would cost a JS string each.
   const lookUp = db
@@ -65,14 +67,14 @@ function keyReader(db: Database.Database): KeysOf {
   });
 }
 
-parentPort!.on('message', ({ id, texts, file }: Request) => {
+parentPort!.on('message', ({ id, texts, file, cacheKib }: Request) => {
   try {
     // Fingerprints are taken of the stored text, which is the record's `JSON.stringify`.
     const batch = prepareBatch(
       texts.map((t) => JSON.parse(t)),
       texts,
     );
-    const keys = file === undefined ? null : readerOf(file);
+    const keys = file === undefined ? null : readerOf(file, cacheKib);
     if (keys) batch.known = keys(batch);
     parentPort!.postMessage({ id, batch });
   } catch (err) {

@@ -21,8 +21,14 @@ export class WorkerPreparer {
     Array(WORKERS).fill(null);
   private next = 0;
 
-  /** @param file the index's database file, whose known strings the workers look up (none: in memory). */
-  constructor(private readonly file?: string) {}
+  /**
+   * @param file the index's database file, whose known strings the workers look up (none: in memory).
+   * @param cacheKib page cache of each worker's connection to it.
+   */
+  constructor(
+    private readonly file: string | undefined,
+    private readonly cacheKib: number,
+  ) {}
 
   prepare(texts: string[]): Promise<PreparedBatch> {
     const id = this.next++;
@@ -30,7 +36,7 @@ export class WorkerPreparer {
     return new Promise((resolve, reject) => {
       waiting.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ id, texts, file: this.file });
+      worker.postMessage({ id, texts, file: this.file, cacheKib: this.cacheKib });
     });
   }
 

@@ -283,7 +283,7 @@ describe('FTS5 index: the rebuild worker looks up string keys', () => {
         const c = await index.candidates('biosample_set', { kind: 'search', path, text }, 10);
         return c.all ? 'ALL' : [...c.ids].sort();
       };
-      const preparer = new WorkerPreparer(store.db.name);
+      const preparer = new WorkerPreparer(store.db.name, 2048);
       try {
         const text = (id: string) => JSON.stringify({ id, name: 'zeta fen', note: `new ${id}` });
         const fresh = await preparer.prepare([text('b')]);
