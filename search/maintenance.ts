@@ -36,6 +36,10 @@ export async function reindexCollection(
   if (index.beginRebuild) await index.beginRebuild(collection);
   else await index.clear(collection);
   let done = 0;
+  const progress = (records: number) => {
+    done += records;
+    onProgress({ collection, done });
+  };
   let completed = false;
   const inFlight: Array<Promise<void>> = [];
   try {
@@ -43,10 +47,7 @@ export async function reindexCollection(
       // Batches overlap: the index may prepare the next ones (off the main thread) while it
       // writes this one; they take effect, and report progress, in order.
       for await (const texts of store.scanTexts(collection, batchSize)) {
-        const indexed = index.indexTexts(collection, texts).then(() => {
-          done += texts.length;
-          onProgress({ collection, done });
-        });
+        const indexed = index.indexTexts(collection, texts).then(() => progress(texts.length));
         // Awaited in turn below; a batch failing before its turn must not count as unhandled.
         indexed.catch(() => {});
         inFlight.push(indexed);
@@ -56,8 +57,7 @@ export async function reindexCollection(
     } else {
       for await (const batch of store.scan(collection, batchSize)) {
         await index.index(collection, batch);
-        done += batch.length;
-        onProgress({ collection, done });
+        progress(batch.length);
       }
     }
     completed = true;

@@ -331,19 +331,13 @@ export class FtsSearchIndex implements SearchIndex {
   ): { rows: number; written: number } {
     const paths = new Set<string>();
     const strings = new Set<string>();
-    let pairs = 0;
     for (const [, mine] of owned)
       for (const p of mine) {
-        pairs++;
         paths.add(batch.pairPath[p]!);
         if (!known?.[p]) strings.add(batch.pairValue[p]!);
       }
-    if (pairs === 0) return { rows: 0, written: this.writeRows([], renewed) };
     const pathKey = this.keysOf('search_paths', 'path', [...paths]).keys;
-    const stringKey =
-      strings.size === 0
-        ? new Map<string, number>()
-        : this.keysOf('search_strings', 'value', [...strings]).keys;
+    const stringKey = this.keysOf('search_strings', 'value', [...strings]).keys;
     const rows: Array<[number, number, number]> = [];
     for (const [owner, mine] of owned)
       for (const p of mine) {
@@ -409,6 +403,7 @@ export class FtsSearchIndex implements SearchIndex {
     values: string[],
     collection?: string,
   ): { keys: Map<string, number>; added: Set<string> } {
+    if (values.length === 0) return { keys: new Map(), added: new Set() };
     const scope = collection === undefined ? [] : [collection];
     const scoped = collection === undefined ? '' : 'collection = ? AND ';
     const keys = new Map(

@@ -19,6 +19,7 @@ interface Request {
 }
 
 type KeysOf = (batch: PreparedBatch) => PreparedBatch['known'];
+/** The key reader of the file asked last (null: the file cannot be read). */
 let reader: { file: string; keys: KeysOf | null } | null = null;
 
 /**
@@ -27,25 +28,17 @@ let reader: { file: string; keys: KeysOf | null } | null = null;
  * or locked) only means the main thread looks the keys up.
  */
 function readerOf(file: string, cacheKib: number): KeysOf | null {
-  if (reader?.file === file) return reader.keys;
-  reader = { file, keys: null };
-  let db: Database.Database | undefined;
-  let keysIn: KeysOf;
-  try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
-    db.pragma(`cache_size = -${cacheKib}`);
-    keysIn = keyReader(db);
-  } catch {
-    db?.close();
-    return null;
-  }
-  reader.keys = (batch) => {
+  if (reader?.file !== file) {
+    let db: Database.Database | undefined;
     try {
-      return keysIn(batch);
+      db = new Database(file, { readonly: true, fileMustExist: true });
+      db.pragma(`cache_size = -${cacheKib}`);
+      reader = { file, keys: keyReader(db) };
     } catch {
-      return undefined;
+      db?.close();
+      reader = { file, keys: null };
     }
-  };
+  }
   return reader.keys;
 }
 
@@ -59,12 +52,19 @@ function keyReader(db: Database.Database): KeysOf {
     .raw();
   // The generation and the keys come from one snapshot: the main thread uses the keys only if no
   // string was removed since (see `STRINGS_GENERATION`).
-  return db.transaction((batch: PreparedBatch): PreparedBatch['known'] => {
+  const keysIn = db.transaction((batch: PreparedBatch): PreparedBatch['known'] => {
     const keys = new Float64Array(batch.pairValue.length);
     for (const [p, key] of lookUp.all(JSON.stringify(batch.pairValue)) as Array<[number, number]>)
       keys[p] = key;
     return { generation: (generation.get() as number | undefined) ?? 0, keys };
   });
+  return (batch) => {
+    try {
+      return keysIn(batch);
+    } catch {
+      return undefined; // busy or locked now: the main thread looks these up
+    }
+  };
 }
 
 parentPort!.on('message', ({ id, texts, file, cacheKib }: Request) => {

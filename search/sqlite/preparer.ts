@@ -1,7 +1,8 @@
 /**
  * Prepares batches of records given as JSON text on worker threads, taking turns. The threads
  * start on first use and hold the process open only while a batch is under way. The main thread
- * of a rebuild is busy for about half of each batch, so two workers keep two cores busy.
+ * of a rebuild is busy for about half of each batch, so there is one worker per core (up to four)
+ * rather than one in all.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
