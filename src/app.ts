@@ -11,6 +11,7 @@ import { errorHandler } from './http/error-handler.ts';
 import { NotFound } from './http/errors.ts';
 import { docsRouter } from './http/docs.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
+import { readRequestsAsOriginal } from './http/request-reading/index.ts';
 import { systemRouter } from './http/routes/system.ts';
 import { metadataRouter } from './http/routes/metadata.ts';
 import { createAuth } from './auth/index.ts';
@@ -74,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
 
   app.use(express.json({ limit: deps.config.maxBodyBytes }));
   app.use(express.urlencoded({ extended: false, limit: deps.config.maxBodyBytes }));
+  app.use(readRequestsAsOriginal(loadValidationDocument()));
   app.use(
     OpenApiValidator.middleware({
       apiSpec: loadValidationDocument() as any,

@@ -19,6 +19,9 @@ export interface CompactFindParams {
   page?: number;
   per_page: number;
   cursor?: string;
+  /** Declared by the original and never supported there either: refused with a pointer to `filter`. */
+  search?: string;
+  group_by?: string;
 }
 
 export interface FindResponse {
@@ -57,6 +60,10 @@ export class CompactFind {
 
   async find(collections: string[], params: CompactFindParams): Promise<FindResponse> {
     const started = performance.now();
+    if (params.search !== undefined) {
+      throw new Unprocessable('search= is not supported; use filter=<attribute>.search:<text> instead');
+    }
+    if (params.group_by !== undefined) throw new Unprocessable('group_by= is not supported');
     if (params.cursor !== undefined && params.page !== undefined) {
       throw new Unprocessable('Use either page or cursor, not both');
     }

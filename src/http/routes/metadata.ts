@@ -1,6 +1,6 @@
 /**
- * Metadata access, workflow management and persistent identifiers: the compact find endpoints
- * and the `/nmdcschema` endpoints. Handlers are one line each; the rules live in src/metadata/.
+ * Metadata access: the compact find endpoints (planned processes included, and their 1.2.0 name
+ * `/activities`) and the `/nmdcschema` endpoints. Handlers are one line each; the rules live in src/metadata/.
  */
 import express, { type Request } from 'express';
 import type { AppDeps } from '../deps.ts';
@@ -16,34 +16,27 @@ import {
   TYPECODES,
   isCollectionName,
 } from '../../schema/nmdc.ts';
-
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const integer = (value: unknown, fallback: number): number => {
-  const n = typeof value === 'number' ? value : Number(value);
-  return Number.isFinite(n) ? n : fallback;
-};
-
-/** Whether the caller set a parameter (validators may fill in defaults). */
-const given = (req: Request, name: string): boolean =>
-  new URL(req.originalUrl, 'http://local').searchParams.has(name);
+import { queryInteger, queryText } from '../request-reading/values.ts';
 
 function compactParams(req: Request): CompactFindParams {
   return {
-    filter: text(req.query.filter),
-    sort: text(req.query.sort),
-    fields: text(req.query.fields),
-    page: given(req, 'page') ? integer(req.query.page, 1) : undefined,
-    per_page: integer(req.query.per_page, 25),
-    cursor: text(req.query.cursor),
+    filter: queryText(req.query.filter),
+    sort: queryText(req.query.sort),
+    fields: queryText(req.query.fields),
+    page: req.query.page !== undefined ? queryInteger(req.query.page, 1) : undefined,
+    per_page: queryInteger(req.query.per_page, 25),
+    cursor: queryText(req.query.cursor),
+    search: queryText(req.query.search),
+    group_by: queryText(req.query.group_by),
   };
 }
 
 function listParams(req: Request): ListParams {
   return {
-    filter: text(req.query.filter),
-    projection: text(req.query.projection),
-    max_page_size: integer(req.query.max_page_size, 20),
-    page_token: text(req.query.page_token),
+    filter: queryText(req.query.filter),
+    projection: queryText(req.query.projection),
+    max_page_size: queryInteger(req.query.max_page_size, 20),
+    page_token: queryText(req.query.page_token),
   };
 }
 
@@ -114,7 +107,7 @@ export function metadataRouter(deps: AppDeps, planner: QueryPlanner): express.Ro
     '/nmdcschema/:collection_name/:doc_id',
     async (req, res) =>
       void res.json(
-        await schema.getOne(req.params.collection_name, req.params.doc_id, text(req.query.projection)),
+        await schema.getOne(req.params.collection_name, req.params.doc_id, queryText(req.query.projection)),
       ),
   );
   router.get(
