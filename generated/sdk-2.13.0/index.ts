@@ -5,12 +5,13 @@
  * one client (base URL and bearer token), plus `paginate(...)`, an async iterator over every
  * record of a paged endpoint.
  *
- * Copied by `npm run generate` from scripts/sdk-template/index.ts.tmpl; the `api/` folder beside
- * it is generated from the OpenAPI document. Do not edit either by hand.
+ * Copied by `npm run generate` from scripts/sdk-template/index.ts.tmpl; `paging.ts` and the `api/`
+ * folder beside it are generated from the OpenAPI document. Do not edit any of them by hand.
  */
 import * as sdk from './api/sdk.gen.ts';
 import { createClient, createConfig, type Client } from './api/client/index.ts';
 import type { ClientOptions } from './api/types.gen.ts';
+import { PAGE_TOKEN_OPERATIONS } from './paging.ts';
 
 export * from './api/index.ts';
 export { sdk };
@@ -78,13 +79,11 @@ export type NmdcClient = { [K in keyof Operations]: BoundOperation<Operations[K]
   setToken(token: string | undefined): void;
   /**
    * Every record of a paged endpoint, fetching pages as the caller iterates: compact finds follow
-   * `cursor=*` and `meta.next_cursor`; collection queries follow `page_token` and `next_page_token`.
+   * `cursor=*` and `meta.next_cursor`; listings (collection queries, sites) follow `page_token`
+   * and `next_page_token`.
    */
   paginate<K extends PagedOperationName>(operation: K, options?: OptionsOf<Operations[K]>): AsyncGenerator<PagedItem<K>>;
 };
-
-/** Collection queries page with tokens; every other paged operation is a compact find (cursor). */
-const PAGE_TOKEN_OPERATIONS: ReadonlySet<string> = new Set(['listCollectionRecords']);
 
 type AnyOperation = (options: any) => Promise<{ data?: any; error?: unknown; response?: Response }>;
 

@@ -3,7 +3,7 @@
  * `sites` and `site_clients` through the DocumentStore.
  */
 import { randomBytes } from 'node:crypto';
-import type { Doc, DocumentStore } from '../store/port.ts';
+import type { Doc, DocumentStore, Filter, Projection } from '../store/port.ts';
 import { Conflict, Forbidden, NotFound } from '../http/errors.ts';
 import {
   RUNTIME_ADMIN_SITE,
@@ -22,6 +22,13 @@ export interface NewUser {
   site_admin?: string[];
   email?: string;
   full_name?: string;
+}
+
+/** Who asks to list sites: a user by username, or a site client of `siteId`. */
+export interface SiteReader {
+  kind: 'user' | 'site_client';
+  subject: string;
+  siteId?: string;
 }
 
 export class Accounts {
@@ -120,6 +127,25 @@ export class Accounts {
     await this.save(SITES, site);
     await this.addSiteAdmin(adminUsername, id);
     return site;
+  }
+
+  /**
+   * The sites a caller may list, as a filter: every site for a runtime administrator, the sites a
+   * user administers, a site client's own site.
+   */
+  async sitesVisibleTo(caller: SiteReader): Promise<Filter> {
+    if (caller.kind === 'site_client') return { id: caller.siteId ?? null };
+    const user = await this.getUser(caller.subject);
+    if (!user || user.disabled) return { id: { $in: [] } };
+    return this.isRuntimeAdmin(user) ? {} : { id: { $in: user.site_admin } };
+  }
+
+  /** Sites matching `filter` in id order, after `afterId`, at most `limit`. */
+  async findSites(
+    filter: Filter,
+    page: { projection?: Projection; afterId?: string; limit?: number },
+  ): Promise<Doc[]> {
+    return this.store.find(SITES, filter, page);
   }
 
   /** Creates the site when absent (start-up: the runtime administrators' site). */

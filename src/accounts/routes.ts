@@ -1,12 +1,16 @@
 /**
- * `GET /users/me`, `POST /users`, `POST /sites`, `GET /sites/{site_id}` and
+ * `GET /users/me`, `POST /users`, `GET /sites`, `POST /sites`, `GET /sites/{site_id}` and
  * `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
  */
 import express, { type RequestHandler, type Response } from 'express';
 import { BadRequest, Forbidden, NotFound } from '../http/errors.ts';
 import type { Principal } from '../auth/index.ts';
 import type { Accounts } from './accounts.ts';
-import { publicSite, publicUser, type UserRecord } from './records.ts';
+import { publicSite, publicUser, type SiteRecord, type UserRecord } from './records.ts';
+import type { StateStore } from '../store/port.ts';
+import { parseJsonFilter } from '../query/guard/index.ts';
+import { tokenPage } from '../metadata/token-pages.ts';
+import { queryInteger, queryText } from '../http/request-reading/values.ts';
 
 /** The signed-in user's current record; site clients have none (403). */
 async function callingUser(accounts: Accounts, res: Response): Promise<UserRecord> {
@@ -38,7 +42,11 @@ function stringList(body: Record<string, unknown>, name: string): string[] {
   return value as string[];
 }
 
-export function accountsRouter(accounts: Accounts, requireUser: RequestHandler): express.Router {
+export function accountsRouter(
+  accounts: Accounts,
+  requireUser: RequestHandler,
+  state: StateStore,
+): express.Router {
   const router = express.Router();
 
   router.get('/users/me', requireUser, async (_req, res) => {
@@ -60,6 +68,25 @@ export function accountsRouter(accounts: Accounts, requireUser: RequestHandler):
       full_name: stringField(body, 'full_name', false),
     });
     res.status(201).json(publicUser(user));
+  });
+
+  router.get('/sites', requireUser, async (req, res) => {
+    const principal = res.locals.principal as Principal;
+    const visible = await accounts.sitesVisibleTo(principal);
+    const page = await tokenPage(
+      state,
+      `sites of ${principal.kind} ${principal.subject}`,
+      {
+        filter: () => {
+          const asked = parseJsonFilter(queryText(req.query.filter));
+          return Object.keys(asked).length === 0 ? visible : { $and: [visible, asked] };
+        },
+        max_page_size: queryInteger(req.query.max_page_size, 20),
+        page_token: queryText(req.query.page_token),
+      },
+      (filter, page) => accounts.findSites(filter, page),
+    );
+    res.json({ ...page, resources: (page.resources as unknown as SiteRecord[]).map(publicSite) });
   });
 
   router.post('/sites', requireUser, async (req, res) => {

@@ -101,7 +101,7 @@ export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise
     }
     res.status(204).end();
   });
-  apiRouter.use(accountsRouter(accounts, requireUser));
+  apiRouter.use(accountsRouter(accounts, requireUser, store.state));
 
   return {
     preRouter,

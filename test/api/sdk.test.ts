@@ -124,6 +124,29 @@ describe.each(factories)('the generated %s SDK', (_version, createNmdcClient) =>
     expect(new Set(names).size).toBe(names.length);
   });
 
+  it("creates and reads sites, and pages through the caller's sites with page tokens", async () => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const login = await nmdc.login({ body: { grant_type: 'password', ...ADMIN } });
+    nmdc.setToken(login.data!.access_token);
+    const prefix = `sdk-${_version.replace(/\./g, '-')}`;
+    const created = [`${prefix}-b`, `${prefix}-a`, `${prefix}-c`];
+    for (const id of created) {
+      const site = await nmdc.createSite({ body: { id, capability_ids: ['gpu'] } });
+      expect(site.data).toEqual({ id, capability_ids: ['gpu'] });
+    }
+    const one = await nmdc.getSite({ path: { site_id: `${prefix}-a` } });
+    expect(one.data).toEqual({ id: `${prefix}-a`, capability_ids: ['gpu'] });
+
+    const seen: string[] = [];
+    for await (const site of nmdc.paginate('listSites', {
+      query: { filter: JSON.stringify({ id: { $regex: `^${prefix}-` } }), max_page_size: 2 },
+    })) {
+      expect(site).toEqual({ id: site.id, capability_ids: ['gpu'] });
+      seen.push(site.id);
+    }
+    expect(seen).toEqual([...created].sort());
+  });
+
   it('stops paging with an error that carries the detail', async () => {
     const nmdc = createNmdcClient({ baseUrl: server.url });
     const pages = nmdc.paginate('findBiosamples', { query: { filter: 'no-colon-here' } });

@@ -159,6 +159,90 @@ describe('users and sites', () => {
     });
   });
 
+  describe('GET /sites', () => {
+    const siteIds = (body: unknown) =>
+      (body as { resources: Array<{ id: string }> }).resources.map((r) => r.id);
+    /** Status and body only: bodies are compared whole, so no stored field can leak unseen. */
+    const listSites = async (query: string, token?: string) => {
+      const { status, body } = await getJson(`${server.url}/sites${query}`, token);
+      return { status, body };
+    };
+
+    it('lists only the sites a user administers, in id order', async () => {
+      const viewer = 'site-viewer';
+      await postJson(`${server.url}/users`, { username: viewer, password: 'site-viewer-pw' }, admin);
+      const token = await passwordToken(server.url, viewer, 'site-viewer-pw');
+      expect(await listSites('', token)).toEqual({ status: 200, body: { resources: [] } });
+      for (const id of ['view-b', 'view-a', 'view-c']) await postJson(`${server.url}/sites`, { id }, token);
+      expect(await listSites('', token)).toEqual({
+        status: 200,
+        body: {
+          resources: [
+            { id: 'view-a', capability_ids: [] },
+            { id: 'view-b', capability_ids: [] },
+            { id: 'view-c', capability_ids: [] },
+          ],
+        },
+      });
+    });
+
+    it('lists every site for a runtime administrator, paged with tokens', async () => {
+      const everySite = (await server.store.find('sites', {})).map((s) => s.id).sort();
+      expect(everySite.length).toBeGreaterThan(3);
+      const first = await getJson(`${server.url}/sites?max_page_size=2`, admin);
+      expect(first.status).toBe(200);
+      const seen = siteIds(first.body);
+      let token = (first.body as { next_page_token?: string }).next_page_token;
+      while (token) {
+        const next = await getJson(`${server.url}/sites?max_page_size=2&page_token=${token}`, admin);
+        seen.push(...siteIds(next.body));
+        token = (next.body as { next_page_token?: string }).next_page_token;
+      }
+      expect(seen).toEqual(everySite);
+    });
+
+    it('lists a site client its own site only', async () => {
+      expect(await listSites('', siteClientToken)).toEqual({
+        status: 200,
+        body: { resources: [{ id: 'root-site', capability_ids: [] }] },
+      });
+    });
+
+    it('narrows by a JSON filter inside what the caller may see', async () => {
+      await postJson(`${server.url}/sites`, { id: 'filter-gpu', capability_ids: ['gpu'] }, researcher);
+      const filter = encodeURIComponent('{"capability_ids": "gpu"}');
+      expect(await listSites(`?filter=${filter}`, researcher)).toEqual({
+        status: 200,
+        body: { resources: [{ id: 'filter-gpu', capability_ids: ['gpu'] }] },
+      });
+      // A filter cannot widen the listing to sites the caller does not administer.
+      const others = encodeURIComponent('{"id": "root-site"}');
+      expect(await listSites(`?filter=${others}`, researcher)).toEqual({
+        status: 200,
+        body: { resources: [] },
+      });
+    });
+
+    it('refuses a page token made for another caller, and a filter that is not JSON', async () => {
+      const first = await getJson(`${server.url}/sites?max_page_size=1`, admin);
+      const token = (first.body as { next_page_token: string }).next_page_token;
+      expect(await listSites(`?page_token=${token}`, researcher)).toEqual({
+        status: 400,
+        body: { detail: '`page_token` not found' },
+      });
+      const bad = await listSites('?filter=nope', researcher);
+      expect(bad.status).toBe(422);
+      expect((bad.body as { detail: string }).detail).toMatch(/^Filter is not valid JSON/);
+    });
+
+    it('answers 401 without a token', async () => {
+      expect(await listSites('')).toEqual({
+        status: 401,
+        body: { detail: 'Access token is invalid or missing. Please log in again.' },
+      });
+    });
+  });
+
   describe('POST /sites/{site_id}:generateCredentials', () => {
     it('answers the client_id and client_secret once to an administrator of the site, storing only a hash', async () => {
       await postJson(`${server.url}/sites`, { id: 'lab-creds' }, researcher);

@@ -26,6 +26,10 @@ async function lint(doc: OpenApiDocument): Promise<NormalizedProblem[]> {
       // The project has not chosen a license, so the document must not claim one.
       'info-license': 'off',
       'info-license-url': 'off',
+      // Operations that take no input (versions, health, logout) cannot answer a 4xx: unknown
+      // parameters are ignored. 'declares a 4xx response wherever the caller can send input'
+      // checks the rest.
+      'operation-4xx-response': 'off',
     },
   });
   return lintFromString({
@@ -50,6 +54,18 @@ describe('the 2.13.0 document', () => {
     expect(describeProblems(await lint(current))).toEqual([]);
   });
 
+  it('declares a 4xx response wherever the caller can send input or must log in', () => {
+    const missing = operations(current)
+      .filter(({ op }) => {
+        const mustLogIn =
+          op.security?.length && !op.security.some((r: object) => Object.keys(r).length === 0);
+        const takesInput = (op.parameters ?? []).length > 0 || op.requestBody !== undefined || mustLogIn;
+        return takesInput && !Object.keys(op.responses).some((code) => /^4\d\d$/.test(code));
+      })
+      .map(({ path, method }) => `${method} ${path}`);
+    expect(missing).toEqual([]);
+  });
+
   it('is OpenAPI 3.0.3, version 2.13.0, served from the relative root', () => {
     expect(current.openapi).toBe('3.0.3');
     expect(current.info.version).toBe('2.13.0');
@@ -70,6 +86,39 @@ describe('the 2.13.0 document', () => {
       expect(op.tags).toHaveLength(1);
       expect(names).toContain(op.tags[0]);
     }
+  });
+
+  it('groups the operations as the original 2.13.0 does', () => {
+    const byTag: Record<string, string[]> = {};
+    for (const { path, method, op } of operations(current))
+      (byTag[op.tags[0]] ??= []).push(`${method} ${path}`);
+    expect(byTag['Metadata access']).toEqual(
+      expect.arrayContaining([
+        'get /studies',
+        'get /planned_processes',
+        'get /planned_processes/{planned_process_id}',
+        'get /nmdcschema/ids/{doc_id}',
+        'get /nmdcschema/{collection_name}',
+        'post /queries:run',
+      ]),
+    );
+    expect(byTag['Workflow management']?.sort()).toEqual([
+      'get /sites',
+      'get /sites/{site_id}',
+      'post /sites',
+      'post /sites/{site_id}:generateCredentials',
+    ]);
+    expect(byTag['User accounts']?.sort()).toEqual([
+      'get /users/me',
+      'post /logout',
+      'post /token',
+      'post /users',
+    ]);
+    expect(byTag['System administration']?.sort()).toEqual(['get /health', 'get /version']);
+    // Persistent identifiers holds /pids once it exists, and nothing that belongs elsewhere.
+    expect(byTag['Persistent identifiers'] ?? []).toEqual([]);
+    const counted = Object.values(byTag).flat().length;
+    expect(counted).toBe(operations(current).length);
   });
 
   it('covers every operation of the wire reference with a readable operation id', () => {
@@ -97,6 +146,7 @@ describe('the 2.13.0 document', () => {
       'post /token': 'login',
       'get /users/me': 'getCurrentUser',
       'post /users': 'createUser',
+      'get /sites': 'listSites',
       'post /sites': 'createSite',
       'get /sites/{site_id}': 'getSite',
       'post /sites/{site_id}:generateCredentials': 'generateSiteCredentials',
@@ -133,6 +183,7 @@ describe('the 2.13.0 document', () => {
       .map(({ path, method }) => `${method} ${path}`)
       .sort();
     expect(privateOps).toEqual([
+      'get /sites',
       'get /sites/{site_id}',
       'get /users/me',
       'post /queries:run',
@@ -147,13 +198,22 @@ describe('the 2.13.0 document', () => {
     ]);
   });
 
-  it('bounds per_page to 1..2000 with default 25 and page to >= 1, and does not declare search or group_by', () => {
+  it('bounds per_page to 1..2000 with default 25 and page to >= 1, and declares the finds parameters in the original order', () => {
     const params = current.components.parameters;
     expect(params.PerPage.schema).toEqual({ type: 'integer', minimum: 1, maximum: 2000, default: 25 });
     expect(params.Page.schema).toEqual({ type: 'integer', minimum: 1 });
     for (const path of ['/studies', '/biosamples', '/data_objects', '/planned_processes']) {
       const names = current.paths[path].get.parameters.map((p: { $ref: string }) => p.$ref.split('/').pop());
-      expect(names).toEqual(['CompactFilter', 'CompactSort', 'Page', 'PerPage', 'Cursor', 'Fields']);
+      expect(names).toEqual([
+        'CompactFilter',
+        'FindSearch',
+        'CompactSort',
+        'Page',
+        'PerPage',
+        'Cursor',
+        'FindGroupBy',
+        'Fields',
+      ]);
     }
   });
 
@@ -195,8 +255,8 @@ describe('the 2.13.0 document', () => {
     a.paths['/studies'].get.parameters.pop();
     const b = loadCurrentDocument();
     expect(b.info.version).toBe('2.13.0');
-    expect(b.paths['/studies'].get.parameters).toHaveLength(6);
-    expect(b.paths['/biosamples'].get.parameters).toHaveLength(6);
+    expect(b.paths['/studies'].get.parameters).toHaveLength(8);
+    expect(b.paths['/biosamples'].get.parameters).toHaveLength(8);
   });
 });
 

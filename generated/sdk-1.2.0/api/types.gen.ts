@@ -302,6 +302,14 @@ export type Site = {
     capability_ids: Array<string>;
 };
 
+export type SiteList = {
+    resources: Array<Site>;
+    /**
+     * Present only while more sites remain.
+     */
+    next_page_token?: string;
+};
+
 export type SiteCreate = {
     id: string;
     capability_ids?: Array<string>;
@@ -361,6 +369,18 @@ export type Health = {
  *
  */
 export type CompactFilter = string;
+
+/**
+ * Not supported (as in the NMDC Runtime API): a value is refused with 422. Search a field
+ * with `filter=<attribute>.search:<text>` instead.
+ *
+ */
+export type FindSearch = string;
+
+/**
+ * Not supported (as in the NMDC Runtime API); a value is refused with 422.
+ */
+export type FindGroupBy = string;
 
 /**
  * Comma-separated `attribute[:asc|desc]`.
@@ -427,6 +447,12 @@ export type FindStudiesData = {
          */
         filter?: string;
         /**
+         * Not supported (as in the NMDC Runtime API): a value is refused with 422. Search a field
+         * with `filter=<attribute>.search:<text>` instead.
+         *
+         */
+        search?: string;
+        /**
          * Comma-separated `attribute[:asc|desc]`.
          */
         sort?: string;
@@ -444,6 +470,10 @@ export type FindStudiesData = {
          * `*` starts cursor paging; then pass the previous page's `meta.next_cursor`.
          */
         cursor?: string;
+        /**
+         * Not supported (as in the NMDC Runtime API); a value is refused with 422.
+         */
+        group_by?: string;
         /**
          * Comma-separated fields to return; `id` is always included.
          */
@@ -539,6 +569,12 @@ export type FindBiosamplesData = {
          */
         filter?: string;
         /**
+         * Not supported (as in the NMDC Runtime API): a value is refused with 422. Search a field
+         * with `filter=<attribute>.search:<text>` instead.
+         *
+         */
+        search?: string;
+        /**
          * Comma-separated `attribute[:asc|desc]`.
          */
         sort?: string;
@@ -556,6 +592,10 @@ export type FindBiosamplesData = {
          * `*` starts cursor paging; then pass the previous page's `meta.next_cursor`.
          */
         cursor?: string;
+        /**
+         * Not supported (as in the NMDC Runtime API); a value is refused with 422.
+         */
+        group_by?: string;
         /**
          * Comma-separated fields to return; `id` is always included.
          */
@@ -651,6 +691,12 @@ export type FindDataObjectsData = {
          */
         filter?: string;
         /**
+         * Not supported (as in the NMDC Runtime API): a value is refused with 422. Search a field
+         * with `filter=<attribute>.search:<text>` instead.
+         *
+         */
+        search?: string;
+        /**
          * Comma-separated `attribute[:asc|desc]`.
          */
         sort?: string;
@@ -668,6 +714,10 @@ export type FindDataObjectsData = {
          * `*` starts cursor paging; then pass the previous page's `meta.next_cursor`.
          */
         cursor?: string;
+        /**
+         * Not supported (as in the NMDC Runtime API); a value is refused with 422.
+         */
+        group_by?: string;
         /**
          * Comma-separated fields to return; `id` is always included.
          */
@@ -763,6 +813,12 @@ export type FindActivitiesData = {
          */
         filter?: string;
         /**
+         * Not supported (as in the NMDC Runtime API): a value is refused with 422. Search a field
+         * with `filter=<attribute>.search:<text>` instead.
+         *
+         */
+        search?: string;
+        /**
          * Comma-separated `attribute[:asc|desc]`.
          */
         sort?: string;
@@ -780,6 +836,10 @@ export type FindActivitiesData = {
          * `*` starts cursor paging; then pass the previous page's `meta.next_cursor`.
          */
         cursor?: string;
+        /**
+         * Not supported (as in the NMDC Runtime API); a value is refused with 422.
+         */
+        group_by?: string;
         /**
          * Comma-separated fields to return; `id` is always included.
          */
@@ -861,10 +921,6 @@ export type GetSchemaVersionData = {
 
 export type GetSchemaVersionErrors = {
     /**
-     * The request carries a parameter the operation does not take.
-     */
-    422: ErrorDetail;
-    /**
      * Any other error.
      */
     default: ErrorDetail;
@@ -890,10 +946,6 @@ export type ListTypecodesData = {
 
 export type ListTypecodesErrors = {
     /**
-     * The request carries a parameter the operation does not take.
-     */
-    422: ErrorDetail;
-    /**
      * Any other error.
      */
     default: ErrorDetail;
@@ -918,10 +970,6 @@ export type GetCollectionStatsData = {
 };
 
 export type GetCollectionStatsErrors = {
-    /**
-     * The request carries a parameter the operation does not take.
-     */
-    422: ErrorDetail;
     /**
      * Any other error.
      */
@@ -1177,10 +1225,6 @@ export type LogoutData = {
 
 export type LogoutErrors = {
     /**
-     * The request carries a parameter the operation does not take.
-     */
-    422: ErrorDetail;
-    /**
      * Any other error.
      */
     default: ErrorDetail;
@@ -1274,6 +1318,57 @@ export type CreateUserResponses = {
 };
 
 export type CreateUserResponse = CreateUserResponses[keyof CreateUserResponses];
+
+export type ListSitesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * A JSON object in MongoDB query syntax over the sites, e.g. `{"capability_ids": "gpu"}`.
+         *
+         */
+        filter?: string;
+        /**
+         * Sites per page; a value below 1 returns every site on one page.
+         */
+        max_page_size?: number;
+        /**
+         * The `next_page_token` of the previous page.
+         */
+        page_token?: string;
+    };
+    url: '/sites';
+};
+
+export type ListSitesErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListSitesError = ListSitesErrors[keyof ListSitesErrors];
+
+export type ListSitesResponses = {
+    /**
+     * One page of sites, in id order.
+     */
+    200: SiteList;
+};
+
+export type ListSitesResponse = ListSitesResponses[keyof ListSitesResponses];
 
 export type CreateSiteData = {
     body: SiteCreate;
@@ -1413,10 +1508,6 @@ export type GetVersionData = {
 
 export type GetVersionErrors = {
     /**
-     * The request carries a parameter the operation does not take.
-     */
-    422: ErrorDetail;
-    /**
      * Any other error.
      */
     default: ErrorDetail;
@@ -1441,10 +1532,6 @@ export type GetHealthData = {
 };
 
 export type GetHealthErrors = {
-    /**
-     * The request carries a parameter the operation does not take.
-     */
-    422: ErrorDetail;
     /**
      * Any other error.
      */

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, RunQueryData, RunQueryErrors, RunQueryResponses } from './types.gen.ts';
+import type { CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, RunQueryData, RunQueryErrors, RunQueryResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -212,6 +212,24 @@ export const createUser = <ThrowOnError extends boolean = false>(options: Option
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List sites
+ *
+ * The sites the caller administers; every site for a runtime administrator; a site client's
+ * own site. Filtered with a MongoDB-style JSON filter and paged with tokens, like
+ * `/nmdcschema/{collection_name}`.
+ *
+ */
+export const listSites = <ThrowOnError extends boolean = false>(options?: Options<ListSitesData, ThrowOnError>) => (options?.client ?? client).get<ListSitesResponses, ListSitesErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/sites',
+    ...options
 });
 
 /**

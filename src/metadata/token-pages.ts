@@ -1,0 +1,70 @@
+/**
+ * Listings paged with tokens (`max_page_size`, `page_token`, `next_page_token`), as the
+ * `/nmdcschema/{collection_name}` endpoint and `GET /sites` answer them: records in id order,
+ * a token only while more remain, and the filter and projection kept with the token, so a
+ * continuation reads exactly what the first page asked for.
+ */
+import { BadRequest } from '../http/errors.ts';
+import { parseFieldList } from '../query/compact.ts';
+import type { Doc, Filter, StateStore } from '../store/port.ts';
+import { loadContinuation, saveContinuation } from './paging-state.ts';
+
+export interface TokenPageParams {
+  /** Parsed only for a first page; a continuation reads the filter it was given. */
+  filter: () => Filter;
+  projection?: string;
+  max_page_size: number;
+  page_token?: string;
+}
+
+/** Reads records matching `filter` in id order, after `afterId`, at most `limit`. */
+export type IdOrderedSource = (
+  filter: Filter,
+  page: { projection?: string[]; afterId?: string; limit?: number },
+) => Promise<Doc[]>;
+
+export interface TokenPage {
+  resources: Doc[];
+  next_page_token?: string;
+}
+
+interface PageTokenState {
+  /** What the token lists (a collection, or a caller's sites): a token is only good for that. */
+  scope: string;
+  filter: Filter;
+  projection: string | null;
+  lastId: string;
+}
+
+export async function tokenPage(
+  state: StateStore,
+  scope: string,
+  params: TokenPageParams,
+  read: IdOrderedSource,
+): Promise<TokenPage> {
+  let filter: Filter;
+  let projectionText: string | undefined;
+  let afterId: string | undefined;
+  if (params.page_token !== undefined) {
+    const saved = await loadContinuation<PageTokenState>(state, 'page-token', params.page_token);
+    if (!saved || saved.scope !== scope) throw new BadRequest('`page_token` not found');
+    ({ filter, lastId: afterId } = saved);
+    projectionText = saved.projection ?? undefined;
+  } else {
+    filter = params.filter();
+    projectionText = params.projection;
+  }
+  const projection = parseFieldList(projectionText);
+  if (params.max_page_size < 1) return { resources: await read(filter, { projection, afterId }) };
+
+  const batch = await read(filter, { projection, afterId, limit: params.max_page_size + 1 });
+  const resources = batch.slice(0, params.max_page_size);
+  if (batch.length <= params.max_page_size) return { resources };
+  const next_page_token = await saveContinuation<PageTokenState>(state, 'page-token', {
+    scope,
+    filter,
+    projection: projectionText ?? null,
+    lastId: resources[resources.length - 1]!.id,
+  });
+  return { resources, next_page_token };
+}
