@@ -8,6 +8,7 @@ import { pinoHttp } from 'pino-http';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { AppDeps } from './http/deps.ts';
 import { errorHandler } from './http/error-handler.ts';
+import { corsMiddleware } from './http/cors.ts';
 import { NotFound } from './http/errors.ts';
 import { docsRouter } from './http/docs.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
@@ -67,6 +68,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
       },
     }),
   );
+
+  app.use(corsMiddleware(deps.config.corsOrigins));
 
   const planner = new QueryPlanner(deps.store, deps.searchIndex);
   const auth = await createAuth(deps, planner);

@@ -39,6 +39,43 @@ export interface Config {
   maxBodyBytes: number;
   /** Server processes sharing the port (Node cluster). `WORKERS`, default 1; `auto` = one per core. */
   workers: number;
+  /**
+   * Browser origins allowed to call the API with credentials (CORS). `CORS_ORIGINS`: a
+   * comma-separated list of origins (`https://a.example.org,http://localhost:3000`), or a regular
+   * expression an origin must match whole. Default: the original service's rule, any
+   * `http://localhost:<port>`, `https://*.microbiomedata.org` and `https://microbiomedata.github.io`.
+   */
+  corsOrigins: CorsOrigins;
+}
+
+/** Which origins CORS allows: exact origins, or a pattern matched against the whole origin. */
+export type CorsOrigins = { kind: 'list'; origins: string[] } | { kind: 'pattern'; pattern: RegExp };
+
+/** The original service's rule (Starlette `allow_origin_regex`, matched whole). */
+export const DEFAULT_CORS_PATTERN =
+  '(http://localhost:\\d+)|(https://.+?\\.microbiomedata\\.org)|(https://microbiomedata\\.github\\.io)';
+
+/** `scheme://host[:port]` with a DNS name or an IP address as host (so `(`, `*`, `|` mean a pattern). */
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.origin === text && /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/i.test(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
+function corsOrigins(env: NodeJS.ProcessEnv): CorsOrigins {
+  const raw = env.CORS_ORIGINS?.trim() || DEFAULT_CORS_PATTERN;
+  const items = raw.split(',').map((item) => item.trim());
+  if (items.every(isOrigin)) return { kind: 'list', origins: items };
+  try {
+    return { kind: 'pattern', pattern: new RegExp(`^(?:${raw})$`) };
+  } catch (err) {
+    throw new ConfigError(
+      `CORS_ORIGINS must be a comma-separated list of origins or a regular expression: ${(err as Error).message}`,
+    );
+  }
 }
 
 export class ConfigError extends Error {}
@@ -123,5 +160,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     externalOidc,
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     workers: env.WORKERS === 'auto' ? os.availableParallelism() : integer(env, 'WORKERS', 1, 1, 64),
+    corsOrigins: corsOrigins(env),
   };
 }
