@@ -6,10 +6,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { Accounts, setBcryptCost } from '../../src/accounts/index.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { freePort } from '../auth/auth-server.ts';
+import { launchChromium } from './chromium.ts';
 import {
   EXTERNAL_CLIENT_ID,
   EXTERNAL_CLIENT_SECRET,
@@ -20,7 +21,6 @@ import {
 
 setBcryptCost(4);
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = path.resolve('artifacts', 'screenshots');
 const USER = { username: 'docs-researcher', password: 'docs-researcher-password-1' };
 const SITE_ID = 'docs-lab';
@@ -37,11 +37,6 @@ let page: Page;
 let siteClient: { client_id: string; client_secret: string };
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is missing at ${CHROMIUM}: install it (apt-get install -y chromium) to test the docs page`,
-    );
-  }
   const issuerPort = await freePort();
   service = await startTestServer({
     EXTERNAL_OIDC_ISSUER: `http://127.0.0.1:${issuerPort}`,
@@ -57,19 +52,7 @@ beforeAll(async () => {
   await service.searchIndex.index('biosample_set', BIOSAMPLES);
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-      '--disable-quic',
-    ],
-  });
+  browser = await launchChromium();
   page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
   page.setDefaultTimeout(10_000);
 });
