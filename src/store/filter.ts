@@ -47,6 +47,33 @@ export function stripExtendedSyntax(pattern: string): string {
   return out;
 }
 
+/**
+ * PCRE (MongoDB) reads a backslash before any character that is not an ASCII letter or digit as
+ * that character itself; RE2 refuses the escape when the character is not ASCII. Clients that
+ * escape every non-word character (`25\\ \\°C`) rely on PCRE's reading, so such escapes become
+ * the bare character, which is never special.
+ */
+export function literalNonAsciiEscapes(pattern: string): string {
+  if (!/\\[^\x00-\x7f]/.test(pattern)) return pattern;
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c !== '\\') {
+      out += c;
+      continue;
+    }
+    const next = pattern.codePointAt(i + 1);
+    if (next === undefined) {
+      out += c;
+      continue;
+    }
+    const escaped = String.fromCodePoint(next);
+    out += next > 0x7f ? escaped : c + escaped;
+    i += escaped.length;
+  }
+  return out;
+}
+
 /** The cached value for `key`, or `make()`'s, kept as the most recent of the last CACHE_LIMIT. */
 function remembered<T>(cache: Map<string, T>, key: string, make: () => T): T {
   let value = cache.get(key);
@@ -73,6 +100,8 @@ function compileRegexUncached(pattern: string, options: string): RE2JS {
     else if (flag === 'u') continue;
     else throw new Unprocessable(`Unsupported $regex option "${flag}"; supported options are i, m, s and x`);
   }
+  // After the `x` stripping, which keeps escaped pairs whole (an escaped space stays a space).
+  source = literalNonAsciiEscapes(source);
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(source, flags);

@@ -218,6 +218,14 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         expect(await match({ name: { $regex: '4' } })).toEqual([]);
       });
 
+      it('reads a backslash before any character that is not an ASCII letter or digit as that character', async () => {
+        // Clients escape every non-word character of a value they search for, as PCRE allows.
+        await store.upsertMany(C, [{ id: 'nmdc:bsm-11-t1', name: 'Incubated at 25 °C – it’s warm' }]);
+        expect(await match({ name: { $regex: '25\\ \\°C\\ \\–\\ it\\’s', $options: 'i' } })).toEqual(['t1']);
+        expect(await match({ name: { $regex: '[\\°]C' } })).toEqual(['t1']);
+        expect(await match({ name: { $regex: '\\\\°' } })).toEqual([]);
+      });
+
       it('evaluates $regex under $not, $elemMatch, $and, $or and $nor', async () => {
         expect(await match({ name: { $not: { $regex: 'soil', $options: 'i' } } })).toEqual([
           'a2',
