@@ -3,7 +3,7 @@
  * `count` for every authenticated caller; `aggregate`, `update` and `delete` for runtime
  * administrators only. Filters pass the same guard as the public endpoints.
  */
-import { Aggregator, update as applyUpdate } from 'mingo';
+import { update as applyUpdate } from 'mingo';
 import type { Principal } from '../auth/index.ts';
 import { BadRequest, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
@@ -12,6 +12,7 @@ import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { checkCollectionName } from './schema-endpoints.ts';
 import { loadContinuation, saveContinuation } from './paging-state.ts';
+import { AggregationRunner, checkPipeline } from './aggregation.ts';
 
 /** Writes that keep the search index in step with the source of truth. */
 export interface RecordWrites {
@@ -23,35 +24,6 @@ export type Command = Record<string, unknown>;
 
 const DEFAULT_FIND_BATCH = 101;
 const DEFAULT_AGGREGATE_BATCH = 25;
-/** Stages an administrator's pipeline may use: no writes ($out, $merge) and no code execution. */
-const ALLOWED_STAGES = new Set([
-  '$match',
-  '$project',
-  '$addFields',
-  '$set',
-  '$unset',
-  '$sort',
-  '$limit',
-  '$skip',
-  '$group',
-  '$count',
-  '$unwind',
-  '$sortByCount',
-  '$replaceRoot',
-  '$replaceWith',
-  '$bucket',
-  '$facet',
-  '$sample',
-]);
-const FORBIDDEN_EXPRESSIONS = new Set([
-  '$function',
-  '$accumulator',
-  '$where',
-  '$lookup',
-  '$graphLookup',
-  '$unionWith',
-]);
-
 interface QueryCursorState {
   owner: string;
   collection: string;
@@ -120,46 +92,29 @@ function dropFields(doc: Doc, fields: string[]): Doc {
   return copy;
 }
 
-function checkPipeline(pipeline: unknown): Record<string, unknown>[] {
-  if (!Array.isArray(pipeline)) throw new Unprocessable('pipeline must be an array of stages');
-  const walk = (value: unknown): void => {
-    if (Array.isArray(value)) value.forEach(walk);
-    else if (isObject(value)) {
-      for (const [key, inner] of Object.entries(value)) {
-        if (FORBIDDEN_EXPRESSIONS.has(key)) throw new Unprocessable(`${key} is not allowed in a pipeline`);
-        if (key === '__proto__' || key === 'constructor' || key === 'prototype')
-          throw new Unprocessable(`"${key}" is not allowed in a pipeline`);
-        walk(inner);
-      }
-    }
-  };
-  return pipeline.map((stage, i) => {
-    if (!isObject(stage) || Object.keys(stage).length !== 1)
-      throw new Unprocessable(`pipeline[${i}] must be an object with one stage`);
-    const name = Object.keys(stage)[0]!;
-    if (name === '$out' || name === '$merge')
-      throw new Unprocessable(`${name} is not allowed: queries cannot write through aggregate`);
-    if (!ALLOWED_STAGES.has(name))
-      throw new Unprocessable(
-        `Stage ${name} is not allowed; allowed stages: ${[...ALLOWED_STAGES].join(', ')}`,
-      );
-    if (name === '$match') guardFilter(stage.$match);
-    walk(stage);
-    return stage;
-  });
-}
-
 function requireAdmin(principal: Principal, command: string): void {
   if (!principal.isRuntimeAdmin) throw new Forbidden(`Only runtime administrators may run ${command}`);
 }
 
 export class QueryCommands {
+  private readonly aggregation: AggregationRunner;
+
   constructor(
     private readonly reader: CollectionsReader,
     private readonly state: StateStore,
     private readonly writes: RecordWrites,
     private readonly databaseName: string,
-  ) {}
+  ) {
+    this.aggregation = new AggregationRunner(reader);
+  }
+
+  /**
+   * A cursor answer: 2.13.0 clients read `batch`, 1.2.0 clients `firstBatch` or `nextBatch`; both
+   * carry the same records.
+   */
+  private cursor(key: 'firstBatch' | 'nextBatch', batch: Doc[], id: string | null, collection: string) {
+    return { ok: 1, cursor: { [key]: batch, batch, id, ns: `${this.databaseName}.${collection}` } };
+  }
 
   async run(command: Command, principal: Principal): Promise<Record<string, unknown>> {
     if ('find' in command) return this.find(command, principal);
@@ -196,7 +151,7 @@ export class QueryCommands {
     };
     const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
-    return { ok: 1, cursor: { firstBatch: batch, id, ns: `${this.databaseName}.${collection}` } };
+    return this.cursor('firstBatch', batch, id, collection);
   }
 
   private async getMore(command: Command, principal: Principal) {
@@ -208,7 +163,7 @@ export class QueryCommands {
     const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
     await this.state.delete('query-cursor', key);
-    return { ok: 1, cursor: { nextBatch: batch, id, ns: `${this.databaseName}.${state.collection}` } };
+    return this.cursor('nextBatch', batch, id, state.collection);
   }
 
   private async nextBatch(
@@ -254,18 +209,7 @@ export class QueryCommands {
   private async aggregate(command: Command, principal: Principal) {
     requireAdmin(principal, 'aggregate');
     const collection = this.collectionOf(command, 'aggregate');
-    const pipeline = checkPipeline(command.pipeline);
-    // A leading $match is answered by the planner (indexes); the rest runs on the matches.
-    const first = pipeline[0];
-    const match = first && '$match' in first ? (first.$match as Filter) : {};
-    const rest = first && '$match' in first ? pipeline.slice(1) : pipeline;
-    const input = await this.reader.find([collection], match, {});
-    let results: Doc[];
-    try {
-      results = new Aggregator(rest).run(input) as Doc[];
-    } catch (err) {
-      throw new Unprocessable(`Aggregation failed: ${(err as Error).message}`);
-    }
+    const results = await this.aggregation.run(collection, checkPipeline(command.pipeline));
     const cursorOptions = isObject(command.cursor) ? command.cursor : {};
     const batchSize = positiveInt(cursorOptions.batchSize, 'cursor.batchSize', DEFAULT_AGGREGATE_BATCH);
     const state: QueryCursorState = {
@@ -281,7 +225,7 @@ export class QueryCommands {
       pending: results,
     };
     const { batch, id } = await this.nextBatch(state, batchSize);
-    return { ok: 1, cursor: { firstBatch: batch, id, ns: `${this.databaseName}.${collection}` } };
+    return this.cursor('firstBatch', batch, id, collection);
   }
 
   private async update(command: Command, principal: Principal) {

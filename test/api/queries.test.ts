@@ -65,11 +65,14 @@ describe('POST /queries:run', () => {
     expect(first.body.cursor.firstBatch).toHaveLength(60);
     expect(Object.keys(first.body.cursor.firstBatch[0]).sort()).toEqual(['id', 'name']);
     expect(first.body.cursor.firstBatch[0].id).toBe('nmdc:bsm-11-q248');
+    // 2.13.0 clients read `batch`; it holds the same records.
+    expect(first.body.cursor.batch).toEqual(first.body.cursor.firstBatch);
     const ids: string[] = first.body.cursor.firstBatch.map((d: Doc) => d.id);
     let cursorId = first.body.cursor.id;
     while (cursorId) {
       const more = await run(userToken, { getMore: cursorId, batchSize: 60 }).expect(200);
       ids.push(...more.body.cursor.nextBatch.map((d: Doc) => d.id));
+      expect(more.body.cursor.batch).toEqual(more.body.cursor.nextBatch);
       cursorId = more.body.cursor.id;
     }
     const expected = Array.from({ length: 250 }, (_, i) => i)
@@ -121,8 +124,125 @@ describe('POST /queries:run', () => {
       ],
     }).expect(200);
     expect(res.body.cursor.firstBatch).toEqual([{ _id: 'Sediment', n: 84 }]);
+    expect(res.body.cursor.batch).toEqual([{ _id: 'Sediment', n: 84 }]);
     const out = await run(adminToken, { aggregate: 'biosample_set', pipeline: [{ $out: 'x' }] }).expect(422);
     expect(out.body.detail).toContain('$out');
+  });
+
+  describe('aggregate with $lookup', () => {
+    const generations: Doc[] = [
+      {
+        id: 'nmdc:dgns-11-q001',
+        type: 'nmdc:NucleotideSequencing',
+        has_input: ['nmdc:bsm-11-q001', 'nmdc:bsm-11-q002'],
+        analyte_category: 'metagenome',
+      },
+      { id: 'nmdc:dgns-11-q002', type: 'nmdc:NucleotideSequencing', has_input: ['nmdc:bsm-11-q002'] },
+    ];
+    const executions: Doc[] = [
+      { id: 'nmdc:wfmgas-11-q001.1', type: 'nmdc:MetagenomeAssembly', was_informed_by: 'nmdc:dgns-11-q001' },
+      { id: 'nmdc:wfrqc-11-q001.1', type: 'nmdc:ReadQcAnalysis', was_informed_by: 'nmdc:dgns-11-q001' },
+      { id: 'nmdc:wfmgas-11-q002.1', type: 'nmdc:MetagenomeAssembly', was_informed_by: 'nmdc:dgns-11-q002' },
+    ];
+    beforeAll(async () => {
+      await t.store.upsertMany('data_generation_set', generations);
+      await t.store.upsertMany('workflow_execution_set', executions);
+    });
+    const aggregate = (collection: string, pipeline: unknown[]) =>
+      run(adminToken, { aggregate: collection, pipeline });
+
+    it('joins on fields, an array local field matching any element, each record carrying _id', async () => {
+      const res = await aggregate('data_generation_set', [
+        { $match: { id: 'nmdc:dgns-11-q001' } },
+        { $lookup: { from: 'biosample_set', localField: 'has_input', foreignField: 'id', as: 'inputs' } },
+        { $project: { _id: 1, inputs: '$inputs.id' } },
+      ]).expect(200);
+      expect(res.body.cursor.batch).toEqual([
+        { _id: 'nmdc:dgns-11-q001', inputs: ['nmdc:bsm-11-q001', 'nmdc:bsm-11-q002'] },
+      ]);
+    });
+
+    it("groups on the joined records' _id to keep each once, as clients do", async () => {
+      const res = await aggregate('biosample_set', [
+        { $match: { id: { $in: ['nmdc:bsm-11-q001', 'nmdc:bsm-11-q002'] } } },
+        { $lookup: { from: 'data_generation_set', localField: 'id', foreignField: 'has_input', as: 'dg' } },
+        { $unwind: '$dg' },
+        { $group: { _id: '$dg._id', dg: { $first: '$dg' } } },
+        { $replaceWith: '$dg' },
+        { $sort: { id: 1 } },
+      ]).expect(200);
+      expect(res.body.cursor.batch.map((d: Doc) => d.id)).toEqual(['nmdc:dgns-11-q001', 'nmdc:dgns-11-q002']);
+      expect(res.body.cursor.batch[0]).toEqual({ _id: 'nmdc:dgns-11-q001', ...generations[0] });
+    });
+
+    it('runs the pipeline of the concise form on the joined records only', async () => {
+      const res = await aggregate('data_generation_set', [
+        { $match: { id: { $in: ['nmdc:dgns-11-q001', 'nmdc:dgns-11-q002'] } } },
+        {
+          $lookup: {
+            from: 'workflow_execution_set',
+            localField: 'id',
+            foreignField: 'was_informed_by',
+            pipeline: [{ $sort: { type: -1 } }, { $project: { _id: 0, id: 1 } }],
+            as: 'runs',
+          },
+        },
+        { $project: { _id: 0, id: 1, runs: 1 } },
+        { $sort: { id: 1 } },
+      ]).expect(200);
+      expect(res.body.cursor.batch).toEqual([
+        { id: 'nmdc:dgns-11-q001', runs: [{ id: 'nmdc:wfrqc-11-q001.1' }, { id: 'nmdc:wfmgas-11-q001.1' }] },
+        { id: 'nmdc:dgns-11-q002', runs: [{ id: 'nmdc:wfmgas-11-q002.1' }] },
+      ]);
+    });
+
+    it('joins with a pipeline alone, every foreign record a candidate', async () => {
+      const res = await aggregate('data_generation_set', [
+        { $match: { id: 'nmdc:dgns-11-q002' } },
+        {
+          $lookup: {
+            from: 'workflow_execution_set',
+            pipeline: [
+              { $match: { type: 'nmdc:MetagenomeAssembly', id: { $regex: '-q00' } } },
+              { $project: { _id: 0, id: 1 } },
+              { $sort: { id: 1 } },
+            ],
+            as: 'assemblies',
+          },
+        },
+        { $project: { _id: 0, assemblies: 1 } },
+      ]).expect(200);
+      expect(res.body.cursor.batch).toEqual([
+        { assemblies: [{ id: 'nmdc:wfmgas-11-q001.1' }, { id: 'nmdc:wfmgas-11-q002.1' }] },
+      ]);
+    });
+
+    it('joins nothing from a collection outside the schema, accounts included', async () => {
+      for (const from of ['jobs', 'users', 'site_clients']) {
+        const res = await aggregate('data_generation_set', [
+          { $match: { id: 'nmdc:dgns-11-q001' } },
+          { $lookup: { from, localField: 'id', foreignField: 'id', as: 'other' } },
+          { $lookup: { from, pipeline: [], as: 'all' } },
+          { $project: { _id: 0, other: 1, all: 1 } },
+        ]).expect(200);
+        expect(res.body.cursor.batch).toEqual([{ other: [], all: [] }]);
+      }
+    });
+
+    it('refuses a $lookup anywhere but the top-level pipeline, and a half join', async () => {
+      const nested = await aggregate('data_generation_set', [
+        {
+          $facet: {
+            a: [{ $lookup: { from: 'biosample_set', localField: 'x', foreignField: 'id', as: 'b' } }],
+          },
+        },
+      ]).expect(422);
+      expect(nested.body.detail).toBe('$lookup is allowed only as a stage of the top-level pipeline');
+      const half = await aggregate('data_generation_set', [
+        { $lookup: { from: 'biosample_set', localField: 'has_input', as: 'b' } },
+      ]).expect(422);
+      expect(half.body.detail).toBe('pipeline[0].$lookup needs both localField and foreignField, or neither');
+    });
   });
 
   it('updates and deletes for administrators, keeping searches exact', async () => {

@@ -164,7 +164,11 @@ export type AggregateCommand = {
      */
     aggregate: string;
     /**
-     * Aggregation stages (`$out` and `$merge` are refused).
+     * Aggregation stages (`$out` and `$merge` are refused). `$lookup` joins another
+     * collection of the schema as a stage of this pipeline (on `localField`/`foreignField`,
+     * with a `pipeline` and `let`, or both); any other collection name joins nothing. In a
+     * pipeline every record carries `_id`, equal to its `id`.
+     *
      */
     pipeline?: Array<{
         [key: string]: unknown;
@@ -220,6 +224,12 @@ export type CursorResult = {
 };
 
 export type QueryCursor = {
+    /**
+     * The records of this batch, as 2.13.0 clients read them; the same records are under
+     * `firstBatch` (`find`, `aggregate`) or `nextBatch` (`getMore`) for 1.2.0 clients.
+     *
+     */
+    batch: Array<Document>;
     /**
      * The first batch (`find`, `aggregate`).
      */

@@ -1,0 +1,218 @@
+/**
+ * Aggregation pipelines of `POST /queries:run` as MongoDB runs them, over records read through the
+ * planner: a leading `$match` is answered by the indexes, the other stages by mingo, and each
+ * top-level `$lookup` reads only the foreign records it can join (by `$in` on the foreign field)
+ * before mingo joins them. In a pipeline every record carries `_id`, equal to its `id`, as every
+ * MongoDB document has one (pipelines group on it).
+ */
+import { Aggregator } from 'mingo';
+import { Unprocessable } from '../http/errors.ts';
+import { guardFilter } from '../query/guard/index.ts';
+import { isCollectionName } from '../schema/nmdc.ts';
+import type { Doc, Filter } from '../store/port.ts';
+import type { CollectionsReader } from './collections-reader.ts';
+
+export type Stage = Record<string, unknown>;
+
+/** A `$lookup` without `localField`/`foreignField` reads the whole foreign collection, up to this many records. */
+export const LOOKUP_COLLECTION_LIMIT = 50_000;
+
+/** Stages an administrator's pipeline may use: no writes ($out, $merge) and no code execution. */
+const ALLOWED_STAGES = new Set([
+  '$match',
+  '$project',
+  '$addFields',
+  '$set',
+  '$unset',
+  '$sort',
+  '$limit',
+  '$skip',
+  '$group',
+  '$count',
+  '$unwind',
+  '$sortByCount',
+  '$replaceRoot',
+  '$replaceWith',
+  '$bucket',
+  '$facet',
+  '$sample',
+  '$lookup',
+]);
+/** Never inside a stage: code execution, and joins anywhere but as a top-level `$lookup` stage. */
+const FORBIDDEN_EXPRESSIONS = new Set([
+  '$function',
+  '$accumulator',
+  '$where',
+  '$lookup',
+  '$graphLookup',
+  '$unionWith',
+]);
+const LOOKUP_KEYS = new Set(['from', 'localField', 'foreignField', 'let', 'pipeline', 'as']);
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function walkForForbidden(value: unknown): void {
+  if (Array.isArray(value)) value.forEach(walkForForbidden);
+  else if (isObject(value)) {
+    for (const [key, inner] of Object.entries(value)) {
+      if (FORBIDDEN_EXPRESSIONS.has(key)) {
+        throw new Unprocessable(
+          key === '$lookup'
+            ? '$lookup is allowed only as a stage of the top-level pipeline'
+            : `${key} is not allowed in a pipeline`,
+        );
+      }
+      if (key === '__proto__' || key === 'constructor' || key === 'prototype')
+        throw new Unprocessable(`"${key}" is not allowed in a pipeline`);
+      walkForForbidden(inner);
+    }
+  }
+}
+
+function checkLookup(spec: unknown, at: string): void {
+  if (!isObject(spec)) throw new Unprocessable(`${at}.$lookup must be an object`);
+  for (const key of Object.keys(spec))
+    if (!LOOKUP_KEYS.has(key)) throw new Unprocessable(`${at}.$lookup does not take "${key}"`);
+  if (typeof spec.from !== 'string') throw new Unprocessable(`${at}.$lookup.from must name a collection`);
+  if (typeof spec.as !== 'string' || spec.as === '')
+    throw new Unprocessable(`${at}.$lookup.as must name a field`);
+  const local = spec.localField;
+  const foreign = spec.foreignField;
+  if ((local === undefined) !== (foreign === undefined))
+    throw new Unprocessable(`${at}.$lookup needs both localField and foreignField, or neither`);
+  if (local !== undefined && (typeof local !== 'string' || typeof foreign !== 'string'))
+    throw new Unprocessable(`${at}.$lookup.localField and foreignField must be field paths`);
+  if (local === undefined && spec.pipeline === undefined)
+    throw new Unprocessable(`${at}.$lookup needs localField and foreignField, or a pipeline`);
+  if (spec.let !== undefined && !isObject(spec.let))
+    throw new Unprocessable(`${at}.$lookup.let must be an object`);
+  walkForForbidden(spec.let);
+  if (spec.pipeline !== undefined)
+    checkPipeline(spec.pipeline, { nested: true, at: `${at}.$lookup.pipeline` });
+}
+
+/** Checks a pipeline's stages before anything runs; throws 422 naming the first problem. */
+export function checkPipeline(pipeline: unknown, options: { nested?: boolean; at?: string } = {}): Stage[] {
+  const at = options.at ?? 'pipeline';
+  if (!Array.isArray(pipeline)) throw new Unprocessable(`${at} must be an array of stages`);
+  return pipeline.map((stage, i) => {
+    if (!isObject(stage) || Object.keys(stage).length !== 1)
+      throw new Unprocessable(`${at}[${i}] must be an object with one stage`);
+    const name = Object.keys(stage)[0]!;
+    if (name === '$out' || name === '$merge')
+      throw new Unprocessable(`${name} is not allowed: queries cannot write through aggregate`);
+    if (!ALLOWED_STAGES.has(name))
+      throw new Unprocessable(
+        `Stage ${name} is not allowed; allowed stages: ${[...ALLOWED_STAGES].join(', ')}`,
+      );
+    if (name === '$lookup') {
+      if (options.nested)
+        throw new Unprocessable('$lookup is allowed only as a stage of the top-level pipeline');
+      checkLookup(stage.$lookup, `${at}[${i}]`);
+    } else {
+      if (name === '$match') guardFilter(stage.$match);
+      walkForForbidden(stage);
+    }
+    return stage;
+  });
+}
+
+const withMongoId = (doc: Doc): Doc => ({ _id: doc.id, ...doc }) as Doc;
+
+function runStages(stages: Stage[], docs: Doc[]): Doc[] {
+  if (stages.length === 0) return docs;
+  try {
+    return new Aggregator(stages).run(docs) as Doc[];
+  } catch (err) {
+    throw new Unprocessable(`Aggregation failed: ${(err as Error).message}`);
+  }
+}
+
+/** Every value at a dotted path, arrays flattened, as `$lookup` compares them; `null` when there is none. */
+function valuesAt(doc: unknown, path: string[]): unknown[] {
+  if (path.length === 0) return Array.isArray(doc) ? doc : [doc];
+  if (Array.isArray(doc)) return doc.flatMap((el) => valuesAt(el, path));
+  if (!isObject(doc) || !(path[0]! in doc)) return [];
+  return valuesAt(doc[path[0]!], path.slice(1));
+}
+
+export class AggregationRunner {
+  constructor(private readonly reader: CollectionsReader) {}
+
+  async run(collection: string, pipeline: Stage[]): Promise<Doc[]> {
+    // A leading $match is answered by the planner (indexes); the rest runs on the matches.
+    const first = pipeline[0];
+    const match = first && '$match' in first ? (first.$match as Filter) : {};
+    let docs = (await this.reader.find([collection], match, {})).map(withMongoId);
+    let pending: Stage[] = [];
+    for (const stage of first && '$match' in first ? pipeline.slice(1) : pipeline) {
+      if (!('$lookup' in stage)) {
+        pending.push(stage);
+        continue;
+      }
+      docs = runStages(pending, docs);
+      pending = [];
+      docs = await this.lookup(docs, stage.$lookup as Record<string, any>);
+    }
+    return runStages(pending, docs);
+  }
+
+  private async lookup(docs: Doc[], spec: Record<string, any>): Promise<Doc[]> {
+    const { from, localField, foreignField } = spec as {
+      from: string;
+      localField?: string;
+      foreignField?: string;
+    };
+    if (localField === undefined || foreignField === undefined) {
+      // Only a pipeline: every foreign record is a candidate for every record.
+      const foreign = await this.readForeign(from, {}, true);
+      return runStages([{ $lookup: { ...spec, from: foreign } }], docs);
+    }
+    const locals = docs.map((doc) => valuesAt(doc, localField.split('.')));
+    const wanted = new Set<unknown>();
+    for (const values of locals) {
+      if (values.length === 0) wanted.add(null);
+      for (const v of values) wanted.add(v === undefined ? null : v);
+    }
+    const foreign =
+      wanted.size === 0 ? [] : await this.readForeign(from, { [foreignField]: { $in: [...wanted] } });
+    if (spec.pipeline === undefined) return runStages([{ $lookup: { ...spec, from: foreign } }], docs);
+    // The concise form (both a join on fields and a pipeline): the pipeline sees only the foreign
+    // records that join this record, so each record is joined on its own.
+    const byValue = new Map<string, Doc[]>();
+    for (const doc of foreign) {
+      const values = valuesAt(doc, foreignField.split('.'));
+      for (const v of values.length === 0 ? [null] : values) {
+        const key = JSON.stringify(v ?? null);
+        const list = byValue.get(key) ?? [];
+        if (!list.includes(doc)) list.push(doc);
+        byValue.set(key, list);
+      }
+    }
+    const { localField: _l, foreignField: _f, ...rest } = spec;
+    return docs.flatMap((doc, i) => {
+      const joined = new Set<Doc>();
+      for (const v of locals[i]!.length === 0 ? [null] : locals[i]!)
+        for (const f of byValue.get(JSON.stringify(v ?? null)) ?? []) joined.add(f);
+      return runStages([{ $lookup: { ...rest, from: [...joined] } }], [doc]);
+    });
+  }
+
+  /** Records of a schema collection; any other name (accounts, runtime state) reads as an empty collection. */
+  private async readForeign(collection: string, filter: Filter, whole = false): Promise<Doc[]> {
+    if (!isCollectionName(collection)) return [];
+    const found = await this.reader.find(
+      [collection],
+      filter,
+      whole ? { limit: LOOKUP_COLLECTION_LIMIT + 1 } : {},
+    );
+    if (found.length > LOOKUP_COLLECTION_LIMIT) {
+      throw new Unprocessable(
+        `$lookup from ${collection} without localField and foreignField would join more than ` +
+          `${LOOKUP_COLLECTION_LIMIT} records; join on fields (localField and foreignField) instead`,
+      );
+    }
+    return found.map(withMongoId);
+  }
+}
