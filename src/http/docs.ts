@@ -57,6 +57,8 @@ export function docsRouter(_deps: AppDeps): express.Router {
   const legacyJson = JSON.stringify(legacy);
   const router = express.Router();
 
+  // The root sends people (and liveness probes of existing clients) to the docs, as the original does.
+  router.get('/', (_req, res) => res.redirect(303, '/docs'));
   router.get('/openapi.json', (_req, res) => void res.type('json').send(currentJson));
   router.get('/openapi-1.2.0.json', (_req, res) => void res.type('json').send(legacyJson));
 

@@ -57,6 +57,11 @@ describe('the served API documents', () => {
 });
 
 describe('the docs page', () => {
+  it('is where the root redirects, with 303 as the original answers', async () => {
+    const res = await request(t.app).get('/').expect(303);
+    expect(res.headers.location).toBe('/docs');
+  });
+
   it('loads Swagger UI and its start script from our own origin only', async () => {
     const res = await request(t.app).get('/docs').expect(200).expect('Content-Type', /html/);
     for (const asset of [
