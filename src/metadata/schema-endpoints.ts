@@ -5,7 +5,7 @@
 import { BadRequest, NotFound } from '../http/errors.ts';
 import { parseFieldList } from '../query/compact.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
-import { COLLECTION_NAMES, collectionOfId, isCollectionName } from '../schema/nmdc.ts';
+import { COLLECTION_NAMES, collectionOfId, isCollectionName, isTypecode } from '../schema/nmdc.ts';
 import type { Doc, StateStore } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { tokenPage, type TokenPage } from './token-pages.ts';
@@ -55,5 +55,24 @@ export class SchemaEndpoints {
     const found = await this.reader.getById(order, id);
     if (!found) throw new NotFound();
     return found;
+  }
+
+  /**
+   * The collection holding the record with this id. When there is none, the 404 says why, as the
+   * original does: an id without a typecode, a typecode of no schema class, or no such record.
+   */
+  async collectionNameOf(id: string): Promise<{ id: string; collection_name: string }> {
+    try {
+      const { collection, doc } = await this.locate(id);
+      return { id: doc.id, collection_name: collection };
+    } catch (err) {
+      if (!(err instanceof NotFound)) throw err;
+      const typecode = /^nmdc:(\w+)?-/.exec(id)?.[1];
+      if (typecode === undefined)
+        throw new NotFound('The typecode portion of the specified `id` is invalid.');
+      if (!isTypecode(typecode))
+        throw new NotFound('The specified `id` is not compatible with any schema classes.');
+      throw new NotFound('The specified `id` does not belong to any documents.');
+    }
   }
 }

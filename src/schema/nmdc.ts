@@ -104,6 +104,10 @@ export const TYPECODES: Typecode[] = [
 export const ID_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_.]+:[a-zA-Z0-9_][a-zA-Z0-9_\-/.,]*$/;
 
 /** The collection an id belongs in by its typecode (`nmdc:bsm-11-x` -> biosample_set), if known. */
+export function isTypecode(name: string): boolean {
+  return TYPECODES.some((t) => t.name === name);
+}
+
 export function collectionOfId(id: string): CollectionName | undefined {
   const m = /^nmdc:([a-z]+)-/.exec(id);
   return m ? TYPECODES.find((t) => t.name === m[1])?.collection : undefined;

@@ -152,6 +152,20 @@ describe('records by id', () => {
     });
   });
 
+  it('says why no collection holds an id, as the original does', async () => {
+    const why = async (id: string) =>
+      (await request(t.app).get(`/nmdcschema/ids/${id}/collection-name`).expect(404)).body;
+    expect(await why('nmdc:dobj-11-none')).toEqual({
+      detail: 'The specified `id` does not belong to any documents.',
+    });
+    expect(await why('nmdc:zzz-11-none')).toEqual({
+      detail: 'The specified `id` is not compatible with any schema classes.',
+    });
+    expect(await why('gold:Gs0110115')).toEqual({
+      detail: 'The typecode portion of the specified `id` is invalid.',
+    });
+  });
+
   it('gets one record of a collection with a projection', async () => {
     const res = await request(t.app)
       .get('/nmdcschema/biosample_set/nmdc:bsm-11-n003?projection=ecosystem_category')

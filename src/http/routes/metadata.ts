@@ -95,10 +95,10 @@ export function metadataRouter(deps: AppDeps, planner: QueryPlanner): express.Ro
         })),
     );
   });
-  router.get('/nmdcschema/ids/:doc_id/collection-name', async (req, res) => {
-    const { collection, doc } = await schema.locate(req.params.doc_id);
-    res.json({ id: doc.id, collection_name: collection });
-  });
+  router.get(
+    '/nmdcschema/ids/:doc_id/collection-name',
+    async (req, res) => void res.json(await schema.collectionNameOf(req.params.doc_id)),
+  );
   router.get(
     '/nmdcschema/ids/:doc_id',
     async (req, res) => void res.json((await schema.locate(req.params.doc_id)).doc),
