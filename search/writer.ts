@@ -7,6 +7,7 @@ import type { DocumentStore, Doc, Filter, WriteResult } from '../src/store/port.
 import type { SearchIndex } from './port.ts';
 import { catchUp } from './maintenance.ts';
 import { assertRegexLengths } from './filter-predicates.ts';
+import { keyedRecord } from '../src/store/record-keys.ts';
 
 export class RecordWriter {
   constructor(
@@ -14,9 +15,11 @@ export class RecordWriter {
     private readonly index: SearchIndex,
   ) {}
 
-  async upsert(collection: string, docs: Doc[]): Promise<WriteResult> {
-    const result = await this.store.upsertMany(collection, docs);
-    await this.afterWrite(() => this.index.index(collection, docs));
+  /** Upserts by id; records of a collection without ids are kept under a store key. */
+  async upsert(collection: string, docs: Array<Doc | Record<string, unknown>>): Promise<WriteResult> {
+    const keyed = docs.map((doc) => keyedRecord(collection, doc) as Doc);
+    const result = await this.store.upsertMany(collection, keyed);
+    await this.afterWrite(() => this.index.index(collection, keyed));
     return result;
   }
 

@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { collectionOfId, ID_PATTERN, isCollectionName } from '../schema/nmdc.ts';
 import type { Doc, DocumentStore } from '../store/port.ts';
+import { keyedRecord } from '../store/record-keys.ts';
 import type { SearchIndex } from '../../search/port.ts';
 
 export type InputFormat = { kind: 'database' } | { kind: 'jsonl'; collection: string };
@@ -215,6 +216,11 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
         reject(position, `not valid JSON: ${(err as Error).message}`);
         continue;
       }
+      // MongoDB exports carry `_id`; records of collections without ids get a store key.
+      if (record !== null && typeof record === 'object' && !Array.isArray(record)) {
+        const { _id, ...fields } = record as Record<string, unknown>;
+        record = keyedRecord(collection, fields);
+      }
       const problem = recordProblem(collection, record);
       if (problem) {
         reject(position, problem);
@@ -223,10 +229,9 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
       // Database JSON groups records by collection: write a finished collection's tail now.
       if (previous !== undefined && previous !== collection) await flush(previous);
       previous = collection;
-      const { _id, ...doc } = record as Doc & { _id?: unknown };
       let batch = batches.get(collection);
       if (!batch) batches.set(collection, (batch = []));
-      batch.push(doc as Doc);
+      batch.push(record as Doc);
       if (batch.length >= batchSize) await flush(collection);
     }
   }

@@ -3,7 +3,8 @@
  * planner: a leading `$match` is answered by the indexes, the other stages by mingo, and each
  * top-level `$lookup` reads only the foreign records it can join (by `$in` on the foreign field)
  * before mingo joins them. In a pipeline every record carries `_id`, equal to its `id`, as every
- * MongoDB document has one (pipelines group on it).
+ * MongoDB document has one (pipelines group on it); records of collections without ids have only
+ * `_id`, their store key.
  */
 import { Aggregator } from 'mingo';
 import { Unprocessable } from '../http/errors.ts';
@@ -11,6 +12,7 @@ import { guardFilter } from '../query/guard/index.ts';
 import { isCollectionName } from '../schema/nmdc.ts';
 import type { Doc, Filter } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
+import { shownRecord } from '../store/record-keys.ts';
 
 export type Stage = Record<string, unknown>;
 
@@ -118,7 +120,13 @@ export function checkPipeline(pipeline: unknown, options: { nested?: boolean; at
   });
 }
 
-const withMongoId = (doc: Doc): Doc => ({ _id: doc.id, ...doc }) as Doc;
+/** A record as a pipeline sees it: with `_id`; a record of a collection without ids has only `_id`. */
+function asPipelineDocument(collection: string): (doc: Doc) => Doc {
+  return (doc) => {
+    const shown = shownRecord(collection, doc);
+    return { _id: doc.id, ...shown } as Doc;
+  };
+}
 
 function runStages(stages: Stage[], docs: Doc[]): Doc[] {
   if (stages.length === 0) return docs;
@@ -144,7 +152,7 @@ export class AggregationRunner {
     // A leading $match is answered by the planner (indexes); the rest runs on the matches.
     const first = pipeline[0];
     const match = first && '$match' in first ? (first.$match as Filter) : {};
-    let docs = (await this.reader.find([collection], match, {})).map(withMongoId);
+    let docs = (await this.reader.find([collection], match, {})).map(asPipelineDocument(collection));
     let pending: Stage[] = [];
     for (const stage of first && '$match' in first ? pipeline.slice(1) : pipeline) {
       if (!('$lookup' in stage)) {
@@ -213,6 +221,6 @@ export class AggregationRunner {
           `${LOOKUP_COLLECTION_LIMIT} records; join on fields (localField and foreignField) instead`,
       );
     }
-    return found.map(withMongoId);
+    return found.map(asPipelineDocument(collection));
   }
 }

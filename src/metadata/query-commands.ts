@@ -13,6 +13,7 @@ import type { CollectionsReader } from './collections-reader.ts';
 import { checkCollectionName } from './schema-endpoints.ts';
 import { loadContinuation, saveContinuation } from './paging-state.ts';
 import { AggregationRunner, checkPipeline } from './aggregation.ts';
+import { shownRecord } from '../store/record-keys.ts';
 
 /** Writes that keep the search index in step with the source of truth. */
 export interface RecordWrites {
@@ -116,6 +117,11 @@ export class QueryCommands {
     return { ok: 1, cursor: { [key]: batch, batch, id, ns: `${this.databaseName}.${collection}` } };
   }
 
+  /** A find's batch as answers show records (without the store keys of collections that have no ids). */
+  private shown(collection: string, batch: Doc[]): Doc[] {
+    return batch.map((doc) => shownRecord(collection, doc));
+  }
+
   async run(command: Command, principal: Principal): Promise<Record<string, unknown>> {
     if ('find' in command) return this.find(command, principal);
     if ('getMore' in command) return this.getMore(command, principal);
@@ -151,7 +157,7 @@ export class QueryCommands {
     };
     const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
-    return this.cursor('firstBatch', batch, id, collection);
+    return this.cursor('firstBatch', this.shown(collection, batch), id, collection);
   }
 
   private async getMore(command: Command, principal: Principal) {
@@ -163,7 +169,8 @@ export class QueryCommands {
     const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
     await this.state.delete('query-cursor', key);
-    return this.cursor('nextBatch', batch, id, state.collection);
+    const shown = state.pending ? batch : this.shown(state.collection, batch);
+    return this.cursor('nextBatch', shown, id, state.collection);
   }
 
   private async nextBatch(

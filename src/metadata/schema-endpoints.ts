@@ -9,6 +9,7 @@ import { COLLECTION_NAMES, collectionOfId, isCollectionName, isTypecode } from '
 import type { Doc, StateStore } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { tokenPage, type TokenPage } from './token-pages.ts';
+import { shownRecord } from '../store/record-keys.ts';
 
 export interface ListParams {
   filter?: string;
@@ -33,19 +34,20 @@ export class SchemaEndpoints {
 
   async list(collection: string, params: ListParams): Promise<TokenPage> {
     checkCollectionName(collection);
-    return tokenPage(
+    const page = await tokenPage(
       this.state,
       collection,
       { ...params, filter: () => parseJsonFilter(params.filter) },
       (filter, page) => this.reader.find([collection], filter, page),
     );
+    return { ...page, resources: page.resources.map((doc) => shownRecord(collection, doc)) };
   }
 
   async getOne(collection: string, id: string, projectionText?: string): Promise<Doc> {
     checkCollectionName(collection);
     const found = await this.reader.getById([collection], id, parseFieldList(projectionText));
     if (!found) throw new NotFound();
-    return found.doc;
+    return shownRecord(collection, found.doc);
   }
 
   /** The record with this id in whichever collection holds it: the typecode's collection first. */
@@ -54,7 +56,7 @@ export class SchemaEndpoints {
     const order = likely ? [likely, ...COLLECTION_NAMES.filter((c) => c !== likely)] : [...COLLECTION_NAMES];
     const found = await this.reader.getById(order, id);
     if (!found) throw new NotFound();
-    return found;
+    return { collection: found.collection, doc: shownRecord(found.collection, found.doc) };
   }
 
   /**
@@ -63,8 +65,8 @@ export class SchemaEndpoints {
    */
   async collectionNameOf(id: string): Promise<{ id: string; collection_name: string }> {
     try {
-      const { collection, doc } = await this.locate(id);
-      return { id: doc.id, collection_name: collection };
+      const { collection } = await this.locate(id);
+      return { id, collection_name: collection };
     } catch (err) {
       if (!(err instanceof NotFound)) throw err;
       const typecode = /^nmdc:(\w+)?-/.exec(id)?.[1];

@@ -35,6 +35,16 @@ export function isCollectionName(name: string): name is CollectionName {
   return (COLLECTION_NAMES as readonly string[]).includes(name);
 }
 
+/**
+ * Collections whose classes have no `id` slot (functional annotations and genome features): their
+ * records carry no identifier.
+ */
+export const UNIDENTIFIED_COLLECTIONS: ReadonlySet<string> = new Set<CollectionName>([
+  'functional_annotation_agg',
+  'functional_annotation_set',
+  'genome_feature_set',
+]);
+
 /** Collections whose records are planned processes (`/planned_processes`, 1.2.0 `/activities`). */
 export const PLANNED_PROCESS_COLLECTIONS: CollectionName[] = [
   'collecting_biosamples_from_site_set',

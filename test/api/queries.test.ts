@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, type TestApp } from '../support/server.ts';
 import type { Doc } from '../../src/store/port.ts';
+import { RecordWriter } from '../../search/writer.ts';
 
 let t: TestApp;
 let adminToken: string;
@@ -243,6 +244,31 @@ describe('POST /queries:run', () => {
       ]).expect(422);
       expect(half.body.detail).toBe('pipeline[0].$lookup needs both localField and foreignField, or neither');
     });
+  });
+
+  it('answers records of a collection without ids without a store key, and pipelines see it as _id', async () => {
+    const members = [1, 2, 3].map((n) => ({
+      was_generated_by: `nmdc:wfmgan-11-q00${n}.1`,
+      gene_function_id: 'KEGG.ORTHOLOGY:K01426',
+      count: n,
+      type: 'nmdc:FunctionalAnnotationAggMember',
+    }));
+    await new RecordWriter(t.store, t.searchIndex).upsert('functional_annotation_agg', members);
+    const found = await run(userToken, {
+      find: 'functional_annotation_agg',
+      sort: { count: 1 },
+      batchSize: 2,
+    }).expect(200);
+    expect(found.body.cursor.batch).toEqual(members.slice(0, 2));
+    const more = await run(userToken, { getMore: found.body.cursor.id }).expect(200);
+    expect(more.body.cursor.batch).toEqual(members.slice(2));
+    const piped = await run(adminToken, {
+      aggregate: 'functional_annotation_agg',
+      pipeline: [{ $sort: { count: 1 } }],
+    }).expect(200);
+    expect(piped.body.cursor.batch).toEqual(
+      members.map((m) => ({ _id: expect.stringMatching(/^key:/), ...m })),
+    );
   });
 
   it('updates and deletes for administrators, keeping searches exact', async () => {

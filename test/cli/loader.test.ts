@@ -114,6 +114,30 @@ describe('loadRecords', () => {
     ]);
   });
 
+  it('keeps records of collections without ids under a store key, and still refuses id-less records elsewhere', async () => {
+    const member = (n: number) => ({
+      was_generated_by: 'nmdc:wfmgan-11-abc.1',
+      gene_function_id: `KEGG.ORTHOLOGY:K0${n}`,
+      count: n,
+      type: 'nmdc:FunctionalAnnotationAggMember',
+    });
+    const text = JSON.stringify({
+      functional_annotation_agg: [member(1), { _id: { $oid: '65a' }, ...member(2) }, member(1)],
+      study_set: [{ name: 'no id' }],
+    });
+    const summary = await loadRecords({ store, input: chunked(text), format: { kind: 'database' } });
+    expect(summary.rejected).toEqual([
+      { source: 'input', position: 'study_set[0]', reason: 'record has no string id' },
+    ]);
+    const stored = await store.find('functional_annotation_agg', {}, { sort: [['count', 1]] });
+    // The same content twice is one record; each is keyed by a digest of its content (without `_id`).
+    expect(stored.map(({ id: _key, ...rest }) => rest)).toEqual([member(1), member(2)]);
+    expect(stored.every((d) => /^key:[0-9a-f]{32}$/.test(d.id))).toBe(true);
+    const again = await loadRecords({ store, input: chunked(text), format: { kind: 'database' } });
+    expect(again.inserted).toBe(0);
+    expect(await store.count('functional_annotation_agg', {})).toBe(2);
+  });
+
   it('loads JSON lines of the collection named by the file, reporting bad lines by number', async () => {
     expect(formatOfFile('/x/biosample_set.jsonl.gz')).toEqual({ kind: 'jsonl', collection: 'biosample_set' });
     expect(formatOfFile('dump.json.gz')).toEqual({ kind: 'database' });

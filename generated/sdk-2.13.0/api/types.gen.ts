@@ -25,6 +25,17 @@ export type Record = {
 };
 
 /**
+ * A record of a collection of the NMDC schema. Every record has an `id`, except those of
+ * the collections whose class has none (`functional_annotation_agg`,
+ * `functional_annotation_set`, `genome_feature_set`).
+ *
+ */
+export type SchemaRecord = {
+    id?: string;
+    [key: string]: unknown;
+};
+
+/**
  * A record, projected record, or aggregation result.
  */
 export type Document = {
@@ -72,7 +83,7 @@ export type FindMeta = {
 };
 
 export type ListResponse = {
-    resources: Array<Record>;
+    resources: Array<SchemaRecord>;
     /**
      * Present only while more records remain.
      */
@@ -1056,7 +1067,7 @@ export type GetRecordByIdResponses = {
     /**
      * The record.
      */
-    200: Record;
+    200: SchemaRecord;
 };
 
 export type GetRecordByIdResponse = GetRecordByIdResponses[keyof GetRecordByIdResponses];
@@ -1199,7 +1210,7 @@ export type GetCollectionRecordResponses = {
     /**
      * The record.
      */
-    200: Record;
+    200: SchemaRecord;
 };
 
 export type GetCollectionRecordResponse = GetCollectionRecordResponses[keyof GetCollectionRecordResponses];

@@ -1,0 +1,26 @@
+/**
+ * Records of collections without identifiers (see UNIDENTIFIED_COLLECTIONS) are kept under a store
+ * key: a digest of the record's content, held in `id` inside the service so paging, the search
+ * index and the change log work as for every record, and never shown. Answers drop it, and an
+ * aggregation pipeline sees it as the record's `_id`, as MongoDB documents without `id` have only
+ * `_id`. Two records with exactly the same content are one record.
+ */
+import { createHash } from 'node:crypto';
+import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
+import type { Doc } from './port.ts';
+
+const KEY_PREFIX = 'key:';
+
+/** The record as the store holds it: unchanged, or with a store key when its collection has no ids. */
+export function keyedRecord(collection: string, record: Record<string, unknown>): Record<string, unknown> {
+  if (!UNIDENTIFIED_COLLECTIONS.has(collection) || typeof record.id === 'string') return record;
+  const digest = createHash('sha256').update(JSON.stringify(record)).digest('hex').slice(0, 32);
+  return { id: `${KEY_PREFIX}${digest}`, ...record };
+}
+
+/** The record as answers show it: without the store key of a collection that has no ids. */
+export function shownRecord(collection: string, doc: Doc): Doc {
+  if (!UNIDENTIFIED_COLLECTIONS.has(collection) || !String(doc.id).startsWith(KEY_PREFIX)) return doc;
+  const { id: _key, ...shown } = doc;
+  return shown as Doc;
+}
