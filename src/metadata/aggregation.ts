@@ -113,11 +113,21 @@ export function checkPipeline(pipeline: unknown, options: { nested?: boolean; at
         throw new Unprocessable('$lookup is allowed only as a stage of the top-level pipeline');
       checkLookup(stage.$lookup, `${at}[${i}]`);
     } else {
-      if (name === '$match') guardFilter(stage.$match);
+      if (name === '$match') guardFilter(stage.$match, { expressions: true });
       walkForForbidden(stage);
     }
     return stage;
   });
+}
+
+/** A filter the stores evaluate as it is: no aggregation expressions. */
+function isPlainFilter(filter: unknown): boolean {
+  try {
+    guardFilter(filter);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A record as a pipeline sees it: with `_id`; a record of a collection without ids has only `_id`. */
@@ -149,12 +159,14 @@ export class AggregationRunner {
   constructor(private readonly reader: CollectionsReader) {}
 
   async run(collection: string, pipeline: Stage[]): Promise<Doc[]> {
-    // A leading $match is answered by the planner (indexes); the rest runs on the matches.
+    // A leading $match is answered by the planner (indexes) when it is a plain filter; the rest,
+    // and a $match with aggregation expressions, runs on the matches.
     const first = pipeline[0];
-    const match = first && '$match' in first ? (first.$match as Filter) : {};
-    let docs = (await this.reader.find([collection], match, {})).map(asPipelineDocument(collection));
+    const leading =
+      first && '$match' in first && isPlainFilter(first.$match) ? (first.$match as Filter) : undefined;
+    let docs = (await this.reader.find([collection], leading ?? {}, {})).map(asPipelineDocument(collection));
     let pending: Stage[] = [];
-    for (const stage of first && '$match' in first ? pipeline.slice(1) : pipeline) {
+    for (const stage of leading ? pipeline.slice(1) : pipeline) {
       if (!('$lookup' in stage)) {
         pending.push(stage);
         continue;

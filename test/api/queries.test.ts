@@ -218,6 +218,50 @@ describe('POST /queries:run', () => {
       ]);
     });
 
+    it('evaluates $expr in $match stages, leading or not, and in a joined pipeline with let', async () => {
+      const leading = await aggregate('workflow_execution_set', [
+        { $match: { $expr: { $eq: ['$was_informed_by', 'nmdc:dgns-11-q002'] } } },
+        { $project: { _id: 0, id: 1 } },
+      ]).expect(200);
+      expect(leading.body.cursor.batch).toEqual([{ id: 'nmdc:wfmgas-11-q002.1' }]);
+      const later = await aggregate('data_generation_set', [
+        { $match: { id: { $in: ['nmdc:dgns-11-q001', 'nmdc:dgns-11-q002'] } } },
+        {
+          $lookup: {
+            from: 'workflow_execution_set',
+            localField: 'id',
+            foreignField: 'was_informed_by',
+            as: 'runs',
+          },
+        },
+        { $match: { $or: [{ $expr: { $gte: [{ $size: '$runs' }, 2] } }, { analyte_category: 'none' }] } },
+        { $project: { _id: 0, id: 1 } },
+      ]).expect(200);
+      expect(later.body.cursor.batch).toEqual([{ id: 'nmdc:dgns-11-q001' }]);
+      const correlated = await aggregate('data_generation_set', [
+        { $match: { id: 'nmdc:dgns-11-q002' } },
+        {
+          $lookup: {
+            from: 'workflow_execution_set',
+            let: { dg: '$id' },
+            pipeline: [
+              { $match: { $expr: { $eq: ['$was_informed_by', '$$dg'] } } },
+              { $project: { _id: 0, id: 1 } },
+            ],
+            as: 'runs',
+          },
+        },
+        { $project: { _id: 0, runs: 1 } },
+      ]).expect(200);
+      expect(correlated.body.cursor.batch).toEqual([{ runs: [{ id: 'nmdc:wfmgas-11-q002.1' }] }]);
+      // Filters of find and count stay without expressions.
+      const find = await run(adminToken, {
+        find: 'data_generation_set',
+        filter: { $expr: { $eq: [1, 1] } },
+      }).expect(422);
+      expect(find.body.detail).toMatch(/^Operator \$expr is not allowed/);
+    });
+
     it('joins nothing from a collection outside the schema, accounts included', async () => {
       for (const from of ['jobs', 'users', 'site_clients']) {
         const res = await aggregate('data_generation_set', [

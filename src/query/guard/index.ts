@@ -29,8 +29,17 @@ function checkLiteral(value: unknown, depth: number): void {
   else if (isPlainObject(value)) for (const v of Object.values(value)) checkLiteral(v, depth + 1);
 }
 
+/** What a filter may hold beyond the query operators. */
+export interface GuardOptions {
+  /**
+   * `$expr` (aggregation expressions) at the query level: for `$match` stages of aggregation
+   * pipelines, which only runtime administrators run and which never reach a store as they are.
+   */
+  expressions?: boolean;
+}
+
 /** `{field: <condition>}` where condition is a literal or an object of operators. */
-function checkCondition(condition: unknown, at: string, depth: number): void {
+function checkCondition(condition: unknown, at: string, depth: number, options: GuardOptions): void {
   checkDepth(depth);
   if (!isPlainObject(condition)) {
     checkLiteral(condition, depth);
@@ -52,20 +61,24 @@ function checkCondition(condition: unknown, at: string, depth: number): void {
     checkOperatorAllowed(operator, at);
     const operand = condition[operator];
     checkOperand(operator, operand, at);
-    if (operator === '$not') checkCondition(operand, `${at}.$not`, depth + 1);
+    if (operator === '$not') checkCondition(operand, `${at}.$not`, depth + 1, options);
     else if (operator === '$elemMatch') {
       // $elemMatch holds either a query over the elements' fields or operators on the elements.
       const inner = operand as Record<string, unknown>;
       if (Object.keys(inner).every((k) => k.startsWith('$') && !['$and', '$or', '$nor'].includes(k))) {
-        checkCondition(inner, `${at}.$elemMatch`, depth + 1);
-      } else checkQuery(inner, depth + 1, `${at}.$elemMatch`);
+        checkCondition(inner, `${at}.$elemMatch`, depth + 1, options);
+      } else checkQuery(inner, depth + 1, `${at}.$elemMatch`, options);
     } else checkLiteral(operand, depth + 1);
   }
 }
 
-function checkQuery(filter: Record<string, unknown>, depth: number, at: string): void {
+function checkQuery(filter: Record<string, unknown>, depth: number, at: string, options: GuardOptions): void {
   checkDepth(depth);
   for (const [key, value] of Object.entries(filter)) {
+    if (key === '$expr' && options.expressions) {
+      checkLiteral(value, depth + 1);
+      continue;
+    }
     if (key.startsWith('$')) {
       checkOperatorAllowed(key, at);
       if (key !== '$and' && key !== '$or' && key !== '$nor') {
@@ -73,19 +86,19 @@ function checkQuery(filter: Record<string, unknown>, depth: number, at: string):
       }
       checkOperand(key, value, at);
       (value as Record<string, unknown>[]).forEach((branch, i) =>
-        checkQuery(branch, depth + 1, `${at ? `${at}.` : ''}${key}[${i}]`),
+        checkQuery(branch, depth + 1, `${at ? `${at}.` : ''}${key}[${i}]`, options),
       );
     } else {
       checkFieldPath(key);
-      checkCondition(value, at ? `${at}.${key}` : key, depth + 1);
+      checkCondition(value, at ? `${at}.${key}` : key, depth + 1, options);
     }
   }
 }
 
 /** Throws 422 naming the problem, or returns the filter unchanged. */
-export function guardFilter(filter: unknown): Filter {
+export function guardFilter(filter: unknown, options: GuardOptions = {}): Filter {
   if (!isPlainObject(filter)) throw new Unprocessable('Filter must be a JSON object');
-  checkQuery(filter, 1, '');
+  checkQuery(filter, 1, '', options);
   return filter;
 }
 
