@@ -106,7 +106,8 @@ export function accountsRouter(
     res.json(await accounts.generateSiteCredentials(String(req.params.site_id), caller));
   });
 
-  router.get('/sites/:site_id', requireUser, async (req, res) => {
+  // Public, as in the original: a site's id and capabilities.
+  router.get('/sites/:site_id', async (req, res) => {
     const site = await accounts.getSite(String(req.params.site_id));
     if (!site) throw new NotFound();
     res.json(publicSite(site));

@@ -151,6 +151,11 @@ describe('users and sites', () => {
       );
     });
 
+    it('reads a site without a token, as the original does', async () => {
+      const { status, body } = await getJson(`${server.url}/sites/root-site`);
+      expect({ status, body }).toEqual({ status: 200, body: { id: 'root-site', capability_ids: [] } });
+    });
+
     it('answers 404 for an unknown site', async () => {
       expect(await getJson(`${server.url}/sites/no-such-site`, researcher)).toMatchObject({
         status: 404,

@@ -184,7 +184,6 @@ describe('the 2.13.0 document', () => {
       .sort();
     expect(privateOps).toEqual([
       'get /sites',
-      'get /sites/{site_id}',
       'get /users/me',
       'post /queries:run',
       'post /sites',

@@ -217,12 +217,10 @@ export const createSite = <ThrowOnError extends boolean = false>(options: Option
 
 /**
  * Get a site
+ *
+ * Public, as in the NMDC Runtime API.
  */
-export const getSite = <ThrowOnError extends boolean = false>(options: Options<GetSiteData, ThrowOnError>) => (options.client ?? client).get<GetSiteResponses, GetSiteErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
-    url: '/sites/{site_id}',
-    ...options
-});
+export const getSite = <ThrowOnError extends boolean = false>(options: Options<GetSiteData, ThrowOnError>) => (options.client ?? client).get<GetSiteResponses, GetSiteErrors, ThrowOnError>({ url: '/sites/{site_id}', ...options });
 
 /**
  * Generate site client credentials

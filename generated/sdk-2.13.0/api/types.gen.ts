@@ -1514,14 +1514,6 @@ export type GetSiteData = {
 
 export type GetSiteErrors = {
     /**
-     * No valid bearer token.
-     */
-    401: ErrorDetail;
-    /**
-     * The caller may not do this.
-     */
-    403: ErrorDetail;
-    /**
      * No such resource.
      */
     404: ErrorDetail;
