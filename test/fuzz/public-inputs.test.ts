@@ -4,6 +4,7 @@
  * 500) or a 4xx with a `detail`; never a 5xx, never a request past its deadline, and
  * `Object.prototype` untouched at the end.
  */
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import fc from 'fast-check';
@@ -50,6 +51,32 @@ function holds(res: request.Response, what: string): void {
 
 const get = (path: string, query: Record<string, string | number> = {}) =>
   request(t.app).get(path).query(query).timeout(REQUEST_DEADLINE_MS);
+
+/**
+ * A request target longer than `http.maxHeaderSize` is refused by Node's HTTP parser: it writes a
+ * 431 and closes the connection with the rest of the request unread, so the kernel answers with a
+ * reset. On Node 24 the client reads that reset right after the 431 head and reports ECONNRESET
+ * instead of the 431 (on Node 20 the 431 arrives whole). Only such over-long requests count as
+ * refused; a reset on any other request is still a failure.
+ */
+function refusedByParser(test: request.Test, err: unknown): boolean {
+  const target = (test as unknown as { req?: http.ClientRequest }).req?.path ?? '';
+  return (err as NodeJS.ErrnoException | null)?.code === 'ECONNRESET' && target.length > http.maxHeaderSize;
+}
+
+/** GETs `path` and checks `holds` on the answer; Node's refusal of an over-long target counts as its 431. */
+async function getHolds(path: string, query: Record<string, string | number>, what: string): Promise<void> {
+  const test = get(path, query);
+  let res: request.Response;
+  try {
+    res = await test;
+  } catch (err) {
+    if (!refusedByParser(test, err)) throw err;
+    seen.set(431, (seen.get(431) ?? 0) + 1);
+    return;
+  }
+  holds(res, what);
+}
 
 beforeAll(async () => {
   t = await createTestApp({ ADMIN_USERNAME: 'fuzz-admin', ADMIN_PASSWORD: 'fuzzing is a kind of testing' });
@@ -118,7 +145,7 @@ describe('fuzzed public inputs', () => {
     );
     await fc.assert(
       fc.asyncProperty(path, query, async (p, q) => {
-        holds(await get(p, q as Record<string, string>), `GET ${p} ${JSON.stringify(q)}`);
+        await getHolds(p, q as Record<string, string>, `GET ${p} ${JSON.stringify(q)}`);
       }),
       { ...params, numRuns: runs(250) },
     );
@@ -140,8 +167,9 @@ describe('fuzzed public inputs', () => {
     );
     await fc.assert(
       fc.asyncProperty(collection, query, async (c, q) => {
-        holds(
-          await get(`/nmdcschema/${c}`, q as Record<string, string>),
+        await getHolds(
+          `/nmdcschema/${c}`,
+          q as Record<string, string>,
           `GET /nmdcschema/${c} ${JSON.stringify(q).slice(0, 400)}`,
         );
       }),
@@ -173,8 +201,7 @@ describe('fuzzed public inputs', () => {
         fc.option(projectionText),
         async (tpl, id, enc, projection) => {
           const path = tpl.replace(':id', enc(id.replace(/[\ud800-\udfff]/g, '\ufffd')) || '%20');
-          const res = await get(path, projection === null ? {} : { projection });
-          holds(res, `GET ${path}`);
+          await getHolds(path, projection === null ? {} : { projection }, `GET ${path}`);
         },
       ),
       { ...params, numRuns: runs(250) },
