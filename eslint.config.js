@@ -1,7 +1,16 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'node_modules/**', 'data/**', 'artifacts/**', 'pacts/**'] },
+  {
+    ignores: [
+      'src/schema/vendor/**',
+      'generated/**',
+      'node_modules/**',
+      'data/**',
+      'artifacts/**',
+      'pacts/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {
