@@ -12,9 +12,9 @@ import type { DocumentStore } from '../src/store/port.ts';
 import type { SearchIndex } from './port.ts';
 import { FtsSearchIndex, type HookableStore } from './sqlite/fts-index.ts';
 import { ElasticsearchIndex } from './elasticsearch/elasticsearch-index.ts';
-import { startCatchUpLoop } from './maintenance.ts';
+import { keepCaughtUp } from './maintenance.ts';
 
-function isHookable(store: DocumentStore): store is DocumentStore & HookableStore {
+export function isHookable(store: DocumentStore): store is DocumentStore & HookableStore {
   const s = store as Partial<HookableStore>;
   return typeof s.addWriteHook === 'function' && s.db !== undefined;
 }
@@ -25,22 +25,6 @@ export interface OpenSearchIndexOptions {
    * change log (0: never; the maintenance commands use 0 so they observe the index as it is).
    */
   catchUpEveryMs?: number;
-}
-
-/** Keeps a non-synchronous index catching up until it is closed. */
-function withCatchUp(index: SearchIndex, store: DocumentStore, logger: Logger, everyMs: number): SearchIndex {
-  const stop = startCatchUpLoop(
-    store,
-    index,
-    (err) => logger.warn({ err }, 'search index catch-up failed'),
-    everyMs,
-  );
-  const close = index.close.bind(index);
-  index.close = async () => {
-    stop();
-    await close();
-  };
-  return index;
 }
 
 export async function openSearchIndex(
@@ -56,7 +40,7 @@ export async function openSearchIndex(
       { url: new URL(config.elasticsearchUrl).origin, prefix: config.elasticsearchIndexPrefix },
       'Elasticsearch search index',
     );
-    return withCatchUp(index, store, logger, everyMs);
+    return keepCaughtUp(index, store, logger, everyMs);
   }
   if (isHookable(store)) {
     logger.info('embedded FTS5 search index in the store file');
@@ -69,5 +53,5 @@ export async function openSearchIndex(
   db.pragma('synchronous = NORMAL');
   db.pragma('cache_size = -65536'); // 64 MiB page cache, as the embedded store's
   logger.info({ file }, 'embedded FTS5 search index in its own file');
-  return withCatchUp(new FtsSearchIndex(db, { hooked: false, ownsDatabase: true }), store, logger, everyMs);
+  return keepCaughtUp(new FtsSearchIndex(db, { hooked: false, ownsDatabase: true }), store, logger, everyMs);
 }

@@ -2,8 +2,9 @@
  * Keeping the search index equal to the source of truth: rebuild (`reindex`), report drift
  * (`check-index`) and catch up with writes the index has not seen (freshness watermark).
  */
+import type { Logger } from 'pino';
 import type { DocumentStore } from '../src/store/port.ts';
-import type { SearchIndex } from './port.ts';
+import type { MaintainedIndex } from './port.ts';
 import { fingerprintOf } from './indexed-values.ts';
 
 export interface ReindexProgress {
@@ -26,7 +27,7 @@ const BATCHES_IN_FLIGHT = 4;
  */
 export async function reindexCollection(
   store: DocumentStore,
-  index: SearchIndex,
+  index: MaintainedIndex,
   collection: string,
   onProgress: (p: ReindexProgress) => void = () => {},
   batchSize = 2000,
@@ -87,7 +88,7 @@ const REPORT_CAP = 1000;
 /** Compares a collection's records with the index by walking both in id order. */
 export async function checkCollection(
   store: DocumentStore,
-  index: SearchIndex,
+  index: MaintainedIndex,
   collection: string,
 ): Promise<DriftReport> {
   const indexed = new Map<string, string>();
@@ -133,7 +134,7 @@ export function hasDrift(r: DriftReport): boolean {
  * Indexes every write since the index's watermark, then advances it. Needed only for indexes
  * written outside the store's transaction (Elasticsearch, or FTS5 beside MongoDB).
  */
-export async function catchUp(store: DocumentStore, index: SearchIndex): Promise<number> {
+export async function catchUp(store: DocumentStore, index: MaintainedIndex): Promise<number> {
   if (index.synchronous) return 0;
   const since = await index.watermark();
   const { changes, seq } = await store.changesSince(since);
@@ -166,7 +167,7 @@ export async function catchUp(store: DocumentStore, index: SearchIndex): Promise
  */
 export function startCatchUpLoop(
   store: DocumentStore,
-  index: SearchIndex,
+  index: MaintainedIndex,
   onError: (err: unknown) => void,
   intervalMs = 2000,
 ): () => void {
@@ -181,4 +182,25 @@ export function startCatchUpLoop(
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** Keeps a non-synchronous index catching up until it is closed; returns the same index. */
+export function keepCaughtUp<T extends MaintainedIndex>(
+  index: T,
+  store: DocumentStore,
+  logger: Logger,
+  everyMs: number,
+): T {
+  const stop = startCatchUpLoop(
+    store,
+    index,
+    (err) => logger.warn({ err, index: index.constructor.name }, 'index catch-up failed'),
+    everyMs,
+  );
+  const close = index.close.bind(index);
+  index.close = async () => {
+    stop();
+    await close();
+  };
+  return index;
 }

@@ -18,13 +18,20 @@ export type IndexablePredicate =
 /** Candidate ids, or ALL when the index cannot narrow (the caller scans). */
 export type Candidates = { all: true } | { all: false; ids: Set<string> };
 
-export interface SearchIndex {
-  readonly engine: 'sqlite-fts5' | 'elasticsearch';
+/**
+ * An index derived from the records and kept in step with them: written in the store's own
+ * transaction (`synchronous`) or caught up from its change log; rebuilt by `npm run reindex` and
+ * compared by `npm run check-index` (`maintenance.ts`). The search index and the provenance edge
+ * index are both one.
+ */
+export interface MaintainedIndex {
   /**
    * True when the index is written inside the records' own write transaction, so it is never
    * behind the source of truth and the planner need not add recent writes to candidates.
    */
   readonly synchronous: boolean;
+  /** Optional: false for a collection the index keeps nothing of (maintenance skips it). */
+  covers?(collection: string): boolean;
   index(collection: string, docs: Doc[]): Promise<void>;
   /**
    * Optional: index records given as their stored JSON text, as a rebuild reads them
@@ -32,8 +39,6 @@ export interface SearchIndex {
    */
   indexTexts?(collection: string, texts: string[]): Promise<void>;
   remove(collection: string, ids: string[]): Promise<void>;
-  /** Candidates for one predicate; `limit` lets the index give up (ALL) when the set is too large to help. */
-  candidates(collection: string, predicate: IndexablePredicate, limit: number): Promise<Candidates>;
   /** Drop everything for a collection (reindex). */
   clear(collection: string): Promise<void>;
   /**
@@ -49,4 +54,10 @@ export interface SearchIndex {
   watermark(): Promise<number>;
   setWatermark(seq: number): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface SearchIndex extends MaintainedIndex {
+  readonly engine: 'sqlite-fts5' | 'elasticsearch';
+  /** Candidates for one predicate; `limit` lets the index give up (ALL) when the set is too large to help. */
+  candidates(collection: string, predicate: IndexablePredicate, limit: number): Promise<Candidates>;
 }

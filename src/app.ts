@@ -15,6 +15,7 @@ import { loadValidationDocument } from './http/openapi-documents.ts';
 import { readRequestsAsOriginal } from './http/request-reading/index.ts';
 import { systemRouter } from './http/routes/system.ts';
 import { metadataRouter } from './http/routes/metadata.ts';
+import { provenanceRouter } from './http/routes/provenance.ts';
 import { createAuth } from './auth/index.ts';
 import { queriesRouter } from './http/routes/queries.ts';
 import { QueryPlanner } from '../search/planner.ts';
@@ -90,9 +91,12 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   );
 
   app.use(systemRouter(deps));
+  app.use(provenanceRouter(deps));
   app.use(metadataRouter(deps, planner));
   app.use(auth.apiRouter);
-  app.use(queriesRouter(deps, planner, auth, new RecordWriter(deps.store, deps.searchIndex)));
+  app.use(
+    queriesRouter(deps, planner, auth, new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex])),
+  );
   app.use(() => {
     throw new NotFound();
   });

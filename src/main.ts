@@ -11,6 +11,7 @@ import { loadConfig, ConfigError, type Config } from './config.ts';
 import { buildApp } from './app.ts';
 import { openStore } from './store/index.ts';
 import { openSearchIndex } from '../search/index.ts';
+import { openEdgeIndex } from './provenance/index.ts';
 import { prepareData } from './startup.ts';
 import { ensureAccounts } from './accounts/index.ts';
 import { loadServiceKeys } from './auth/keys.ts';
@@ -19,8 +20,9 @@ async function serve(config: Config, prepared: boolean): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
-  if (!prepared) await prepareData({ config, store, searchIndex, logger });
-  const built = await buildApp({ config, store, searchIndex, logger });
+  const edgeIndex = await openEdgeIndex(config, store, logger);
+  if (!prepared) await prepareData({ config, store, searchIndex, edgeIndex, logger });
+  const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
   const server: Server = built.app.listen(config.port, config.host, () => {
     logger.info({ port: config.port, host: config.host }, `listening; docs at ${config.publicUrl}/docs`);
   });
@@ -38,6 +40,7 @@ async function serve(config: Config, prepared: boolean): Promise<void> {
     force.unref();
     server.close(async () => {
       await built.close();
+      await edgeIndex.close();
       await searchIndex.close();
       await store.close();
       logger.info('stopped');
@@ -64,11 +67,13 @@ async function prepareShared(config: Config): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
+  const edgeIndex = await openEdgeIndex(config, store, logger);
   try {
-    await prepareData({ config, store, searchIndex, logger });
+    await prepareData({ config, store, searchIndex, edgeIndex, logger });
     await ensureAccounts({ config, store, logger });
     await loadServiceKeys(config.signingKeys, store.state);
   } finally {
+    await edgeIndex.close();
     await searchIndex.close();
     await store.close();
   }

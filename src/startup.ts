@@ -13,9 +13,9 @@ export const DEMO_DATA_SET: GenerateOptions = { studies: 5, biosamples: 100, dat
 
 /** Loads the demo set when demo data is enabled and no schema collection holds a record. */
 export async function prepareData(
-  deps: Pick<AppDeps, 'config' | 'store' | 'searchIndex' | 'logger'>,
+  deps: Pick<AppDeps, 'config' | 'store' | 'searchIndex' | 'logger'> & Partial<Pick<AppDeps, 'edgeIndex'>>,
 ): Promise<void> {
-  const { config, store, searchIndex, logger } = deps;
+  const { config, store, searchIndex, edgeIndex, logger } = deps;
   if (!config.demoData) return;
   const nonEmpty = await store.nonEmptyCollections();
   if (nonEmpty.some((c) => (COLLECTION_NAMES as readonly string[]).includes(c))) return;
@@ -23,6 +23,7 @@ export async function prepareData(
   const summary = await loadRecords({
     store,
     searchIndex,
+    edgeIndex,
     input,
     format: { kind: 'database' },
     source: 'demo data',

@@ -184,6 +184,7 @@ async function main() {
         config,
         store: bench.store,
         searchIndex: new ScanOnlyIndex(),
+        edgeIndex: bench.edgeIndex,
         logger,
       });
       const scan = await listen(scanApp.app);

@@ -12,16 +12,21 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
+import { openEdgeIndex } from '../../src/provenance/index.ts';
 import { buildApp } from '../../src/app.ts';
 import { generateRecords, type GenerateOptions } from '../../src/data/generator.ts';
 import type { Doc, DocumentStore } from '../../src/store/port.ts';
 import type { SearchIndex } from '../../search/port.ts';
+import type { EdgeIndex } from '../../src/provenance/port.ts';
 import { startServerProcess } from './server-process.ts';
 
 export interface BenchServer {
   url: string;
   store: DocumentStore;
   searchIndex: SearchIndex;
+  edgeIndex: EdgeIndex;
+  /** With `edges: 'after'`: seconds to build the edge index from the loaded store. */
+  edgeBuildSeconds?: number;
   loadSeconds: number;
   records: number;
   close(): Promise<void>;
@@ -39,7 +44,11 @@ export function flag(name: string, fallback: number): number {
  */
 export async function startBenchServer(
   options: GenerateOptions,
-  serving: { workers?: number } = {},
+  serving: {
+    workers?: number;
+    /** When the edge index is attached: before the load (written with the records, the default) or after it (built from the store, timed as `edgeBuildSeconds`). */
+    edges?: 'during' | 'after';
+  } = {},
 ): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-bench-'));
   const config = loadConfig({
@@ -51,6 +60,8 @@ export async function startBenchServer(
   const logger = pino({ level: 'silent' });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
+  // Attached before the load, the edges are written with the records (and timed with them).
+  let edgeIndex = serving.edges === 'after' ? undefined : await openEdgeIndex(config, store, logger);
   const started = performance.now();
   let records = 0;
   const batch = new Map<string, Doc[]>();
@@ -71,7 +82,10 @@ export async function startBenchServer(
   }
   for (const c of batch.keys()) await flush(c);
   const loadSeconds = (performance.now() - started) / 1000;
-  const common = { store, searchIndex, loadSeconds, records };
+  const buildStarted = performance.now();
+  edgeIndex ??= await openEdgeIndex(config, store, logger);
+  const edgeBuildSeconds = serving.edges === 'after' ? (performance.now() - buildStarted) / 1000 : undefined;
+  const common = { store, searchIndex, edgeIndex, loadSeconds, edgeBuildSeconds, records };
   const cleanUp = async () => {
     await searchIndex.close();
     await store.close();
@@ -88,7 +102,7 @@ export async function startBenchServer(
       },
     };
   }
-  const built = await buildApp({ config, store, searchIndex, logger });
+  const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
   const server: Server = await new Promise((resolve) => {
     const s = built.app.listen(0, '127.0.0.1', () => resolve(s));
   });

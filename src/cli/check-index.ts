@@ -1,12 +1,14 @@
 /**
- * `npm run check-index [-- COLLECTION...]` compares the search index with the source of truth
- * and reports records missing from, stale in (fingerprint differs) and extra in the index.
+ * `npm run check-index [-- COLLECTION...]` compares the search index and the provenance edge
+ * index with the source of truth and reports records missing from, stale in (fingerprint
+ * differs) and extra in each.
  * Exits 1 on any drift (fix with `npm run reindex`), 0 when the index is exact.
  */
 import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
+import { openEdgeIndex } from '../provenance/index.ts';
 import { checkCollection, hasDrift } from '../../search/maintenance.ts';
 
 const SHOWN = 10;
@@ -16,17 +18,24 @@ async function main(named: string[]): Promise<number> {
   const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
   const store = await openStore(config, logger);
   const index = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
+  const edges = await openEdgeIndex(config, store, logger, { catchUpEveryMs: 0 });
   let drifted = 0;
   let checked = 0;
   try {
     const collections = named.length > 0 ? named : await store.nonEmptyCollections();
-    for (const collection of collections) {
+    const checks = [
+      ...collections.map((collection) => ({ collection, index, label: '' })),
+      ...collections
+        .filter((c) => edges.covers?.(c) ?? true)
+        .map((collection) => ({ collection, index: edges, label: 'edges of ' })),
+    ];
+    for (const { collection, index, label } of checks) {
       const report = await checkCollection(store, index, collection);
-      checked += report.checked;
+      if (!label) checked += report.checked;
       const { missing, stale, extra } = report.counts;
       const state = hasDrift(report) ? 'DRIFT' : 'ok';
       process.stdout.write(
-        `${collection}: ${state} — ${report.checked.toLocaleString('en-US')} records checked, ${missing} missing, ${stale} stale, ${extra} extra\n`,
+        `${label}${collection}: ${state} — ${report.checked.toLocaleString('en-US')} records checked, ${missing} missing, ${stale} stale, ${extra} extra\n`,
       );
       for (const [kind, ids] of [
         ['missing', report.missing],
@@ -43,10 +52,11 @@ async function main(named: string[]): Promise<number> {
     process.stdout.write(
       drifted === 0
         ? `index is exact: ${checked.toLocaleString('en-US')} records in ${collections.length} collections\n`
-        : `index drift in ${drifted} of ${collections.length} collections; run \`npm run reindex\`\n`,
+        : `index drift in ${drifted} of ${checks.length} checks; run \`npm run reindex\`\n`,
     );
     return drifted === 0 ? 0 : 1;
   } finally {
+    await edges.close();
     await index.close();
     await store.close();
   }

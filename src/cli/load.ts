@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
+import { openEdgeIndex } from '../provenance/index.ts';
 import { formatOfFile, loadRecords, type LoadSummary } from '../data/loader.ts';
 
 const PROGRESS_LINE_EVERY_MS = 5000;
@@ -24,6 +25,7 @@ async function main(files: string[]): Promise<number> {
   const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
+  const edgeIndex = await openEdgeIndex(config, store, logger);
   const totals: Record<string, number> = {};
   let rejected = 0;
   let written = 0;
@@ -50,6 +52,7 @@ async function main(files: string[]): Promise<number> {
       const summary: LoadSummary = await loadRecords({
         store,
         searchIndex,
+        edgeIndex,
         input,
         format: formatOfFile(file),
         source: file,
@@ -79,6 +82,7 @@ async function main(files: string[]): Promise<number> {
       );
     }
   } finally {
+    await edgeIndex.close();
     await searchIndex.close();
     await store.close();
   }

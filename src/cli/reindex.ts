@@ -1,5 +1,6 @@
 /**
- * `npm run reindex [-- COLLECTION...]` rebuilds the search index from the source of truth
+ * `npm run reindex [-- COLLECTION...]` rebuilds the search index and the provenance edge index
+ * from the source of truth
  * (every non-empty collection when none is named), with progress and a summary line with
  * counts and rate.
  */
@@ -7,7 +8,9 @@ import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
+import { openEdgeIndex } from '../provenance/index.ts';
 import { reindexCollection } from '../../search/maintenance.ts';
+import type { MaintainedIndex } from '../../search/port.ts';
 
 const PROGRESS_EVERY_MS = 2000;
 
@@ -16,22 +19,29 @@ async function main(named: string[]): Promise<number> {
   const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
   const store = await openStore(config, logger);
   const index = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
+  const edges = await openEdgeIndex(config, store, logger, { catchUpEveryMs: 0 });
   const started = performance.now();
   let total = 0;
   try {
     const collections = named.length > 0 ? named : await store.nonEmptyCollections();
-    for (const collection of collections) {
+    const runs = [
+      ...collections.map((collection) => ({ collection, index: index as MaintainedIndex, label: '' })),
+      ...collections
+        .filter((c) => edges.covers?.(c) ?? true)
+        .map((collection) => ({ collection, index: edges as MaintainedIndex, label: 'edges of ' })),
+    ];
+    for (const { collection, index: target, label } of runs) {
       let last = performance.now();
-      const result = await reindexCollection(store, index, collection, ({ done }) => {
+      const result = await reindexCollection(store, target, collection, ({ done }) => {
         const now = performance.now();
         if (now - last < PROGRESS_EVERY_MS) return;
         last = now;
-        process.stderr.write(`${collection}: ${done.toLocaleString('en-US')} records indexed\n`);
+        process.stderr.write(`${label}${collection}: ${done.toLocaleString('en-US')} records indexed\n`);
       });
-      total += result.records;
+      if (!label) total += result.records;
       const rate = result.seconds > 0 ? Math.round(result.records / result.seconds) : result.records;
       process.stdout.write(
-        `${collection}: ${result.records.toLocaleString('en-US')} records in ${result.seconds.toFixed(1)} s (${rate.toLocaleString('en-US')}/s)\n`,
+        `${label}${collection}: ${result.records.toLocaleString('en-US')} records in ${result.seconds.toFixed(1)} s (${rate.toLocaleString('en-US')}/s)\n`,
       );
     }
     const seconds = (performance.now() - started) / 1000;
@@ -41,6 +51,7 @@ async function main(named: string[]): Promise<number> {
     );
     return 0;
   } finally {
+    await edges.close();
     await index.close();
     await store.close();
   }

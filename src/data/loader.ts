@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { collectionOfId, ID_PATTERN, isCollectionName } from '../schema/nmdc.ts';
 import type { Doc, DocumentStore } from '../store/port.ts';
 import { keyedRecord } from '../store/record-keys.ts';
-import type { SearchIndex } from '../../search/port.ts';
+import type { MaintainedIndex, SearchIndex } from '../../search/port.ts';
 
 export type InputFormat = { kind: 'database' } | { kind: 'jsonl'; collection: string };
 
@@ -30,6 +30,8 @@ export interface LoadProgress {
 export interface LoadOptions {
   store: DocumentStore;
   searchIndex?: Pick<SearchIndex, 'index'>;
+  /** The provenance edge index, written here when the store's transaction does not write it. */
+  edgeIndex?: Pick<MaintainedIndex, 'index' | 'synchronous'>;
   input: Readable;
   format: InputFormat;
   /** Name used in rejection reports (the file name). */
@@ -173,7 +175,7 @@ async function* jsonLineRecords(input: Readable, collection: string, counter: { 
 
 /** Reads, validates and writes every record of the input; see the module comment. */
 export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
-  const { store, searchIndex, format } = options;
+  const { store, searchIndex, edgeIndex, format } = options;
   const source = options.source ?? 'input';
   const batchSize = options.batchSize ?? 1000;
   const started = process.hrtime.bigint();
@@ -189,6 +191,7 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
     batches.delete(collection);
     const result = await store.upsertMany(collection, batch);
     if (searchIndex) await searchIndex.index(collection, batch);
+    if (edgeIndex && !edgeIndex.synchronous) await edgeIndex.index(collection, batch);
     summary.inserted += result.inserted;
     summary.updated += result.updated;
     summary.counts[collection] = (summary.counts[collection] ?? 0) + batch.length;

@@ -83,6 +83,8 @@ export function legacyTagOf(pathName: string): LegacyTag {
 const PATHS_ADDED_LATER = new Set([
   '/nmdcschema/collection_names',
   '/nmdcschema/ids/{doc_id}/collection-name',
+  '/nmdcschema/linked_instances',
+  '/workflow_executions/{workflow_execution_id}/related_resources',
 ]);
 
 /** 1.2.0 names of renamed paths, with the renamed path parameter and operation ids. */

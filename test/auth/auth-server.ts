@@ -16,6 +16,7 @@ import { NotFound } from '../../src/http/errors.ts';
 import { createAuth, type Principal } from '../../src/auth/index.ts';
 import type { DocumentStore } from '../../src/store/port.ts';
 import type { QueryPlanner } from '../../search/planner.ts';
+import type { EdgeIndex } from '../../src/provenance/port.ts';
 import type { SearchIndex } from '../../search/port.ts';
 
 export interface AuthServer {
@@ -54,7 +55,7 @@ export async function startAuthServer(
   const logger = pino({ level: 'silent' });
   const store = await openStore(config, logger);
   const auth = await createAuth(
-    { config, store, logger, searchIndex: {} as SearchIndex },
+    { config, store, logger, searchIndex: {} as SearchIndex, edgeIndex: {} as EdgeIndex },
     {} as QueryPlanner,
   );
   const app = express();

@@ -8,6 +8,7 @@ import type express from 'express';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
+import { openEdgeIndex } from '../../src/provenance/index.ts';
 import { buildApp } from '../../src/app.ts';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 
@@ -30,7 +31,8 @@ describe('logs', () => {
     const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
     const store = await openStore(config, logger);
     const searchIndex = await openSearchIndex(config, store, logger);
-    const built = await buildApp({ config, store, searchIndex, logger });
+    const edgeIndex = await openEdgeIndex(config, store, logger);
+    const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
     app = built.app;
     close = async () => {
       await built.close();

@@ -54,7 +54,13 @@ beforeAll(async () => {
   t.logger = pino({ level: 'trace' }, sink);
   const { buildApp } = await import('../../src/app.ts');
   t.app = (
-    await buildApp({ config: t.config, store: t.store, searchIndex: t.searchIndex, logger: t.logger })
+    await buildApp({
+      config: t.config,
+      store: t.store,
+      searchIndex: t.searchIndex,
+      edgeIndex: t.edgeIndex,
+      logger: t.logger,
+    })
   ).app;
   adminToken = await login(ADMIN.username, ADMIN.password);
 });

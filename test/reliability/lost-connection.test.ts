@@ -43,6 +43,7 @@ beforeAll(async () => {
       config: t.config,
       store: flaky,
       searchIndex: t.searchIndex,
+      edgeIndex: t.edgeIndex,
       logger: pino({ level: 'silent' }),
     })
   ).app;

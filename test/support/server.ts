@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
+import { openEdgeIndex } from '../../src/provenance/index.ts';
 import type { AppDeps } from '../../src/http/deps.ts';
 import type express from 'express';
 
@@ -36,16 +37,19 @@ export async function createTestApp(
   const logger = options.logger ?? pino({ level: 'silent' });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
-  const built = await buildApp({ config, store, searchIndex, logger });
+  const edgeIndex = await openEdgeIndex(config, store, logger);
+  const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
   return {
     config,
     store,
     searchIndex,
+    edgeIndex,
     logger,
     app: built.app,
     dataDir,
     close: async () => {
       await built.close();
+      await edgeIndex.close();
       await searchIndex.close();
       await store.close();
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -323,12 +323,25 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
         .replace('/planned_processes', '/activities');
     const expected = Object.keys(current.paths)
       .filter(
-        (p) => !['/nmdcschema/collection_names', '/nmdcschema/ids/{doc_id}/collection-name'].includes(p),
+        (p) =>
+          ![
+            '/nmdcschema/collection_names',
+            '/nmdcschema/ids/{doc_id}/collection-name',
+            '/nmdcschema/linked_instances',
+            '/workflow_executions/{workflow_execution_id}/related_resources',
+          ].includes(p),
       )
       .map(renamed);
     expect(Object.keys(legacy.paths)).toEqual(expected);
-    const { CollectionNameOfId: onlyUsedLater, ...sharedSchemas } = current.components.schemas;
-    expect(onlyUsedLater).toBeDefined();
+    const {
+      CollectionNameOfId: onlyUsedLater,
+      LinkedInstances: linkedLater,
+      LinkedInstance: linkedItemLater,
+      RelatedResources: relatedLater,
+      ...sharedSchemas
+    } = current.components.schemas;
+    for (const schema of [onlyUsedLater, linkedLater, linkedItemLater, relatedLater])
+      expect(schema).toBeDefined();
     expect(legacy.components.schemas).toEqual(sharedSchemas);
     expect(legacy.paths['/queries:run'].post.requestBody).toEqual(
       current.paths['/queries:run'].post.requestBody,

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, FindActivitiesData, FindActivitiesErrors, FindActivitiesResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetActivityData, GetActivityErrors, GetActivityResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, RunQueryData, RunQueryErrors, RunQueryResponses } from './types.gen.ts';
+import type { CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, FindActivitiesData, FindActivitiesErrors, FindActivitiesResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetActivityData, GetActivityErrors, GetActivityResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, RunQueryData, RunQueryErrors, RunQueryResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -53,6 +53,18 @@ export const findDataObjects = <ThrowOnError extends boolean = false>(options?: 
  * Get a data object by id
  */
 export const getDataObject = <ThrowOnError extends boolean = false>(options: Options<GetDataObjectData, ThrowOnError>) => (options.client ?? client).get<GetDataObjectResponses, GetDataObjectErrors, ThrowOnError>({ url: '/data_objects/{data_object_id}', ...options });
+
+/**
+ * Data objects of a study, by biosample
+ *
+ * For every biosample downstream of the study in the provenance graph, the data objects
+ * downstream of that biosample (its sequencing runs' raw data, and everything the workflows
+ * made from it), as whole records. Biosamples and data objects come in `id` order; a
+ * biosample without data objects is left out; a data object made from several biosamples is
+ * listed under each. Never stale: the graph is written together with the records.
+ *
+ */
+export const getDataObjectsForStudy = <ThrowOnError extends boolean = false>(options: Options<GetDataObjectsForStudyData, ThrowOnError>) => (options.client ?? client).get<GetDataObjectsForStudyResponses, GetDataObjectsForStudyErrors, ThrowOnError>({ url: '/data_objects/study/{study_id}', ...options });
 
 /**
  * Find activities

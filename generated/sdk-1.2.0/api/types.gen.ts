@@ -90,6 +90,11 @@ export type ListResponse = {
     next_page_token?: string;
 };
 
+export type BiosampleDataObjects = {
+    biosample_id: string;
+    data_objects: Array<Record>;
+};
+
 export type Typecode = {
     id: string;
     schema_class: string;
@@ -810,6 +815,44 @@ export type GetDataObjectResponses = {
 };
 
 export type GetDataObjectResponse = GetDataObjectResponses[keyof GetDataObjectResponses];
+
+export type GetDataObjectsForStudyData = {
+    body?: never;
+    path: {
+        /**
+         * Study identifier.
+         */
+        study_id: string;
+    };
+    query?: never;
+    url: '/data_objects/study/{study_id}';
+};
+
+export type GetDataObjectsForStudyErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetDataObjectsForStudyError = GetDataObjectsForStudyErrors[keyof GetDataObjectsForStudyErrors];
+
+export type GetDataObjectsForStudyResponses = {
+    /**
+     * The study's data objects, grouped by biosample.
+     */
+    200: Array<BiosampleDataObjects>;
+};
+
+export type GetDataObjectsForStudyResponse = GetDataObjectsForStudyResponses[keyof GetDataObjectsForStudyResponses];
 
 export type FindActivitiesData = {
     body?: never;

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, RunQueryData, RunQueryErrors, RunQueryResponses } from './types.gen.ts';
+import type { CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetLinkedInstancesData, GetLinkedInstancesErrors, GetLinkedInstancesResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRelatedResourcesData, GetRelatedResourcesErrors, GetRelatedResourcesResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, RunQueryData, RunQueryErrors, RunQueryResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -55,6 +55,18 @@ export const findDataObjects = <ThrowOnError extends boolean = false>(options?: 
 export const getDataObject = <ThrowOnError extends boolean = false>(options: Options<GetDataObjectData, ThrowOnError>) => (options.client ?? client).get<GetDataObjectResponses, GetDataObjectErrors, ThrowOnError>({ url: '/data_objects/{data_object_id}', ...options });
 
 /**
+ * Data objects of a study, by biosample
+ *
+ * For every biosample downstream of the study in the provenance graph, the data objects
+ * downstream of that biosample (its sequencing runs' raw data, and everything the workflows
+ * made from it), as whole records. Biosamples and data objects come in `id` order; a
+ * biosample without data objects is left out; a data object made from several biosamples is
+ * listed under each. Never stale: the graph is written together with the records.
+ *
+ */
+export const getDataObjectsForStudy = <ThrowOnError extends boolean = false>(options: Options<GetDataObjectsForStudyData, ThrowOnError>) => (options.client ?? client).get<GetDataObjectsForStudyResponses, GetDataObjectsForStudyErrors, ThrowOnError>({ url: '/data_objects/study/{study_id}', ...options });
+
+/**
  * Find planned processes
  *
  * Planned processes from all the collections that hold them (data generation, material
@@ -68,6 +80,18 @@ export const findPlannedProcesses = <ThrowOnError extends boolean = false>(optio
  * Get a planned process by id
  */
 export const getPlannedProcess = <ThrowOnError extends boolean = false>(options: Options<GetPlannedProcessData, ThrowOnError>) => (options.client ?? client).get<GetPlannedProcessResponses, GetPlannedProcessErrors, ThrowOnError>({ url: '/planned_processes/{planned_process_id}', ...options });
+
+/**
+ * Resources related to a workflow execution
+ *
+ * The workflow execution with: its input and output data objects; the other workflow
+ * executions of the same pipeline (those consuming its outputs, producing its inputs, or
+ * informed by the same data generation) and their data objects; the biosamples that were
+ * inputs (directly or through processed samples) to the data generations that informed it;
+ * and their studies. Never stale: the graph is written together with the records.
+ *
+ */
+export const getRelatedResources = <ThrowOnError extends boolean = false>(options: Options<GetRelatedResourcesData, ThrowOnError>) => (options.client ?? client).get<GetRelatedResourcesResponses, GetRelatedResourcesErrors, ThrowOnError>({ url: '/workflow_executions/{workflow_execution_id}/related_resources', ...options });
 
 /**
  * Schema version
@@ -108,6 +132,31 @@ export const getRecordById = <ThrowOnError extends boolean = false>(options: Opt
  * Collection holding an identifier
  */
 export const getCollectionNameById = <ThrowOnError extends boolean = false>(options: Options<GetCollectionNameByIdData, ThrowOnError>) => (options.client ?? client).get<GetCollectionNameByIdResponses, GetCollectionNameByIdErrors, ThrowOnError>({ url: '/nmdcschema/ids/{doc_id}/collection-name', ...options });
+
+/**
+ * Records linked to some records in the provenance graph
+ *
+ * The records linked to `ids`, following references transitively **downstream** (what came
+ * from them: a study's biosamples, a biosample's data generations, their data objects, the
+ * workflow executions that used those, their outputs, ...) and, separately, **upstream**
+ * (what they came from), and keeping those of the given `types`. A class matches its
+ * subclasses: `nmdc:PlannedProcess` gives data generations, material processing and workflow
+ * executions alike.
+ *
+ * Each record says which of `ids` it is downstream of (`_downstream_of`) and/or upstream of
+ * (`_upstream_of`). Records come in `id` order, paged with tokens; a continuation walks the
+ * graph as it is then. The graph is written together with the records, so an answer is
+ * never stale.
+ *
+ * Upstream slots (the referenced record helped produce the referring one):
+ * `associated_studies`, `collected_from`, `has_chromatography_configuration`, `has_input`,
+ * `has_mass_spectrometry_configuration`, `instrument_used`, `part_of`, `was_generated_by`,
+ * `was_informed_by`, `expected_organism`. Downstream slots (the referenced record came from
+ * the referring one): `calibration_object`, `generates_calibration`, `has_output`,
+ * `in_manifest`, `uses_calibration`, `superseded_by`.
+ *
+ */
+export const getLinkedInstances = <ThrowOnError extends boolean = false>(options: Options<GetLinkedInstancesData, ThrowOnError>) => (options.client ?? client).get<GetLinkedInstancesResponses, GetLinkedInstancesErrors, ThrowOnError>({ url: '/nmdcschema/linked_instances', ...options });
 
 /**
  * Query a collection with a JSON filter

@@ -90,6 +90,41 @@ export type ListResponse = {
     next_page_token?: string;
 };
 
+export type LinkedInstances = {
+    resources: Array<LinkedInstance>;
+    /**
+     * Present only while more records remain.
+     */
+    next_page_token?: string;
+};
+
+/**
+ * A linked record: `id` and `type`, or the whole record with `hydrate=true`, with the start
+ * ids it is downstream and/or upstream of.
+ *
+ */
+export type LinkedInstance = {
+    id: string;
+    type: string;
+    _downstream_of?: Array<string>;
+    _upstream_of?: Array<string>;
+    [key: string]: unknown;
+};
+
+export type BiosampleDataObjects = {
+    biosample_id: string;
+    data_objects: Array<Record>;
+};
+
+export type RelatedResources = {
+    workflow_execution_id: string;
+    workflow_execution: Record;
+    data_objects: Array<Record>;
+    related_workflow_executions: Array<Record>;
+    biosamples: Array<Record>;
+    studies: Array<Record>;
+};
+
 export type Typecode = {
     id: string;
     schema_class: string;
@@ -816,6 +851,44 @@ export type GetDataObjectResponses = {
 
 export type GetDataObjectResponse = GetDataObjectResponses[keyof GetDataObjectResponses];
 
+export type GetDataObjectsForStudyData = {
+    body?: never;
+    path: {
+        /**
+         * Study identifier.
+         */
+        study_id: string;
+    };
+    query?: never;
+    url: '/data_objects/study/{study_id}';
+};
+
+export type GetDataObjectsForStudyErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetDataObjectsForStudyError = GetDataObjectsForStudyErrors[keyof GetDataObjectsForStudyErrors];
+
+export type GetDataObjectsForStudyResponses = {
+    /**
+     * The study's data objects, grouped by biosample.
+     */
+    200: Array<BiosampleDataObjects>;
+};
+
+export type GetDataObjectsForStudyResponse = GetDataObjectsForStudyResponses[keyof GetDataObjectsForStudyResponses];
+
 export type FindPlannedProcessesData = {
     body?: never;
     path?: never;
@@ -937,6 +1010,40 @@ export type GetPlannedProcessResponses = {
 };
 
 export type GetPlannedProcessResponse = GetPlannedProcessResponses[keyof GetPlannedProcessResponses];
+
+export type GetRelatedResourcesData = {
+    body?: never;
+    path: {
+        /**
+         * Workflow execution identifier.
+         */
+        workflow_execution_id: string;
+    };
+    query?: never;
+    url: '/workflow_executions/{workflow_execution_id}/related_resources';
+};
+
+export type GetRelatedResourcesErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetRelatedResourcesError = GetRelatedResourcesErrors[keyof GetRelatedResourcesErrors];
+
+export type GetRelatedResourcesResponses = {
+    /**
+     * The workflow execution and its related resources.
+     */
+    200: RelatedResources;
+};
+
+export type GetRelatedResourcesResponse = GetRelatedResourcesResponses[keyof GetRelatedResourcesResponses];
 
 export type GetSchemaVersionData = {
     body?: never;
@@ -1105,6 +1212,69 @@ export type GetCollectionNameByIdResponses = {
 };
 
 export type GetCollectionNameByIdResponse = GetCollectionNameByIdResponses[keyof GetCollectionNameByIdResponses];
+
+export type GetLinkedInstancesData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * The records to start from (repeat the parameter for several, up to 1,000). Each must
+         * exist: otherwise 404 `Some IDs not found: [...]`.
+         *
+         */
+        ids: Array<string>;
+        /**
+         * Classes of the records to return (repeatable), concrete or abstract, e.g.
+         * `nmdc:DataObject`, `nmdc:PlannedProcess`, `nmdc:InformationObject`. Default
+         * `nmdc:NamedThing` (every record). An unknown class: 404.
+         *
+         */
+        types?: Array<string>;
+        /**
+         * Whole records instead of `id` and `type` only.
+         */
+        hydrate?: boolean;
+        /**
+         * Records per page; a value below 1 returns every record on one page.
+         */
+        max_page_size?: number;
+        /**
+         * The `next_page_token` of the previous page (the same `ids` and `types` carry on).
+         */
+        page_token?: string;
+    };
+    url: '/nmdcschema/linked_instances';
+};
+
+export type GetLinkedInstancesErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetLinkedInstancesError = GetLinkedInstancesErrors[keyof GetLinkedInstancesErrors];
+
+export type GetLinkedInstancesResponses = {
+    /**
+     * One page of linked records.
+     */
+    200: LinkedInstances;
+};
+
+export type GetLinkedInstancesResponse = GetLinkedInstancesResponses[keyof GetLinkedInstancesResponses];
 
 export type ListCollectionRecordsData = {
     body?: never;

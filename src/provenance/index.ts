@@ -1,0 +1,71 @@
+/**
+ * Chooses the edge index adapter from the store: tables in the embedded store's file (kept in
+ * step by its write hook), or collections beside MongoDB's records (caught up from the change
+ * log). A store that predates the edge index gets its edges built once, on open.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { DocumentStore } from '../store/port.ts';
+import { MongoDocumentStore } from '../store/mongo/document-store.ts';
+import { isHookable } from '../../search/index.ts';
+import { keepCaughtUp, reindexCollection } from '../../search/maintenance.ts';
+import type { EdgeIndex } from './port.ts';
+import { SqliteEdgeIndex } from './sqlite/edge-index.ts';
+import { MongoEdgeIndex } from './mongo/edge-index.ts';
+
+export type { EdgeIndex } from './port.ts';
+
+export interface OpenEdgeIndexOptions {
+  /** How often an index written outside the store's transaction catches up (0: never). */
+  catchUpEveryMs?: number;
+}
+
+/** An adapter that remembers whether its edges were built for the records already stored. */
+interface BuiltOnce extends EdgeIndex {
+  covers(collection: string): boolean;
+  isBuilt(): boolean | Promise<boolean>;
+  markBuilt(): void | Promise<void>;
+}
+
+async function buildOnce(index: BuiltOnce, store: DocumentStore, logger: Logger): Promise<void> {
+  if (await index.isBuilt()) return;
+  // Every write up to here is in the scans below; later ones are caught up.
+  const seq = await store.latestSeq();
+  const collections = (await store.nonEmptyCollections()).filter((c) => index.covers(c));
+  if (collections.length > 0) {
+    const started = performance.now();
+    let records = 0;
+    for (const collection of collections)
+      records += (await reindexCollection(store, index, collection)).records;
+    logger.info(
+      { records, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) },
+      'built the provenance edge index for the records already stored',
+    );
+  }
+  // Each collection's rebuild advanced the watermark to its own start; writes to the collections
+  // built earlier may lie between, so the mark goes back to where the first scan began.
+  if (!index.synchronous) await index.setWatermark(seq);
+  await index.markBuilt();
+}
+
+export async function openEdgeIndex(
+  _config: Config,
+  store: DocumentStore,
+  logger: Logger,
+  options: OpenEdgeIndexOptions = {},
+): Promise<EdgeIndex> {
+  const everyMs = options.catchUpEveryMs ?? 2000;
+  if (isHookable(store)) {
+    const index = SqliteEdgeIndex.attachTo(store);
+    await buildOnce(index, store, logger);
+    return index;
+  }
+  if (store instanceof MongoDocumentStore) {
+    const index = new MongoEdgeIndex(store.database);
+    await index.init();
+    await buildOnce(index, store, logger);
+    logger.info('provenance edge index in MongoDB beside the records');
+    return keepCaughtUp(index, store, logger, everyMs);
+  }
+  throw new Error(`no edge index adapter for the ${store.engine} store`);
+}

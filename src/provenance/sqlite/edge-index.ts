@@ -1,0 +1,244 @@
+/**
+ * The embedded edge index: two tables in the store file, written by the store's write hook in
+ * the same transaction as the records, so a walk never sees a record without its edges.
+ *
+ * `graph_nodes` interns every id the graph mentions (records, and ids only referenced so far)
+ * as an integer key; `collection` is set while the id is a record. `graph_edges` holds one row
+ * per (upstream, downstream, slot, holder) with integer ends, indexed both ways, so a walk step
+ * is an index range per id.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import type { Doc } from '../../store/port.ts';
+import { fingerprintOf } from '../../../search/indexed-values.ts';
+import type { HookableStore } from '../../../search/sqlite/fts-index.ts';
+import { edgesOf, inGraph, typeOf } from '../edges.ts';
+import type { Direction, EdgeIndex, NodeInfo, Step } from '../port.ts';
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS graph_nodes (
+    key INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    collection TEXT,
+    type TEXT,
+    fingerprint TEXT
+  );
+  CREATE INDEX IF NOT EXISTS graph_nodes_collection ON graph_nodes(collection, id);
+  CREATE TABLE IF NOT EXISTS graph_edges (
+    up INTEGER NOT NULL,
+    down INTEGER NOT NULL,
+    slot TEXT NOT NULL,
+    holder INTEGER NOT NULL,
+    PRIMARY KEY (up, down, slot, holder)
+  ) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS graph_edges_down ON graph_edges(down, up);
+  CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+`;
+
+/** `holder` column values: which end of the edge holds the reference. */
+const UP_HOLDS = 0;
+const DOWN_HOLDS = 1;
+
+const FINGERPRINT_PAGE = 2000;
+
+export class SqliteEdgeIndex implements EdgeIndex {
+  readonly engine = 'sqlite' as const;
+  readonly synchronous = true;
+  private readonly statements = new Map<string, Statement>();
+
+  private constructor(private readonly db: Database) {
+    db.exec(SCHEMA);
+  }
+
+  /** Keeps the edges in the store's write transactions from now on. */
+  static attachTo(store: HookableStore): SqliteEdgeIndex {
+    const index = new SqliteEdgeIndex(store.db);
+    store.addWriteHook({
+      onUpsert: (collection, docs) => index.write(collection, docs),
+      onDelete: (collection, ids) => index.erase(collection, ids),
+    });
+    return index;
+  }
+
+  covers(collection: string): boolean {
+    return inGraph(collection);
+  }
+
+  /** True once the edges were built for every record the store held when the tables appeared. */
+  isBuilt(): boolean {
+    return this.meta('built') === 1;
+  }
+
+  markBuilt(): void {
+    this.setMeta('built', 1);
+  }
+
+  private stmt(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  private meta(key: string): number | undefined {
+    return this.stmt('SELECT value FROM graph_meta WHERE key = ?').pluck().get(key) as number | undefined;
+  }
+
+  private setMeta(key: string, value: number): void {
+    this.stmt(
+      'INSERT INTO graph_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+    ).run(key, value);
+  }
+
+  /** The key of `id`, interning it when new. */
+  private keyOf(id: string): number {
+    const key = this.stmt('SELECT key FROM graph_nodes WHERE id = ?').pluck().get(id) as number | undefined;
+    if (key !== undefined) return key;
+    return this.stmt('INSERT INTO graph_nodes(id) VALUES (?) RETURNING key').pluck().get(id) as number;
+  }
+
+  /** Removes the edges the record `key` holds; returns the other ends, for `collect`. */
+  private dropHeldEdges(key: number): number[] {
+    const ends = [
+      ...(this.stmt('DELETE FROM graph_edges WHERE up = ? AND holder = ? RETURNING down')
+        .pluck()
+        .all(key, UP_HOLDS) as number[]),
+      ...(this.stmt('DELETE FROM graph_edges WHERE down = ? AND holder = ? RETURNING up')
+        .pluck()
+        .all(key, DOWN_HOLDS) as number[]),
+    ];
+    return ends;
+  }
+
+  /** Forgets ids that are no record and no edge mentions any more. */
+  private collect(keys: Iterable<number>): void {
+    const gc = this.stmt(
+      `DELETE FROM graph_nodes WHERE key = @key AND collection IS NULL
+         AND NOT EXISTS (SELECT 1 FROM graph_edges WHERE up = @key)
+         AND NOT EXISTS (SELECT 1 FROM graph_edges WHERE down = @key)`,
+    );
+    for (const key of new Set(keys)) gc.run({ key });
+  }
+
+  /** Writes records' nodes and edges (the caller holds a transaction, or this is one statement group). */
+  write(collection: string, docs: Doc[]): void {
+    if (!inGraph(collection) || docs.length === 0) return;
+    const find = this.stmt('SELECT key, collection FROM graph_nodes WHERE id = ?');
+    const insertNode = this.stmt(
+      'INSERT INTO graph_nodes(id, collection, type, fingerprint) VALUES (?, ?, ?, ?) RETURNING key',
+    );
+    const updateNode = this.stmt(
+      'UPDATE graph_nodes SET collection = ?, type = ?, fingerprint = ? WHERE key = ?',
+    );
+    const insertEdge = this.stmt(
+      'INSERT OR IGNORE INTO graph_edges(up, down, slot, holder) VALUES (?, ?, ?, ?)',
+    );
+    const orphans: number[] = [];
+    for (const doc of docs) {
+      const type = typeOf(doc);
+      const fingerprint = fingerprintOf(doc);
+      const found = find.get(doc.id) as { key: number; collection: string | null } | undefined;
+      let key: number;
+      if (found === undefined) {
+        key = insertNode.pluck().get(doc.id, collection, type, fingerprint) as number;
+      } else {
+        key = found.key;
+        if (found.collection !== null) orphans.push(...this.dropHeldEdges(key));
+        updateNode.run(collection, type, fingerprint, key);
+      }
+      for (const edge of edgesOf(doc)) {
+        if (edge.holder === 'down') insertEdge.run(this.keyOf(edge.up), key, edge.slot, DOWN_HOLDS);
+        else insertEdge.run(key, this.keyOf(edge.down), edge.slot, UP_HOLDS);
+      }
+    }
+    if (orphans.length > 0) this.collect(orphans);
+  }
+
+  /** Removes deleted records: their edges go, references to them stay (they may come back). */
+  erase(collection: string, ids: string[]): void {
+    if (!inGraph(collection) || ids.length === 0) return;
+    const find = this.stmt('SELECT key FROM graph_nodes WHERE id = ? AND collection = ?').pluck();
+    const unset = this.stmt(
+      'UPDATE graph_nodes SET collection = NULL, type = NULL, fingerprint = NULL WHERE key = ?',
+    );
+    const touched: number[] = [];
+    for (const id of ids) {
+      const key = find.get(id, collection) as number | undefined;
+      if (key === undefined) continue;
+      touched.push(key, ...this.dropHeldEdges(key));
+      unset.run(key);
+    }
+    this.collect(touched);
+  }
+
+  async index(collection: string, docs: Doc[]): Promise<void> {
+    this.db.transaction(() => this.write(collection, docs))();
+  }
+
+  async remove(collection: string, ids: string[]): Promise<void> {
+    this.db.transaction(() => this.erase(collection, ids))();
+  }
+
+  async clear(collection: string): Promise<void> {
+    this.db.transaction(() => {
+      const keys = this.stmt('SELECT key FROM graph_nodes WHERE collection = ?')
+        .pluck()
+        .all(collection) as number[];
+      const touched: number[] = [];
+      const unset = this.stmt(
+        'UPDATE graph_nodes SET collection = NULL, type = NULL, fingerprint = NULL WHERE key = ?',
+      );
+      for (const key of keys) {
+        touched.push(key, ...this.dropHeldEdges(key));
+        unset.run(key);
+      }
+      this.collect(touched);
+    })();
+  }
+
+  async *fingerprints(collection: string): AsyncIterable<Array<{ id: string; fingerprint: string }>> {
+    let after = '';
+    for (;;) {
+      const rows = this.stmt(
+        'SELECT id, fingerprint FROM graph_nodes WHERE collection = ? AND id > ? ORDER BY id LIMIT ?',
+      ).all(collection, after, FINGERPRINT_PAGE) as Array<{ id: string; fingerprint: string }>;
+      if (rows.length === 0) return;
+      yield rows;
+      after = rows[rows.length - 1]!.id;
+    }
+  }
+
+  async nodes(ids: readonly string[]): Promise<NodeInfo[]> {
+    if (ids.length === 0) return [];
+    return this.stmt(
+      `SELECT n.id, n.type, n.collection FROM json_each(?) j JOIN graph_nodes n ON n.id = j.value
+        WHERE n.collection IS NOT NULL`,
+    ).all(JSON.stringify(ids)) as NodeInfo[];
+  }
+
+  async step(ids: readonly string[], direction: Direction): Promise<Step[]> {
+    if (ids.length === 0) return [];
+    const [near, far] = direction === 'downstream' ? ['up', 'down'] : ['down', 'up'];
+    return this.stmt(
+      `SELECT DISTINCT f.id AS "from", t.id AS "to", e.slot AS slot, t.type AS type, t.collection AS collection
+         FROM json_each(?) j
+         JOIN graph_nodes f ON f.id = j.value
+         JOIN graph_edges e ON e.${near} = f.key
+         JOIN graph_nodes t ON t.key = e.${far}
+        WHERE t.collection IS NOT NULL`,
+    ).all(JSON.stringify(ids)) as Step[];
+  }
+
+  async watermark(): Promise<number> {
+    return this.meta('watermark') ?? 0;
+  }
+
+  async setWatermark(seq: number): Promise<void> {
+    this.setMeta('watermark', seq);
+  }
+
+  async close(): Promise<void> {
+    // The store owns the database.
+  }
+}
