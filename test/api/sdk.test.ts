@@ -179,3 +179,50 @@ describe('planned processes by API version', () => {
     expect(nmdc).not.toHaveProperty('listCollectionNames');
   });
 });
+
+describe('the provenance graph through the SDKs', () => {
+  const study = { id: 'nmdc:sty-11-sdkgraph', type: 'nmdc:Study', name: 'SDK lineage' };
+  const samples = ['a', 'b', 'c'].map((k) => ({
+    id: `nmdc:bsm-11-sdkg${k}`,
+    type: 'nmdc:Biosample',
+    associated_studies: [study.id],
+  }));
+  const runs = samples.map((s, i) => ({
+    id: `nmdc:dgns-11-sdkg${i}`,
+    type: 'nmdc:NucleotideSequencing',
+    has_input: [s.id],
+    has_output: [`nmdc:dobj-11-sdkg${i}r`, `nmdc:dobj-11-sdkg${i}s`],
+  }));
+  const files = runs.flatMap((r) =>
+    (r.has_output as string[]).map((id) => ({ id, type: 'nmdc:DataObject', name: `${id}.fastq.gz` })),
+  );
+  beforeAll(async () => {
+    await server.store.upsertMany('study_set', [study]);
+    await server.store.upsertMany('biosample_set', samples);
+    await server.store.upsertMany('data_generation_set', runs);
+    await server.store.upsertMany('data_object_set', files);
+  });
+
+  it('pages through linked instances with tokens in 2.13.0, keeping ids and types', async () => {
+    const nmdc = sdk213.createNmdcClient({ baseUrl: server.url });
+    const seen: Array<{ id: string; _downstream_of?: string[] }> = [];
+    for await (const r of nmdc.paginate('getLinkedInstances', {
+      query: { ids: [study.id], types: ['nmdc:DataObject', 'nmdc:PlannedProcess'], max_page_size: 4 },
+    }))
+      seen.push(r);
+    expect(seen.map((r) => r.id)).toEqual([...runs, ...files].map((r) => r.id).sort());
+    for (const r of seen) expect(r._downstream_of).toEqual([study.id]);
+    expect(sdk120.createNmdcClient({ baseUrl: server.url })).not.toHaveProperty('getLinkedInstances');
+  });
+
+  it.each(factories)('reads data objects by study in %s', async (_v, createNmdcClient) => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const { data } = await nmdc.getDataObjectsForStudy({ path: { study_id: study.id } });
+    expect(data).toEqual(
+      samples.map((s, i) => ({
+        biosample_id: s.id,
+        data_objects: files.filter((f) => f.id.includes(`sdkg${i}`)),
+      })),
+    );
+  });
+});
