@@ -77,6 +77,11 @@ export class MongoDocumentStore implements DocumentStore {
     this.state = new MongoStateStore(db);
   }
 
+  /** The database the records are in, for indexes kept beside them (the provenance edge index). */
+  get database(): Db {
+    return this.db;
+  }
+
   /** Indexes for the given record collections and the internal collections. */
   async init(recordCollections: readonly string[]): Promise<void> {
     await this.state.createIndexes();
