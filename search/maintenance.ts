@@ -66,8 +66,59 @@ export async function reindexCollection(
     await Promise.allSettled(inFlight);
     await index.endRebuild?.(collection, completed);
   }
-  if (!index.synchronous && seq > (await index.watermark())) await index.setWatermark(seq);
+  if (!index.synchronous) {
+    const mark = await index.watermark();
+    if (seq > mark && !(await othersChangedBetween(store, collection, mark, seq)))
+      await index.setWatermark(seq);
+  }
   return { collection, records: done, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * Whether a collection other than `collection` has changes after `from` up to (at least) `to`.
+ * The watermark is one mark for every collection: a rebuild of one may move it only past changes
+ * of that collection, or the others' would never be caught up. (The answer may count changes a
+ * little past `to`: then the mark stays, and a catch-up redoes some work, never less.)
+ */
+async function othersChangedBetween(
+  store: DocumentStore,
+  collection: string,
+  from: number,
+  to: number,
+): Promise<boolean> {
+  let since = from;
+  while (since < to) {
+    const page = await store.changesSince(since);
+    if (page.changes.some((c) => c.collection !== collection)) return true;
+    if (page.seq <= since) return false;
+    since = page.seq;
+  }
+  return false;
+}
+
+/**
+ * Rebuilds every collection given (each with `reindexCollection`), then, when they are every
+ * collection the store holds, moves the watermark to where the first rebuild began: each
+ * collection was scanned after that point, so nothing before it is missing.
+ */
+export async function reindexCollections(
+  store: DocumentStore,
+  index: MaintainedIndex,
+  collections: string[],
+  onEach: (result: ReindexResult) => void = () => {},
+  onProgress?: (p: ReindexProgress) => void,
+): Promise<ReindexResult[]> {
+  const seq = await store.latestSeq();
+  const results: ReindexResult[] = [];
+  for (const collection of collections) {
+    const result = await reindexCollection(store, index, collection, onProgress);
+    results.push(result);
+    onEach(result);
+  }
+  const all = (await store.nonEmptyCollections()).filter((c) => index.covers?.(c) ?? true);
+  if (!index.synchronous && all.every((c) => collections.includes(c)) && seq > (await index.watermark()))
+    await index.setWatermark(seq);
+  return results;
 }
 
 export interface DriftReport {

@@ -9,7 +9,7 @@ import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { openEdgeIndex } from '../provenance/index.ts';
-import { reindexCollection } from '../../search/maintenance.ts';
+import { reindexCollections } from '../../search/maintenance.ts';
 import type { MaintainedIndex } from '../../search/port.ts';
 
 const PROGRESS_EVERY_MS = 2000;
@@ -24,24 +24,29 @@ async function main(named: string[]): Promise<number> {
   let total = 0;
   try {
     const collections = named.length > 0 ? named : await store.nonEmptyCollections();
-    const runs = [
-      ...collections.map((collection) => ({ collection, index: index as MaintainedIndex, label: '' })),
-      ...collections
-        .filter((c) => edges.covers?.(c) ?? true)
-        .map((collection) => ({ collection, index: edges as MaintainedIndex, label: 'edges of ' })),
+    const targets: Array<[MaintainedIndex, string, string[]]> = [
+      [index, '', collections],
+      [edges, 'edges of ', collections.filter((c) => edges.covers?.(c) ?? true)],
     ];
-    for (const { collection, index: target, label } of runs) {
+    for (const [target, label, names] of targets) {
       let last = performance.now();
-      const result = await reindexCollection(store, target, collection, ({ done }) => {
-        const now = performance.now();
-        if (now - last < PROGRESS_EVERY_MS) return;
-        last = now;
-        process.stderr.write(`${label}${collection}: ${done.toLocaleString('en-US')} records indexed\n`);
-      });
-      if (!label) total += result.records;
-      const rate = result.seconds > 0 ? Math.round(result.records / result.seconds) : result.records;
-      process.stdout.write(
-        `${label}${collection}: ${result.records.toLocaleString('en-US')} records in ${result.seconds.toFixed(1)} s (${rate.toLocaleString('en-US')}/s)\n`,
+      await reindexCollections(
+        store,
+        target,
+        names,
+        (result) => {
+          if (!label) total += result.records;
+          const rate = result.seconds > 0 ? Math.round(result.records / result.seconds) : result.records;
+          process.stdout.write(
+            `${label}${result.collection}: ${result.records.toLocaleString('en-US')} records in ${result.seconds.toFixed(1)} s (${rate.toLocaleString('en-US')}/s)\n`,
+          );
+        },
+        ({ collection, done }) => {
+          const now = performance.now();
+          if (now - last < PROGRESS_EVERY_MS) return;
+          last = now;
+          process.stderr.write(`${label}${collection}: ${done.toLocaleString('en-US')} records indexed\n`);
+        },
       );
     }
     const seconds = (performance.now() - started) / 1000;

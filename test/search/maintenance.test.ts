@@ -5,7 +5,14 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
-import { checkCollection, hasDrift, reindexCollection, startCatchUpLoop } from '../../search/maintenance.ts';
+import {
+  catchUp,
+  checkCollection,
+  hasDrift,
+  reindexCollection,
+  reindexCollections,
+  startCatchUpLoop,
+} from '../../search/maintenance.ts';
 import Database from 'better-sqlite3';
 
 const C = 'study_set';
@@ -307,6 +314,23 @@ describe('catch-up loop', () => {
       const fresh = await store.changesSince(await index.watermark());
       expect(fresh.changes.map((c) => c.id)).toEqual([studies[10]!.id, studies[11]!.id]);
       await catchUpFully(store, index);
+    }));
+
+  it("does not let one collection's rebuild skip another collection's writes still to catch up", () =>
+    withSeparateIndex(async (store, index) => {
+      const samples = [{ id: 'nmdc:bsm-11-wm1', name: 'written before the rebuild' }];
+      await store.upsertMany('biosample_set', samples);
+      await store.upsertMany(C, studies.slice(0, 5));
+      await reindexCollection(store, index, C);
+      // The biosample is still to catch up, so the mark stays before it.
+      expect(await index.watermark()).toBe(0);
+      await catchUp(store, index);
+      expect(hasDrift(await checkCollection(store, index, 'biosample_set'))).toBe(false);
+      // Rebuilding every collection moves it to where the first rebuild began.
+      await store.upsertMany(C, studies.slice(5, 6));
+      const before = await store.latestSeq();
+      await reindexCollections(store, index, ['biosample_set', C]);
+      expect(await index.watermark()).toBe(before);
     }));
 });
 
