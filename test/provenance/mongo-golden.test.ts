@@ -6,6 +6,7 @@
  */
 import type { Db } from 'mongodb';
 import { pino } from 'pino';
+import { fakeMongoDb } from '../support/fake-mongo.ts';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { fingerprintOf } from '../../search/indexed-values.ts';
@@ -14,52 +15,8 @@ import { MongoEdgeIndex, edgeId } from '../../src/provenance/mongo/edge-index.ts
 import { MongoDocumentStore } from '../../src/store/mongo/document-store.ts';
 import type { Doc } from '../../src/store/port.ts';
 
-interface Call {
-  collection: string;
-  op: string;
-  args: unknown[];
-}
-
-/** A stand-in for the driver's Db: records calls, answers from per-operation queues. */
 function fakeDb(answers: Record<string, unknown[]> = {}) {
-  const calls: Call[] = [];
-  const next = (key: string, fallback: unknown) => (answers[key]?.length ? answers[key]!.shift() : fallback);
-  const collection = (name: string) => {
-    const record =
-      (op: string, fallback: unknown) =>
-      async (...args: unknown[]) => {
-        calls.push({ collection: name, op, args: structuredClone(args) });
-        return next(`${name}.${op}`, fallback);
-      };
-    const cursor =
-      (op: string) =>
-      (...args: unknown[]) => {
-        calls.push({ collection: name, op, args: structuredClone(args) });
-        return { toArray: async () => next(`${name}.${op}`, []) };
-      };
-    return {
-      createIndexes: record('createIndexes', []),
-      createIndex: record('createIndex', 'seq_1'),
-      find: cursor('find'),
-      findOne: record('findOne', null),
-      estimatedDocumentCount: record('estimatedDocumentCount', 0),
-      bulkWrite: record('bulkWrite', {}),
-      insertMany: record('insertMany', {}),
-      deleteMany: record('deleteMany', { deletedCount: 0 }),
-      updateOne: record('updateOne', {}),
-      replaceOne: record('replaceOne', {}),
-      findOneAndUpdate: record('findOneAndUpdate', null),
-    };
-  };
-  const db = {
-    collection,
-    listCollections: (...args: unknown[]) => {
-      calls.push({ collection: '', op: 'listCollections', args });
-      return { toArray: async () => next('listCollections', []) };
-    },
-  } as unknown as Db;
-  const take = () => calls.splice(0);
-  return { db, calls, take };
+  return fakeMongoDb(answers);
 }
 
 const STUDY = 'nmdc:sty-11-000001';
@@ -561,6 +518,7 @@ describe('openEdgeIndex on a MongoDB store', () => {
       '_graph_edges.bulkWrite',
       '_graph_nodes.bulkWrite',
       '_graph_meta.findOne', // watermark
+      '_changes.find', // no other collection's writes wait between the watermark and 12
       '_graph_meta.updateOne', // watermark 12
       '_graph_meta.updateOne', // watermark back to where the first scan began
       '_graph_meta.updateOne', // built

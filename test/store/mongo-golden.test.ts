@@ -3,65 +3,20 @@
  * the exact filters, projections, sorts, index specifications and pipelines are checked.
  * (The behaviour suite runs against a real server in mongo.test.ts when MONGO_URL is set.)
  */
-import type { Db } from 'mongodb';
 import { pino } from 'pino';
+import { fakeMongoDb } from '../support/fake-mongo.ts';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { HttpError } from '../../src/http/errors.ts';
 import { openStore } from '../../src/store/index.ts';
 import { MongoDocumentStore } from '../../src/store/mongo/index.ts';
 
-interface Call {
-  collection: string;
-  op: string;
-  args: unknown[];
-}
-
-/** A stand-in for the driver's Db: records calls, answers from per-operation queues. */
 function fakeDb(answers: Record<string, unknown[]> = {}) {
-  const calls: Call[] = [];
-  const next = (key: string, fallback: unknown) => (answers[key]?.length ? answers[key]!.shift() : fallback);
-  const collection = (name: string) => {
-    const record =
-      (op: string, fallback: unknown) =>
-      async (...args: unknown[]) => {
-        calls.push({ collection: name, op, args });
-        return next(`${name}.${op}`, fallback);
-      };
-    const cursor =
-      (op: string) =>
-      (...args: unknown[]) => {
-        calls.push({ collection: name, op, args });
-        return { toArray: async () => next(`${name}.${op}`, []) };
-      };
-    return {
-      createIndexes: record('createIndexes', []),
-      createIndex: record('createIndex', 'seq_1'),
-      find: cursor('find'),
-      aggregate: cursor('aggregate'),
-      findOne: record('findOne', null),
-      countDocuments: record('countDocuments', 0),
-      estimatedDocumentCount: record('estimatedDocumentCount', 0),
-      bulkWrite: record('bulkWrite', { upsertedCount: 0, matchedCount: 0 }),
-      insertMany: record('insertMany', {}),
-      deleteMany: record('deleteMany', { deletedCount: 0 }),
-      deleteOne: record('deleteOne', { deletedCount: 0 }),
-      replaceOne: record('replaceOne', {}),
-      findOneAndUpdate: record('findOneAndUpdate', null),
-    };
-  };
-  const db = {
-    collection,
-    listCollections: (...args: unknown[]) => {
-      calls.push({ collection: '', op: 'listCollections', args });
-      return { toArray: async () => next('listCollections', []) };
-    },
-  };
-  const store = new MongoDocumentStore(db as unknown as Db, undefined, {
+  const { db, calls, take } = fakeMongoDb(answers);
+  const store = new MongoDocumentStore(db, undefined, {
     databaseName: 'nmdc',
     transactions: false,
   });
-  const take = () => calls.splice(0);
   return { store, calls, take };
 }
 
