@@ -28,6 +28,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
+import { StatementCache } from '../../src/store/sqlite/statement-cache.ts';
 import type { Candidates, IndexablePredicate, SearchIndex } from '../port.ts';
 import { fingerprintOf, indexedPathScope, wellFormed } from '../indexed-values.ts';
 import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';
@@ -135,7 +136,7 @@ const BULK_AFTER_ROWS = 1000;
 export class FtsSearchIndex implements SearchIndex {
   readonly engine = 'sqlite-fts5' as const;
   readonly synchronous: boolean;
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements: StatementCache;
   private readonly frequencies = new Map<string, { count: number; at: number }>();
   private readonly preparer: WorkerPreparer;
   /** The last batch given to `indexTexts`, settled or not. */
@@ -150,6 +151,7 @@ export class FtsSearchIndex implements SearchIndex {
     readonly db: Database,
     private readonly mode: { hooked: boolean; ownsDatabase: boolean },
   ) {
+    this.statements = new StatementCache(db);
     db.transaction(() => {
       // Files from before word predicates were answered by trigrams: drop the words table and the
       // trigger that fed it (SCHEMA creates the trigger again).
@@ -176,12 +178,7 @@ export class FtsSearchIndex implements SearchIndex {
   }
 
   private stmt(sql: string): Statement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
-    return s;
+    return this.statements.get(sql);
   }
 
   private recordKeys(collection: string, ids: string[]): StoredRecord[] {

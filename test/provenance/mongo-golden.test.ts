@@ -6,7 +6,7 @@
  */
 import type { Db } from 'mongodb';
 import { pino } from 'pino';
-import { fakeMongoDb } from '../support/fake-mongo.ts';
+import { fakeMongoDb, type Call } from '../support/fake-mongo.ts';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { fingerprintOf } from '../../search/indexed-values.ts';

@@ -9,6 +9,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../store/port.ts';
+import { StatementCache } from '../../store/sqlite/statement-cache.ts';
 import { fingerprintOf } from '../../../search/indexed-values.ts';
 import type { HookableStore } from '../../../search/sqlite/fts-index.ts';
 import { edgesOf, inGraph, typeOf } from '../edges.ts';
@@ -43,10 +44,11 @@ const FINGERPRINT_PAGE = 2000;
 export class SqliteEdgeIndex implements EdgeIndex {
   readonly engine = 'sqlite' as const;
   readonly synchronous = true;
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements: StatementCache;
 
   private constructor(private readonly db: Database) {
     db.exec(SCHEMA);
+    this.statements = new StatementCache(db);
   }
 
   /** Keeps the edges in the store's write transactions from now on. */
@@ -73,12 +75,7 @@ export class SqliteEdgeIndex implements EdgeIndex {
   }
 
   private stmt(sql: string): Statement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
-    return s;
+    return this.statements.get(sql);
   }
 
   private meta(key: string): number | undefined {
