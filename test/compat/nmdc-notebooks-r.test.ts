@@ -12,17 +12,22 @@ import {
   expectPagedExactly,
   idsOf,
   findPageBody,
+  fastaIdOfReport,
   rBiosamplesOfStudy,
   rGetAllResults,
   rGetResultsById,
+  reportsByBiosample,
   sortedIds,
   storeAnswer,
 } from './support/nmdc-notebooks-clients.ts';
 import {
   BIOSCALES_STUDY,
   COLORADO_HORIZON_COUNT,
+  COLUMBIA_RIVER_STUDY,
   EXTRACTED_SAMPLE,
   HARVARD_FOREST_BIOSAMPLE,
+  HARVARD_FOREST_STUDY,
+  INTEGRATION_OUTPUTS,
   LIBRARY_SAMPLE,
   MANIFEST_ID,
   NEON_SOIL_STUDY,
@@ -30,7 +35,12 @@ import {
   NOM_RESULT_COUNT,
   NOM_RESULT_TYPE,
   POOLED_SAMPLE,
+  PROTEOMIC_OUTPUTS,
   SPRUCE_BIOSAMPLE,
+  SPRUCE_FASTA,
+  SPRUCE_FUNCTIONAL_GFF,
+  SPRUCE_PROTEIN_REPORT,
+  SPRUCE_STUDY,
   TAXONOMIC_GENERATIONS,
   bioscalesBiosamples,
   columbiaBiosampleIds,
@@ -45,12 +55,15 @@ import {
 import { HTTR_HEADERS, JSONLITE_HEADERS, NMDC_API, RJSON_HEADERS, targetOf, urlEncode } from './support/r.ts';
 import { startCompatServer, type CompatServer } from './support/server.ts';
 import { send } from './support/wire.ts';
+import { dataObjectsForStudy, flatten, mixedKinds, readLineage, type Lineage } from './support/provenance.ts';
 
 let server: CompatServer;
+let lineage: Lineage;
 
 beforeAll(async () => {
   server = await startCompatServer();
   for (const [collection, docs] of Object.entries(notebookRecords())) await server.add(collection, docs);
+  lineage = await readLineage(server);
 });
 afterAll(async () => server?.close());
 
@@ -572,6 +585,85 @@ describe('taxonomic_dist_by_soil_layer/R/taxonomic_r.ipynb', () => {
   });
 });
 
+describe('utility_functions.R get_data_objects_for_study', () => {
+  /**
+   * `get_data_objects_for_study(study_id)`: jsonlite's `fromJSON` of the URL run through
+   * `URLencode` (the colon of the id stays raw), then `unnest(response, cols = c(data_objects))`:
+   * one row per data object with its `biosample_id`. Checks the answer against the walk over the
+   * store and that every field keeps one JSON kind, or `unnest` cannot bind the rows.
+   */
+  async function getDataObjectsForStudy(studyId: string) {
+    const target = targetOf(urlEncode(`${NMDC_API}/data_objects/study/${studyId}`));
+    expect(target).toBe(`/data_objects/study/${studyId}`);
+    const res = await fromJson(target);
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const expected = dataObjectsForStudy(lineage, studyId);
+    expect(res.json).toEqual(expected);
+    const rows = flatten(res.json);
+    expect(mixedKinds(rows)).toEqual([]);
+    return { groups: expected, rows, columns: new Set(rows.flatMap((r) => Object.keys(r))) };
+  }
+
+  it('utility_functions.R get_data_objects_for_study (omics_types_integration/R/integration_r.ipynb cell [3], dobj): the Columbia River study, unnested', async () => {
+    const { groups, rows, columns } = await getDataObjectsForStudy(COLUMBIA_RIVER_STUDY);
+    // Cell [5] drops these three columns, so each must be there.
+    for (const column of ['alternative_identifiers', 'in_manifest', 'was_generated_by', 'id', 'url']) {
+      expect(columns).toContain(column);
+    }
+    // Only the sediments with data, each once, in id order.
+    expect(groups.map((g) => g.biosample_id)).toEqual(columbiaBiosampleIds.slice(0, 2));
+    // The results it keeps: one biosample with all four kinds.
+    const kinds = [
+      'Annotation Enzyme Commission',
+      'Annotation KEGG Orthology',
+      'GC-MS Metabolomics Results',
+      'Protein Report',
+    ];
+    const kept = rows.filter((r) => kinds.includes(String(r.data_object_type)));
+    const [first] = columbiaBiosampleIds;
+    for (const kind of kinds) {
+      expect(
+        kept.some((r) => r.biosample_id === first && r.data_object_type === kind),
+        kind,
+      ).toBe(true);
+    }
+    expect(idsOf(kept)).toEqual(expect.arrayContaining(INTEGRATION_OUTPUTS));
+  });
+
+  it('utility_functions.R get_data_objects_for_study (proteomic_aggregation/R/aggregation_r.ipynb cell [5], data_objects): the metaproteomics results, a shared one under both sediments', async () => {
+    const { rows, columns } = await getDataObjectsForStudy(COLUMBIA_RIVER_STUDY);
+    for (const column of ['id', 'name', 'data_object_type', 'url', 'biosample_id', 'in_manifest']) {
+      expect(columns).toContain(column);
+    }
+    const results = rows.filter((r) => r.data_object_type === 'Unfiltered Metaproteomics Results');
+    expect(unique(idsOf(results)).sort()).toEqual([...proteomicResultIds].sort());
+    // The third run's analysis read the first sediment's annotation: its result descends from both.
+    expect(results.filter((r) => r.id === PROTEOMIC_OUTPUTS[2]).map((r) => r.biosample_id)).toEqual(
+      columbiaBiosampleIds.slice(0, 2),
+    );
+  });
+
+  it('utility_functions.R get_data_objects_for_study (metaG_metaT_integration/R/metagmetat_r.ipynb, inferred caller): Harvard Forest, metagenome and metatranscriptome results told apart by url', async () => {
+    const { groups, rows } = await getDataObjectsForStudy(HARVARD_FOREST_STUDY);
+    expect(groups.map((g) => g.biosample_id)).toEqual([HARVARD_FOREST_BIOSAMPLE]);
+    const types = new Set(rows.map((r) => r.data_object_type));
+    for (const kind of ['Annotation KEGG Orthology', 'Metatranscriptome Expression', 'Gene Phylogeny tsv']) {
+      expect(types).toContain(kind);
+    }
+    const expression = rows.find((r) => r.data_object_type === 'Metatranscriptome Expression')!;
+    expect(expression.url).toContain('/nmdc:wfmt');
+    const phylogeny = rows.find((r) => r.data_object_type === 'Gene Phylogeny tsv')!;
+    expect(phylogeny.url).toContain('/nmdc:wfmg');
+  });
+
+  it('utility_functions.R get_data_objects_for_study of an unknown study: 404, which stops fromJSON', async () => {
+    const res = await fromJson('/data_objects/study/nmdc:sty-11-00000000');
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ detail: 'Study not found' });
+  });
+});
+
 describe('over_representation/R/overrepresentation_r.ipynb', () => {
   it('over_representation/R/overrepresentation_r.ipynb get_reports_biosample (cell [6], run by cell [8]): the biosample with its first colon sent as %3A, read by rjson', async () => {
     const target = targetOf(`${NMDC_API}/biosamples/${SPRUCE_BIOSAMPLE.replace(':', '%3A')}`);
@@ -582,6 +674,32 @@ describe('over_representation/R/overrepresentation_r.ipynb', () => {
     expect(record).not.toBeNull();
     expect(res.json).toEqual(record);
     expect(asList(res.json.associated_studies)[0]).toBe(asList(record!.associated_studies)[0]);
+  });
+
+  it("over_representation/R/overrepresentation_r.ipynb get_reports_studyid (cell [6], from get_reports_biosample('nmdc:bsm-13-bgefg837')): the study's first colon sent as %3A, read by rjson", async () => {
+    const biosample = await fromJson(`/biosamples/${SPRUCE_BIOSAMPLE.replace(':', '%3A')}`, RJSON_HEADERS);
+    const studyId = asList(biosample.json.associated_studies)[0]!;
+    expect(studyId).toBe(SPRUCE_STUDY);
+    const target = targetOf(`${NMDC_API}/data_objects/study/${studyId.replace(':', '%3A')}`);
+    expect(target).toBe('/data_objects/study/nmdc%3Asty-11-33fbta56');
+    const res = await fromJson(target, RJSON_HEADERS);
+    expect(res.status, res.text).toBe(200);
+    expect(res.json).toEqual(dataObjectsForStudy(lineage, SPRUCE_STUDY));
+    // What get_reports_biosample goes on to read: one GFF described as the functional
+    // annotation (stopifnot), the first FASTA, and the protein report.
+    const entry = reportsByBiosample(res.json, 'R').get(`biosample_${SPRUCE_BIOSAMPLE}`);
+    expect(entry).toBeDefined();
+    const gffs = entry!.GFF.filter((g) => String(g.description).includes('Functional Annotation for '));
+    expect(idsOf(gffs)).toEqual([SPRUCE_FUNCTIONAL_GFF]);
+    expect(entry!.GFF.length).toBeGreaterThan(1);
+    expect(entry!.FASTA[0]!.id).toBe(SPRUCE_FASTA);
+    expect(idsOf(entry!.protein_reports)).toEqual([SPRUCE_PROTEIN_REPORT]);
+    const [report] = entry!.protein_reports;
+    expect(fastaIdOfReport(String(report!.name))).toBe(SPRUCE_FASTA);
+    expect(report).toMatchObject({
+      url: expect.any(String),
+      was_generated_by: expect.stringMatching(/^nmdc:wfmp-/),
+    });
   });
 });
 

@@ -216,3 +216,121 @@ export function project(doc: Doc, fields: string): Doc {
   const keep = new Set(['id', ...fields.split(',')]);
   return Object.fromEntries(Object.entries(doc).filter(([k]) => keep.has(k))) as Doc;
 }
+
+// --- nmdc_search.py: linked instances ----------------------------------------------------------
+
+/** How many ids `get_linked_instances` sends a request. */
+export const LINKED_IDS_PER_BATCH = 250;
+
+/** A `types` argument: None (no key), a bare string (one value) or a list (the key repeated). */
+export type TypesArgument = string | string[] | null;
+
+/** First page of a batch: params `types`, `ids`, `hydrate` (`True`/`False`), `max_page_size`. */
+export function linkedInstancesQuery(
+  types: TypesArgument,
+  ids: string[],
+  hydrate: boolean,
+  maxPageSize: number,
+): string {
+  return requestsQuery([
+    ['types', types],
+    ['ids', ids],
+    ['hydrate', hydrate],
+    ['max_page_size', maxPageSize],
+  ]);
+}
+
+/** Later pages of a batch: `types`, `ids` and the token only (neither `hydrate` nor `max_page_size`). */
+export function linkedInstancesNextQuery(types: TypesArgument, ids: string[], pageToken: string): string {
+  return requestsQuery([
+    ['types', types],
+    ['ids', ids],
+    ['page_token', pageToken],
+  ]);
+}
+
+export interface LinkedBatch {
+  ids: string[];
+  targets: string[];
+  pages: WireResponse[];
+}
+
+export interface LinkedRead {
+  batches: LinkedBatch[];
+  /** Every page's `resources`, batch after batch, concatenated as the client returns them. */
+  records: Doc[];
+  /** The first page that was not a 200: the client raises RuntimeError with its status and text. */
+  failed?: WireResponse;
+}
+
+/**
+ * `NMDCSearch.get_linked_instances(ids, hydrate, types, max_page_size)` on the wire: the ids (a
+ * bare string becomes a list) in batches of 250, each batch's first page, then its later pages
+ * while `next_page_token` is truthy, every request with the plain read headers. A later page that
+ * is not a 200 leaves the token as it was, so the client would send the same request forever: that
+ * fails here instead.
+ */
+export async function getLinkedInstances(
+  baseUrl: string,
+  args: { ids: string | string[]; types?: TypesArgument; hydrate?: boolean; maxPageSize?: number },
+): Promise<LinkedRead> {
+  const { types = null, hydrate = false, maxPageSize = 500 } = args;
+  const ids = Array.isArray(args.ids) ? args.ids : [args.ids];
+  const path = '/nmdcschema/linked_instances';
+  const read: LinkedRead = { batches: [], records: [] };
+  for (const batchIds of chunks(ids, LINKED_IDS_PER_BATCH)) {
+    const batch: LinkedBatch = { ids: batchIds, targets: [], pages: [] };
+    read.batches.push(batch);
+    const get = async (target: string) => {
+      const page = await send(baseUrl, { method: 'GET', target, headers: READ_HEADERS });
+      batch.targets.push(target);
+      batch.pages.push(page);
+      return page;
+    };
+    const first = await get(`${path}?${linkedInstancesQuery(types, batchIds, hydrate, maxPageSize)}`);
+    if (first.status !== 200) {
+      read.failed = first;
+      return read;
+    }
+    read.records.push(...((first.json?.resources as Doc[] | undefined) ?? []));
+    let token: unknown = first.json?.next_page_token;
+    while (token) {
+      if (batch.pages.length > 500) throw new Error(`${path}: still paging after 500 pages`);
+      const page = await get(`${path}?${linkedInstancesNextQuery(types, batchIds, String(token))}`);
+      if (page.status !== 200) {
+        throw new Error(
+          `page ${batch.pages.length} answered ${page.status}: the client would repeat it forever`,
+        );
+      }
+      read.records.push(...((page.json?.resources as Doc[] | undefined) ?? []));
+      token = page.json?.next_page_token;
+    }
+  }
+  return read;
+}
+
+/**
+ * `get_linked_instances_and_associate_ids`: for each record, for `_upstream_of` then
+ * `_downstream_of`, every id named there gets the record's id (or, hydrated, the record without
+ * that one field) appended to its list, keys in the order first met.
+ */
+export function associateIds(records: Doc[], hydrate: boolean): Map<string, Array<string | Doc>> {
+  const association = new Map<string, Array<string | Doc>>();
+  for (const record of records) {
+    for (const stream of ['_upstream_of', '_downstream_of']) {
+      const named = record[stream];
+      if (!Array.isArray(named)) continue;
+      for (const id of named as string[]) {
+        if (!association.has(id)) association.set(id, []);
+        association
+          .get(id)!
+          .push(
+            hydrate
+              ? (Object.fromEntries(Object.entries(record).filter(([k]) => k !== stream)) as Doc)
+              : record.id,
+          );
+      }
+    }
+  }
+  return association;
+}

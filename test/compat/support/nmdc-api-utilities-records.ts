@@ -4,8 +4,11 @@
  * the Fairbanks record its proximity test starts from, on Null Island and on exact bounds; names
  * with `°C`, typographic apostrophes, dashes and accents for its regex escaping; more than 100
  * Direct Infusion data objects with the workflow executions that produced them (its notebook test);
- * and a few records in every collection a search class of the client reads.
+ * a few records in every collection a search class of the client reads; and the provenance its
+ * linked-instances and data-objects-for-study calls walk (the Columbia River study's samples,
+ * sequencing runs, workflows and files, and a campaign the Fairbanks study is part of).
  */
+import { createHash } from 'node:crypto';
 import type { Doc } from '../../../src/store/port.ts';
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
@@ -15,6 +18,8 @@ export const LUQUILLO_STUDY_NAME =
   'Lab enrichment of tropical soil microbial communities from Luquillo Experimental Forest, Puerto Rico';
 export const RIVER_STUDY_ID = 'nmdc:sty-11-aygzgv51';
 export const FAIRBANKS_STUDY_ID = 'nmdc:sty-11-8ws97026';
+/** The campaign the Fairbanks study is `part_of`. */
+export const BOREAL_CAMPAIGN_ID = 'nmdc:sty-11-brl00001';
 
 const study = (id: string, name: string, extra: Record<string, unknown> = {}): Doc => ({
   id,
@@ -40,7 +45,11 @@ const STUDIES: Doc[] = [
   study(RIVER_STUDY_ID, 'Riverbed sediment microbial communities of the Columbia River, Washington', {
     ecosystem_category: 'Aquatic',
   }),
-  study(FAIRBANKS_STUDY_ID, 'Boreal forest soil microbiomes near Fairbanks, Alaska'),
+  // Part of a campaign: the client's own test expects two studies upstream of its biosamples.
+  study(FAIRBANKS_STUDY_ID, 'Boreal forest soil microbiomes near Fairbanks, Alaska', {
+    part_of: [BOREAL_CAMPAIGN_ID],
+  }),
+  study(BOREAL_CAMPAIGN_ID, 'Interior Alaska boreal soils campaign'),
   ...UNICODE_STUDIES,
   // Enough studies for the client's "more than 32 studies" expectation and several pages of 20.
   ...Array.from({ length: 40 }, (_, i) =>
@@ -214,6 +223,118 @@ const WORKFLOW_EXECUTIONS: Doc[] = DIRECT_INFUSION_IDS.flatMap((id, i) =>
   })),
 );
 
+/**
+ * The lineage of the Columbia River study (`get_data_objects_for_study("nmdc:sty-11-aygzgv51")`):
+ * three rhizosphere samples sequenced one run each, two more pooled, extracted and sequenced
+ * together; each run's raw reads quality-filtered and assembled. The study's other samples have no
+ * data yet, so they are in no group.
+ */
+export const RIVER_SEQUENCED = [0, 1, 2].map(rhizosphereId);
+export const RIVER_POOLED = [3, 4].map(rhizosphereId);
+
+function rhizosphereId(i: number): string {
+  return `nmdc:bsm-11-rz${pad(i, 6)}`;
+}
+
+const RIVER_LINEAGE: Record<string, Doc[]> = (() => {
+  const data_generation_set: Doc[] = [];
+  const workflow_execution_set: Doc[] = [];
+  const data_object_set: Doc[] = [];
+  const file = (id: string, type: string, producer: string, category = 'processed_data'): Doc => {
+    const name = `${id.slice(5)}_${type.toLowerCase().replace(/\W+/g, '_')}`;
+    return {
+      id,
+      type: 'nmdc:DataObject',
+      name,
+      description: `${type} for ${producer}`,
+      data_object_type: type,
+      data_category: category,
+      file_size_bytes: 1_000_000 + id.length * 7919,
+      md5_checksum: createHash('md5').update(id).digest('hex'),
+      url: `https://data.microbiomedata.org/data/${producer}/${name}`,
+      was_generated_by: producer,
+    };
+  };
+  const inputs: string[][] = [...RIVER_SEQUENCED.map((b) => [b]), ['nmdc:procsm-11-rvrdna01']];
+  for (const [run, input] of inputs.entries()) {
+    const generation = `nmdc:dgns-11-rvr0000${run}`;
+    const readQc = `nmdc:wfrqc-11-rvr0000${run}.1`;
+    const assembly = `nmdc:wfmgas-11-rvr0000${run}.1`;
+    const raw = `nmdc:dobj-11-rvr${run}rds`;
+    const filtered = `nmdc:dobj-11-rvr${run}flt`;
+    data_generation_set.push({
+      id: generation,
+      type: 'nmdc:NucleotideSequencing',
+      name: `Metagenome sequencing of Columbia River rhizosphere run ${run}`,
+      analyte_category: 'metagenome',
+      associated_studies: [RIVER_STUDY_ID],
+      has_input: input,
+      has_output: [raw],
+      processing_institution: 'JGI',
+    });
+    data_object_set.push(
+      file(raw, 'Metagenome Raw Reads', generation, 'instrument_data'),
+      file(filtered, 'Filtered Sequencing Reads', readQc),
+      file(`nmdc:dobj-11-rvr${run}qcs`, 'QC Statistics', readQc),
+      file(`nmdc:dobj-11-rvr${run}ctg`, 'Assembly Contigs', assembly),
+      file(`nmdc:dobj-11-rvr${run}sca`, 'Assembly Scaffolds', assembly),
+    );
+    workflow_execution_set.push(
+      {
+        id: readQc,
+        type: 'nmdc:ReadQcAnalysis',
+        name: `Read QC of ${generation}`,
+        version: 'v1.0.8',
+        was_informed_by: [generation],
+        has_input: [raw],
+        has_output: [filtered, `nmdc:dobj-11-rvr${run}qcs`],
+        started_at_time: '2024-06-03T08:00:00Z',
+        ended_at_time: '2024-06-03T09:30:00Z',
+      },
+      {
+        id: assembly,
+        type: 'nmdc:MetagenomeAssembly',
+        name: `Assembly of ${generation}`,
+        version: 'v1.0.7',
+        was_informed_by: [generation],
+        has_input: [filtered],
+        has_output: [`nmdc:dobj-11-rvr${run}ctg`, `nmdc:dobj-11-rvr${run}sca`],
+        started_at_time: '2024-06-03T10:00:00Z',
+        ended_at_time: '2024-06-03T16:00:00Z',
+      },
+    );
+  }
+  return {
+    material_processing_set: [
+      {
+        id: 'nmdc:poolp-11-rvr00001',
+        type: 'nmdc:Pooling',
+        name: 'Pooling of Columbia River rhizosphere samples 3 and 4',
+        has_input: RIVER_POOLED,
+        has_output: ['nmdc:procsm-11-rvrpool1'],
+      },
+      {
+        id: 'nmdc:extrp-11-rvr00001',
+        type: 'nmdc:Extraction',
+        name: 'DNA extraction of the pooled rhizosphere samples',
+        has_input: ['nmdc:procsm-11-rvrpool1'],
+        has_output: ['nmdc:procsm-11-rvrdna01'],
+      },
+    ],
+    processed_sample_set: [
+      {
+        id: 'nmdc:procsm-11-rvrpool1',
+        type: 'nmdc:ProcessedSample',
+        name: 'Pooled rhizosphere samples 3 and 4',
+      },
+      { id: 'nmdc:procsm-11-rvrdna01', type: 'nmdc:ProcessedSample', name: 'DNA extract of the pool' },
+    ],
+    data_generation_set,
+    workflow_execution_set,
+    data_object_set,
+  };
+})();
+
 /** Two records in each collection a search class reads that the generator leaves empty. */
 export const OTHER_COLLECTIONS: Record<string, Doc[]> = {
   calibration_set: [
@@ -247,14 +368,22 @@ export const OTHER_COLLECTIONS: Record<string, Doc[]> = {
 };
 
 /** Everything above, for `startCompatServer`. */
-export const CLIENT_RECORDS: Record<string, Doc[]> = {
-  study_set: STUDIES,
-  biosample_set: BIOSAMPLES,
-  instrument_set: INSTRUMENTS,
-  data_object_set: DATA_OBJECTS,
-  workflow_execution_set: WORKFLOW_EXECUTIONS,
-  ...OTHER_COLLECTIONS,
-};
+export const CLIENT_RECORDS: Record<string, Doc[]> = (() => {
+  const out: Record<string, Doc[]> = {};
+  const add = (records: Record<string, Doc[]>) => {
+    for (const [collection, docs] of Object.entries(records)) (out[collection] ??= []).push(...docs);
+  };
+  add({
+    study_set: STUDIES,
+    biosample_set: BIOSAMPLES,
+    instrument_set: INSTRUMENTS,
+    data_object_set: DATA_OBJECTS,
+    workflow_execution_set: WORKFLOW_EXECUTIONS,
+  });
+  add(OTHER_COLLECTIONS);
+  add(RIVER_LINEAGE);
+  return out;
+})();
 
 /**
  * `functional_annotation_agg` members as the schema defines them (FunctionalAnnotationAggMember):

@@ -311,3 +311,46 @@ export async function expectChunksExactly(
 
 export const idsOf = (docs: Array<{ id: string }>): string[] => docs.map((d) => d.id);
 export const sortedIds = (docs: Array<{ id: string }>): string[] => idsOf(docs).sort();
+
+// --- over_representation: get_reports_studyid (R and Python) ----------------------------------
+
+export interface ReportFiles {
+  protein_reports: Doc[];
+  FASTA: Doc[];
+  GFF: Doc[];
+}
+
+/**
+ * How `get_reports_studyid` files a study's answer: each biosample's data objects that have a
+ * `data_object_type`, as protein reports (`Protein Report`), FASTA files and GFF files (a type
+ * containing `GFF`), keeping the biosamples with at least one protein report, under
+ * `biosample_<id>`. R takes any type containing `FASTA` and files each object once (`else if`);
+ * Python only `Annotation Amino Acid FASTA` and tests each kind on its own.
+ */
+export function reportsByBiosample(
+  groups: Array<{ biosample_id: string; data_objects: Doc[] }>,
+  flavour: 'R' | 'Python',
+): Map<string, ReportFiles> {
+  const out = new Map<string, ReportFiles>();
+  for (const { biosample_id, data_objects } of groups) {
+    const entry: ReportFiles = { protein_reports: [], FASTA: [], GFF: [] };
+    for (const dobj of data_objects) {
+      const type = dobj.data_object_type;
+      if (typeof type !== 'string') continue;
+      const report = type === 'Protein Report';
+      const fasta = flavour === 'R' ? type.includes('FASTA') : type === 'Annotation Amino Acid FASTA';
+      const gff = type.includes('GFF');
+      if (report) entry.protein_reports.push(dobj);
+      if (fasta && (flavour === 'Python' || !report)) entry.FASTA.push(dobj);
+      if (gff && (flavour === 'Python' || !(report || fasta))) entry.GFF.push(dobj);
+    }
+    if (entry.protein_reports.length > 0) out.set(`biosample_${biosample_id}`, entry);
+  }
+  return out;
+}
+
+/** `_extract_fasta_id`: the FASTA id a protein report's file name carries, or '' when it has none. */
+export function fastaIdOfReport(name: string): string {
+  const match = /nmdc_dobj.*_nmdc_dobj(.*)_Protein_Report.tsv/.exec(name);
+  return match ? `nmdc:dobj${match[1]}` : '';
+}

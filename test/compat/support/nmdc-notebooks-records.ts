@@ -198,6 +198,7 @@ export const NOM_RAW_TYPE = 'Direct Infusion FT ICR-MS Raw Data';
 export const NOM_PARAMETER_FILE = 'nmdc:dobj-11-bmeg5b74';
 
 const NAMED = <T>(named: T[], n: number, generated: (n: number) => T): T => named[n] ?? generated(n);
+const asIds = (value: unknown): string[] => (Array.isArray(value) ? (value as string[]) : []);
 const nomBiosampleId = (b: number) =>
   NAMED(
     ['nmdc:bsm-11-12esnc57', 'nmdc:bsm-11-4gh52t60', 'nmdc:bsm-11-5w421v18'],
@@ -487,7 +488,30 @@ const taxonomicRecords = (() => {
       }
     }
   }
-  return { material_processing_set, data_generation_set, workflow_execution_set, data_object_set };
+  // The samples the processes pass along and the raw reads of each run, so the chains can be
+  // walked from biosample to file (linked instances stop at ids that are not records).
+  const processed_sample_set: Doc[] = [
+    ...material_processing_set.flatMap((p) => [...asIds(p.has_input), ...asIds(p.has_output)]),
+  ]
+    .filter((id, i, all) => id.startsWith('nmdc:procsm-') && all.indexOf(id) === i)
+    .map((id) => ({ id, type: 'nmdc:ProcessedSample', name: `Processed sample ${id.slice(15)}` }));
+  for (const generation of data_generation_set) {
+    for (const raw of asIds(generation.has_output)) {
+      data_object_set.push(
+        dataObject(raw, 'Metagenome Raw Reads', {
+          was_generated_by: generation.id,
+          data_category: 'instrument_data',
+        }),
+      );
+    }
+  }
+  return {
+    material_processing_set,
+    processed_sample_set,
+    data_generation_set,
+    workflow_execution_set,
+    data_object_set,
+  };
 })();
 
 // ---------------------------------------------------------------------------------------------
@@ -666,6 +690,275 @@ export const singleBiosamples: Doc[] = [
   },
 ];
 
+// ---------------------------------------------------------------------------------------------
+// The provenance `/data_objects/study/{id}` walks for the notebooks that call it: from each study's
+// biosamples through the data generations (directly or through a DNA extract) to the raw data,
+// and through the workflow executions to their outputs.
+// - Columbia River (integration and aggregation, R and Python): sediment 0 sequenced, assembled
+//   and annotated (the annotation above), measured by GC-MS (the metabolomics above) and by two
+//   metaproteomics runs (the analyses above); sediment 1 by a third run, analysed against sediment
+//   0's annotation, so that run's results descend from both. The other sediments have no data.
+// - Harvard Forest (metaG/metaT): one sample's metagenome and metatranscriptome, annotated, with
+//   gene phylogeny and expression results whose urls name the workflow (`nmdc:wfmg...`,
+//   `nmdc:wfmt...`), as the metaG/metaT notebook tells them apart by.
+// - SPRUCE (over-representation): one sample's metagenome annotation (one amino acid FASTA, a
+//   functional annotation GFF and another GFF) and a metaproteomics analysis against it, whose
+//   protein report names the FASTA.
+
+/** A data object a process produced, filed under the data generation and the workflow as the portal does. */
+const produced = (
+  id: string,
+  dataObjectType: string,
+  generation: string,
+  producer: string,
+  fields: Record<string, unknown> = {},
+): Doc => {
+  const file = dataObject(id, dataObjectType, { was_generated_by: producer, ...fields });
+  const path = producer === generation ? generation : `${generation}/${producer}`;
+  return { ...file, url: `https://data.microbiomedata.org/data/${path}/${file.name}` };
+};
+
+const dataGeneration = (
+  id: string,
+  analyteCategory: string,
+  study: string,
+  input: string,
+  output: string,
+): Doc => ({
+  id,
+  type: id.includes(':dgms-') ? 'nmdc:MassSpectrometry' : 'nmdc:NucleotideSequencing',
+  name: `${analyteCategory} data generation from ${input}`,
+  analyte_category: analyteCategory,
+  associated_studies: [study],
+  has_input: [input],
+  has_output: [output],
+});
+
+const workflowExecution = (
+  id: string,
+  type: string,
+  generation: string,
+  inputs: string[],
+  outputs: string[],
+  fields: Record<string, unknown> = {},
+): Doc => ({
+  id,
+  type,
+  name: `${type.slice(5)} of ${generation}`,
+  version: 'v1.0.0',
+  was_informed_by: [generation],
+  has_input: inputs,
+  has_output: outputs,
+  started_at_time: '2024-04-02T08:00:00Z',
+  ended_at_time: '2024-04-02T14:00:00Z',
+  ...fields,
+});
+
+/**
+ * A sequencing run of `input` and its standard processing: read QC, assembly (into `contigs`, by
+ * default an id of the run's own) and, when `annotation` gives its outputs (`[id,
+ * data_object_type, fields]`), annotation of the assembly.
+ */
+function sequencingRun(
+  tag: string,
+  shoulder: '11' | '13',
+  analyte: 'metagenome' | 'metatranscriptome',
+  study: string,
+  input: string,
+  annotation: Array<[string, string, Record<string, unknown>?]>,
+  contigs = `nmdc:dobj-${shoulder}-${tag}c`,
+): Record<string, Doc[]> {
+  const t = analyte === 'metagenome' ? 'mg' : 'mt';
+  const generation = `nmdc:dgns-${shoulder}-${tag}`;
+  const [readQc, assembly, annotating] = ['wfrqc', `wf${t}as`, `wf${t}an`].map(
+    (code) => `nmdc:${code}-${shoulder}-${tag}.1`,
+  ) as [string, string, string];
+  const raw = `nmdc:dobj-${shoulder}-${tag}r`;
+  const filtered = `nmdc:dobj-${shoulder}-${tag}f`;
+  const rawType = analyte === 'metagenome' ? 'Metagenome Raw Reads' : 'Metatranscriptome Raw Reads';
+  return {
+    data_generation_set: [dataGeneration(generation, analyte, study, input, raw)],
+    workflow_execution_set: [
+      workflowExecution(readQc, 'nmdc:ReadQcAnalysis', generation, [raw], [filtered]),
+      workflowExecution(
+        assembly,
+        analyte === 'metagenome' ? 'nmdc:MetagenomeAssembly' : 'nmdc:MetatranscriptomeAssembly',
+        generation,
+        [filtered],
+        [contigs],
+      ),
+      ...(annotation.length > 0
+        ? [
+            workflowExecution(
+              annotating,
+              analyte === 'metagenome' ? 'nmdc:MetagenomeAnnotation' : 'nmdc:MetatranscriptomeAnnotation',
+              generation,
+              [contigs],
+              annotation.map(([id]) => id),
+            ),
+          ]
+        : []),
+    ],
+    data_object_set: [
+      produced(raw, rawType, generation, generation, { data_category: 'instrument_data' }),
+      produced(filtered, 'Filtered Sequencing Reads', generation, readQc),
+      produced(contigs, 'Assembly Contigs', generation, assembly),
+      ...annotation.map(([id, type, fields]) => produced(id, type, generation, annotating, fields)),
+    ],
+  };
+}
+
+export const COLUMBIA_FASTA = 'nmdc:dobj-11-crvfaa01';
+
+const columbiaLineage: Record<string, Doc[]> = (() => {
+  const [sediment0, sediment1] = columbiaBiosampleIds as [string, string];
+  const extract = 'nmdc:procsm-11-crvdna01';
+  // The metagenome's annotation is the one above (nmdc:wfmgan-11-crv00001.1, reading
+  // nmdc:dobj-11-crvasm01); its amino acid FASTA is added here.
+  const run = sequencingRun(
+    'crv00001',
+    '11',
+    'metagenome',
+    COLUMBIA_RIVER_STUDY,
+    extract,
+    [],
+    'nmdc:dobj-11-crvasm01',
+  );
+  const generation = 'nmdc:dgns-11-crv00001';
+  const massSpectrometry: Array<[string, string, string, string, string]> = [
+    ['nmdc:dgms-11-crv00001', 'metabolome', sediment0, 'nmdc:dobj-11-crvgcms', 'GC-MS Raw Data'],
+    ['nmdc:dgms-11-crvmp00', 'metaproteome', sediment0, 'nmdc:dobj-11-crvraw01', ''],
+    ['nmdc:dgms-11-crvmp01', 'metaproteome', sediment0, 'nmdc:dobj-11-crvraw02', ''],
+    ['nmdc:dgms-11-crvmp02', 'metaproteome', sediment1, 'nmdc:dobj-11-crvraw03', 'Metaproteomics Raw Data'],
+  ];
+  return {
+    material_processing_set: [
+      {
+        id: 'nmdc:extrp-11-crv00001',
+        type: 'nmdc:Extraction',
+        name: 'DNA extraction of Columbia River sediment 0',
+        has_input: [sediment0],
+        has_output: [extract],
+      },
+    ],
+    processed_sample_set: [
+      { id: extract, type: 'nmdc:ProcessedSample', name: 'DNA extract of Columbia River sediment 0' },
+    ],
+    data_generation_set: [
+      ...run.data_generation_set!,
+      ...massSpectrometry.map(([id, analyte, input, output]) =>
+        dataGeneration(id, analyte, COLUMBIA_RIVER_STUDY, input, output),
+      ),
+    ],
+    workflow_execution_set: run.workflow_execution_set!,
+    data_object_set: [
+      ...run.data_object_set!,
+      produced(COLUMBIA_FASTA, 'Annotation Amino Acid FASTA', generation, 'nmdc:wfmgan-11-crv00001.1'),
+      // The raw data not already above (the first two metaproteomics files are).
+      ...massSpectrometry
+        .filter(([, , , , type]) => type !== '')
+        .map(([id, , , output, type]) =>
+          produced(output, type, id, id, { data_category: 'instrument_data' }),
+        ),
+    ],
+  };
+})();
+
+const harvardForestLineage: Record<string, Doc[]> = (() => {
+  const metagenome = sequencingRun(
+    'hrv00001',
+    '11',
+    'metagenome',
+    HARVARD_FOREST_STUDY,
+    HARVARD_FOREST_BIOSAMPLE,
+    [
+      ['nmdc:dobj-11-hrv00001k', 'Annotation KEGG Orthology'],
+      ['nmdc:dobj-11-hrv00001p', 'Gene Phylogeny tsv'],
+      ['nmdc:dobj-11-hrv00001g', 'Functional Annotation GFF'],
+    ],
+  );
+  const metatranscriptome = sequencingRun(
+    'hrv00002',
+    '11',
+    'metatranscriptome',
+    HARVARD_FOREST_STUDY,
+    HARVARD_FOREST_BIOSAMPLE,
+    [
+      ['nmdc:dobj-11-hrv00002k', 'Annotation KEGG Orthology'],
+      ['nmdc:dobj-11-hrv00002g', 'Functional Annotation GFF'],
+    ],
+  );
+  const generation = 'nmdc:dgns-11-hrv00002';
+  const expression = 'nmdc:wfmtex-11-hrv00002.1';
+  return {
+    data_generation_set: [...metagenome.data_generation_set!, ...metatranscriptome.data_generation_set!],
+    workflow_execution_set: [
+      ...metagenome.workflow_execution_set!,
+      ...metatranscriptome.workflow_execution_set!,
+      workflowExecution(
+        expression,
+        'nmdc:MetatranscriptomeExpressionAnalysis',
+        generation,
+        ['nmdc:dobj-11-hrv00002f', 'nmdc:dobj-11-hrv00002g'],
+        ['nmdc:dobj-11-hrv00002x'],
+      ),
+    ],
+    data_object_set: [
+      ...metagenome.data_object_set!,
+      ...metatranscriptome.data_object_set!,
+      produced('nmdc:dobj-11-hrv00002x', 'Metatranscriptome Expression', generation, expression),
+    ],
+  };
+})();
+
+export const SPRUCE_FASTA = 'nmdc:dobj-13-spr00001a';
+export const SPRUCE_FUNCTIONAL_GFF = 'nmdc:dobj-13-spr00001g';
+export const SPRUCE_PROTEIN_REPORT = 'nmdc:dobj-13-spr00002p';
+
+const spruceLineage: Record<string, Doc[]> = (() => {
+  const annotation = 'nmdc:wfmgan-13-spr00001.1';
+  const metagenome = sequencingRun('spr00001', '13', 'metagenome', SPRUCE_STUDY, SPRUCE_BIOSAMPLE, [
+    [SPRUCE_FASTA, 'Annotation Amino Acid FASTA'],
+    [
+      SPRUCE_FUNCTIONAL_GFF,
+      'Functional Annotation GFF',
+      { description: `Functional Annotation for ${annotation}` },
+    ],
+    [
+      'nmdc:dobj-13-spr00001t',
+      'CRT Annotation GFF',
+      { description: `CRISPR Repeat Annotation for ${annotation}` },
+    ],
+  ]);
+  const generation = 'nmdc:dgms-13-spr00002';
+  const raw = 'nmdc:dobj-13-spr00002r';
+  const analysis = 'nmdc:wfmp-13-spr00002.1';
+  const report = `nmdc_${SPRUCE_PROTEIN_REPORT.slice(5)}_nmdc_${SPRUCE_FASTA.slice(5)}_Protein_Report.tsv`;
+  return {
+    data_generation_set: [
+      ...metagenome.data_generation_set!,
+      dataGeneration(generation, 'metaproteome', SPRUCE_STUDY, SPRUCE_BIOSAMPLE, raw),
+    ],
+    workflow_execution_set: [
+      ...metagenome.workflow_execution_set!,
+      workflowExecution(
+        analysis,
+        'nmdc:MetaproteomicsAnalysis',
+        generation,
+        [raw, SPRUCE_FASTA, SPRUCE_FUNCTIONAL_GFF],
+        [SPRUCE_PROTEIN_REPORT, 'nmdc:dobj-13-spr00002u'],
+        { version: 'v1.2.1', metaproteomics_analysis_category: 'matched_metagenome' },
+      ),
+    ],
+    data_object_set: [
+      ...metagenome.data_object_set!,
+      produced(raw, 'Metaproteomics Raw Data', generation, generation, { data_category: 'instrument_data' }),
+      produced(SPRUCE_PROTEIN_REPORT, 'Protein Report', generation, analysis, { name: report }),
+      produced('nmdc:dobj-13-spr00002u', 'Unfiltered Metaproteomics Results', generation, analysis),
+    ],
+  };
+})();
+
 /** Everything the notebooks' calls need, by collection. */
 export function notebookRecords(): Record<string, Doc[]> {
   const out: Record<string, Doc[]> = {};
@@ -689,6 +982,9 @@ export function notebookRecords(): Record<string, Doc[]> {
   add({ data_object_set: fticrDataObjects });
   add(taxonomicRecords);
   add(omicsRecords);
+  add(columbiaLineage);
+  add(harvardForestLineage);
+  add(spruceLineage);
   return out;
 }
 
