@@ -8,8 +8,12 @@ import { COLLECTION_NAMES } from './schema/nmdc.ts';
 import { databaseJsonChunks, generateRecords, type GenerateOptions } from './data/generator.ts';
 import { loadRecords } from './data/loader.ts';
 
-/** Big enough to page through and filter on, small enough to load in well under a second. */
-export const DEMO_DATA_SET: GenerateOptions = { studies: 5, biosamples: 100, dataObjects: 300, seed: 1 };
+/**
+ * Big enough to page through and filter on, small enough to load in well under a second: every
+ * biosample has its sequencing run and complete workflow pipeline (60 x 29.75 data objects on
+ * average), so `linked_instances` of a biosample returns tens of records; about 2,200 in all.
+ */
+export const DEMO_DATA_SET: GenerateOptions = { studies: 5, biosamples: 60, dataObjects: 1785, seed: 1 };
 
 /** Loads the demo set when demo data is enabled and no schema collection holds a record. */
 export async function prepareData(

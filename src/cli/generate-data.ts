@@ -1,13 +1,16 @@
 /**
- * `npm run generate-data -- --studies N --biosamples N --data-objects N [--seed S] [--out FILE]`
+ * `npm run generate-data -- --studies N --biosamples N --data-objects N [--seed S]
+ *   [--largest-study-biosamples N] [--out FILE]`
  * Writes seeded NMDC Database JSON (gzip when FILE ends in .gz; stdout without --out),
- * streamed so a million data objects never sit in memory.
+ * streamed so a million data objects never sit in memory. `--largest-study-biosamples` skews
+ * study sizes: the largest study holds N biosamples, the others share the rest Zipf-like.
  */
 import fs from 'node:fs';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
 import {
+  biosampleCountsByStudy,
   databaseJsonChunks,
   generateRecords,
   plannedCounts,
@@ -15,7 +18,7 @@ import {
 } from '../data/generator.ts';
 
 const USAGE =
-  'usage: generate-data --studies N --biosamples N --data-objects N [--seed S] [--out FILE(.json|.json.gz)]';
+  'usage: generate-data --studies N --biosamples N --data-objects N [--seed S] [--largest-study-biosamples N] [--out FILE(.json|.json.gz)]';
 
 export function parseGenerateArgs(argv: string[]): GenerateOptions & { out?: string } {
   const values: Record<string, string> = {};
@@ -36,16 +39,21 @@ export function parseGenerateArgs(argv: string[]): GenerateOptions & { out?: str
       throw new Error(`--${name} must be a non-negative integer, got "${raw}"`);
     return n;
   };
-  const options = {
+  const largest =
+    values['largest-study-biosamples'] === undefined ? undefined : count('largest-study-biosamples', 0);
+  const options: GenerateOptions & { out?: string } = {
     studies: count('studies', 5),
     biosamples: count('biosamples', 100),
     dataObjects: count('data-objects', 300),
     seed: count('seed', 1),
+    ...(largest === undefined ? {} : { largestStudyBiosamples: largest }),
     out: values.out,
   };
   delete values.out;
   const unknown = Object.keys(values);
   if (unknown.length > 0) throw new Error(`unknown option --${unknown[0]}\n${USAGE}`);
+  // A largest study too small to leave room for every biosample fails here, before any output.
+  if (largest !== undefined) biosampleCountsByStudy(options);
   return options;
 }
 

@@ -1,17 +1,30 @@
 /**
  * Seeded generator of realistic NMDC-shaped records: studies, biosamples, sequencing data
- * generations, workflow executions and data objects, linked the way the real data is
- * (biosample -> study, data generation -> biosample, workflow -> data generation and its
- * data objects). Deterministic for a seed; records are produced lazily so millions of data
- * objects never sit in memory.
+ * generations, workflow executions and data objects, linked the way the real data is: biosample
+ * -> study; data generation -> biosample, producing the raw reads; per data generation a chain of
+ * workflow executions (reads QC, then read-based taxonomy and assembly of the filtered reads, then
+ * annotation and binning of the assembly), each informed by the data generation, reading outputs
+ * of the earlier ones and producing its own data objects (about 30 per biosample). Deterministic
+ * for a seed; records are produced lazily so millions of data objects never sit in memory.
  */
 import type { Doc } from '../store/port.ts';
 
 export interface GenerateOptions {
   studies: number;
   biosamples: number;
+  /**
+   * Data objects in all. Each biosample gets at most one sequencing data generation whose
+   * pipeline owns 26-31 data objects; the budget fills complete pipelines biosample by biosample
+   * (the last one possibly cut short) and what is left are unlinked uploads.
+   */
   dataObjects: number;
   seed?: number;
+  /**
+   * Skewed study sizes: study 0 holds exactly this many biosamples and the other studies share
+   * the rest Zipf-like (see biosampleCountsByStudy). Absent: an even spread, biosample b in
+   * study b % studies.
+   */
+  largestStudyBiosamples?: number;
 }
 
 export interface GeneratedRecord {
@@ -33,16 +46,36 @@ export function prng(seed: number): () => number {
 
 const BLADE_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
+const TWO_20 = 2 ** 20;
+const TWO_40 = 2 ** 40;
+const BLADE_MULTIPLIER = 0x9e3779b97;
+const MULTIPLIER_LO = BLADE_MULTIPLIER % TWO_20;
+const MULTIPLIER_HI = Math.floor(BLADE_MULTIPLIER / TWO_20);
+
 /** A unique 8-character blade for index `n`, scrambled by the seed so ids look like real ones. */
 function blade(n: number, salt: number): string {
-  // An odd multiplier mod 2^40 is a bijection, so distinct n give distinct blades.
-  let x = (BigInt(n) * 0x9e3779b97n + BigInt(salt)) & 0xffffffffffn;
-  let out = '';
-  for (let i = 0; i < 8; i++) {
-    out = BLADE_ALPHABET[Number(x & 31n)] + out;
-    x >>= 5n;
+  // An odd multiplier mod 2^40 is a bijection, so distinct n give distinct blades. Computed on
+  // 20-bit halves, exact in doubles (the 2^40 term of hi * hi drops out mod 2^40).
+  let x: number;
+  if (n < TWO_40) {
+    const lo = n % TWO_20;
+    const hi = Math.floor(n / TWO_20);
+    x = (lo * MULTIPLIER_LO + ((lo * MULTIPLIER_HI + hi * MULTIPLIER_LO) % TWO_20) * TWO_20 + salt) % TWO_40;
+  } else {
+    x = Number((BigInt(n) * BigInt(BLADE_MULTIPLIER) + BigInt(salt)) & 0xffffffffffn);
   }
-  return out;
+  const top = Math.floor(x / TWO_20);
+  const bottom = x % TWO_20;
+  return (
+    BLADE_ALPHABET[(top >>> 15) & 31]! +
+    BLADE_ALPHABET[(top >>> 10) & 31]! +
+    BLADE_ALPHABET[(top >>> 5) & 31]! +
+    BLADE_ALPHABET[top & 31]! +
+    BLADE_ALPHABET[(bottom >>> 15) & 31]! +
+    BLADE_ALPHABET[(bottom >>> 10) & 31]! +
+    BLADE_ALPHABET[(bottom >>> 5) & 31]! +
+    BLADE_ALPHABET[bottom & 31]!
+  );
 }
 
 interface EcosystemPath {
@@ -147,23 +180,183 @@ const FUNDERS = [
   'EMSL User Program',
 ];
 
-/** Data object types a workflow execution of each kind produces. */
-const WORKFLOWS = [
+/** A data object a workflow writes: its `data_object_type` and the file name's ending. */
+interface Output {
+  type: string;
+  file: string;
+}
+
+/** One kind of workflow execution in the metagenome pipeline. */
+interface Stage {
+  typecode: string;
+  type: string;
+  name: string;
+  git: string;
+  version: string;
+  /** Hours it runs, at least. */
+  hours: number;
+  /** What it reads: [stage, output index] of earlier stages; stage -1 is the raw reads. */
+  inputs: ReadonlyArray<readonly [number, number]>;
+  outputs: readonly Output[];
+}
+
+/**
+ * The metagenome pipeline run on every sequencing data generation, in order: each stage reads
+ * outputs of earlier ones (reads QC the raw reads; taxonomy and assembly the filtered reads;
+ * annotation and binning the assembly), as NMDC's workflow automation chains them.
+ */
+const STAGES: readonly Stage[] = [
   {
     typecode: 'wfrqc',
     type: 'nmdc:ReadQcAnalysis',
     name: 'Read QC Analysis',
     git: 'https://github.com/microbiomedata/ReadsQC',
-    outputs: ['Filtered Sequencing Reads', 'QC Statistics'],
+    version: 'v1.0.14',
+    hours: 1,
+    inputs: [[-1, 0]],
+    outputs: [
+      { type: 'Filtered Sequencing Reads', file: 'filtered.fastq.gz' },
+      { type: 'QC Statistics', file: 'filterStats.txt' },
+      { type: 'QC Statistics Extended', file: 'filterStats2.txt' },
+      { type: 'Read Filtering Info File', file: 'readsQC.info' },
+    ],
+  },
+  {
+    typecode: 'wfrbt',
+    type: 'nmdc:ReadBasedTaxonomyAnalysis',
+    name: 'Read Based Taxonomy Analysis',
+    git: 'https://github.com/microbiomedata/ReadbasedAnalysis',
+    version: 'v1.0.10',
+    hours: 2,
+    inputs: [[0, 0]],
+    outputs: [
+      { type: 'GOTTCHA2 Classification Report', file: 'gottcha2_report.tsv' },
+      { type: 'GOTTCHA2 Report Full', file: 'gottcha2_full.tsv' },
+      { type: 'GOTTCHA2 Krona Plot', file: 'gottcha2_krona.html' },
+      { type: 'Kraken2 Classification Report', file: 'kraken2_report.tsv' },
+      { type: 'Kraken2 Taxonomic Classification', file: 'kraken2_classification.tsv' },
+      { type: 'Kraken2 Krona Plot', file: 'kraken2_krona.html' },
+      { type: 'Read Based Analysis Info File', file: 'profiler.info' },
+    ],
   },
   {
     typecode: 'wfmgas',
     type: 'nmdc:MetagenomeAssembly',
     name: 'Metagenome Assembly',
     git: 'https://github.com/microbiomedata/metaAssembly',
-    outputs: ['Assembly Contigs', 'Assembly Scaffolds', 'Assembly AGP', 'Assembly Coverage Stats'],
+    version: 'v1.0.9',
+    hours: 6,
+    inputs: [[0, 0]],
+    outputs: [
+      { type: 'Assembly Contigs', file: 'contigs.fna' },
+      { type: 'Assembly Scaffolds', file: 'scaffolds.fna' },
+      { type: 'Assembly Coverage Stats', file: 'covstats.txt' },
+      { type: 'Assembly AGP', file: 'assembly.agp' },
+      { type: 'Assembly Coverage BAM', file: 'pairedMapped_sorted.bam' },
+      { type: 'Assembly Info File', file: 'metaAsm.info' },
+    ],
   },
-] as const;
+  {
+    typecode: 'wfmgan',
+    type: 'nmdc:MetagenomeAnnotation',
+    name: 'Metagenome Annotation',
+    git: 'https://github.com/microbiomedata/mg_annotation',
+    version: 'v1.1.4',
+    hours: 4,
+    inputs: [[2, 0]],
+    outputs: [
+      { type: 'Annotation Amino Acid FASTA', file: 'proteins.faa' },
+      { type: 'Structural Annotation GFF', file: 'structural_annotation.gff' },
+      { type: 'Functional Annotation GFF', file: 'functional_annotation.gff' },
+      { type: 'Annotation KEGG Orthology', file: 'ko.tsv' },
+      { type: 'Annotation Enzyme Commission', file: 'ec.tsv' },
+      { type: 'Clusters of Orthologous Groups (COG) Annotation GFF', file: 'cog.gff' },
+      { type: 'Pfam Annotation GFF', file: 'pfam.gff' },
+      { type: 'Annotation Statistics', file: 'stats.tsv' },
+    ],
+  },
+  {
+    typecode: 'wfmag',
+    type: 'nmdc:MagsAnalysis',
+    name: 'Metagenome Assembled Genomes Analysis',
+    git: 'https://github.com/microbiomedata/metaMAGs',
+    version: 'v1.3.12',
+    hours: 3,
+    // Binning reads the contigs, the reads mapped onto them and the functional annotation.
+    inputs: [
+      [2, 0],
+      [2, 4],
+      [3, 2],
+    ],
+    outputs: [
+      { type: 'Metagenome HQMQ Bins Compression File', file: 'hqmq_bin.zip' },
+      { type: 'Metagenome LQ Bins Compression File', file: 'lq_bin.zip' },
+      { type: 'CheckM Statistics', file: 'checkm_qa.out' },
+      { type: 'GTDBTK Bacterial Summary', file: 'gtdbtk.bac120.summary.tsv' },
+      { type: 'Metagenome Bins Info File', file: 'bin.info' },
+    ],
+  },
+];
+
+/** Where each stage's outputs start among its data generation's data objects (0 is the raw reads). */
+const STAGE_START: readonly number[] = STAGES.map(
+  (_, s) => 1 + STAGES.slice(0, s).reduce((n, st) => n + st.outputs.length, 0),
+);
+
+/**
+ * How many stages (a prefix of STAGES) data generation g runs, by g % 4: one in four
+ * assemblies yields too little for binning, so its pipeline stops after annotation.
+ */
+const STAGE_PATTERN = [5, 5, 4, 5] as const;
+const objectsOfStages = (stages: number) => (stages === 0 ? 1 : STAGE_START[stages - 1]! + STAGES[stages - 1]!.outputs.length);
+const PATTERN_OBJECTS = STAGE_PATTERN.map(objectsOfStages);
+const CYCLE_OBJECTS = PATTERN_OBJECTS.reduce((a, b) => a + b, 0);
+const CYCLE_STAGES = STAGE_PATTERN.reduce((a: number, b) => a + b, 0);
+const prefixSums = (xs: readonly number[]) => xs.map((_, i) => xs.slice(0, i).reduce((a, b) => a + b, 0));
+const PATTERN_OBJECTS_BEFORE = prefixSums(PATTERN_OBJECTS);
+const PATTERN_STAGES_BEFORE = prefixSums(STAGE_PATTERN);
+
+/** Stages of a complete pipeline of data generation g. */
+const stagesOf = (g: number) => STAGE_PATTERN[g % STAGE_PATTERN.length]!;
+/** Data objects owned by the data generations before g (all complete). */
+const objectsBefore = (g: number) =>
+  Math.floor(g / STAGE_PATTERN.length) * CYCLE_OBJECTS + PATTERN_OBJECTS_BEFORE[g % STAGE_PATTERN.length]!;
+/** Workflow executions of the data generations before g (all complete). */
+const stagesBefore = (g: number) =>
+  Math.floor(g / STAGE_PATTERN.length) * CYCLE_STAGES + PATTERN_STAGES_BEFORE[g % STAGE_PATTERN.length]!;
+
+/**
+ * How the data object budget is spent: `complete` data generations (at most one per biosample)
+ * each own their raw reads and every output of their pipeline; if data objects are left and a
+ * biosample has none yet, one more data generation runs as many stages as fit whole
+ * (`partialStages`); what is still left are unlinked uploads.
+ */
+interface Plan {
+  complete: number;
+  partialStages: number | undefined;
+  generations: number;
+  workflows: number;
+  linkedObjects: number;
+}
+
+function planOf({ biosamples, dataObjects }: GenerateOptions): Plan {
+  if (biosamples <= 0 || dataObjects <= 0)
+    return { complete: 0, partialStages: undefined, generations: 0, workflows: 0, linkedObjects: 0 };
+  let complete = Math.min(biosamples, Math.floor(dataObjects / CYCLE_OBJECTS) * STAGE_PATTERN.length);
+  while (complete < biosamples && objectsBefore(complete + 1) <= dataObjects) complete++;
+  let linkedObjects = objectsBefore(complete);
+  let workflows = stagesBefore(complete);
+  let partialStages: number | undefined;
+  if (complete < biosamples && linkedObjects < dataObjects) {
+    let room = dataObjects - linkedObjects - 1;
+    partialStages = 0;
+    while (partialStages < STAGES.length && STAGES[partialStages]!.outputs.length <= room)
+      room -= STAGES[partialStages++]!.outputs.length;
+    linkedObjects = dataObjects - room;
+    workflows += partialStages;
+  }
+  return { complete, partialStages, generations: complete + (partialStages === undefined ? 0 : 1), workflows, linkedObjects };
+}
 
 export const GENERATED_COLLECTIONS = [
   'study_set',
@@ -175,41 +368,158 @@ export const GENERATED_COLLECTIONS = [
 
 /** How many records of each collection a run produces. */
 export function plannedCounts(options: GenerateOptions): Record<(typeof GENERATED_COLLECTIONS)[number], number> {
-  const generations = dataGenerationCount(options);
+  const plan = planOf(options);
   return {
     study_set: options.studies,
     biosample_set: options.biosamples,
-    data_generation_set: generations,
-    workflow_execution_set: generations * WORKFLOWS.length,
+    data_generation_set: plan.generations,
+    workflow_execution_set: plan.workflows,
     data_object_set: options.dataObjects,
   };
 }
 
-function dataGenerationCount({ biosamples, dataObjects }: GenerateOptions): number {
-  if (biosamples === 0 || dataObjects === 0) return 0;
-  // About eight files per sequencing run: raw reads plus the workflow outputs.
-  return Math.min(biosamples, Math.max(1, Math.ceil(dataObjects / 8)));
+/** Zipf exponent of the studies other than the largest, when study sizes are skewed. */
+const ZIPF_EXPONENT = 1;
+
+/**
+ * Biosamples per study, in study order. Even spread by default (biosample b belongs to study
+ * b % studies); with `largestStudyBiosamples`, study 0 holds that many and the others share the
+ * rest Zipf-like (the k-th of them in proportion to 1/k), each at least one while there are
+ * enough and none more than the largest. O(studies) memory.
+ */
+export function biosampleCountsByStudy(options: GenerateOptions): number[] {
+  validate(options);
+  const { studies: S, biosamples: N, largestStudyBiosamples: L } = options;
+  if (L === undefined) return Array.from({ length: S }, (_, s) => Math.floor(N / S) + (s < N % S ? 1 : 0));
+  if (S === 0) return [];
+  const counts = new Array<number>(S).fill(0);
+  counts[0] = L;
+  const rest = N - L;
+  if (rest <= S - 1) {
+    for (let s = 1; s <= rest; s++) counts[s] = 1;
+    return counts;
+  }
+  for (let s = 1; s < S; s++) counts[s] = 1;
+  // Share what is left over the one each by weight 1/k^a, capping at the largest study's size
+  // (water-filling: a capped study's excess goes to the uncapped ones), then round so the
+  // shares add up exactly (largest remainders first).
+  const cap = L - 1;
+  const weight = (s: number) => 1 / s ** ZIPF_EXPONENT;
+  const share = new Array<number>(S).fill(0);
+  const capped = new Array<boolean>(S).fill(false);
+  let left = rest - (S - 1);
+  for (;;) {
+    let total = 0;
+    for (let s = 1; s < S; s++) if (!capped[s]) total += weight(s);
+    let changed = false;
+    for (let s = 1; s < S; s++) {
+      if (capped[s]) continue;
+      share[s] = (left * weight(s)) / total;
+      if (share[s]! > cap) {
+        capped[s] = true;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    left = rest - (S - 1);
+    for (let s = 1; s < S; s++) if (capped[s]) left -= (share[s] = cap);
+  }
+  let assigned = 0;
+  for (let s = 1; s < S; s++) assigned += Math.floor(share[s]!);
+  const byRemainder = Array.from({ length: S - 1 }, (_, i) => i + 1).sort(
+    (a, b) => share[b]! - Math.floor(share[b]!) - (share[a]! - Math.floor(share[a]!)) || a - b,
+  );
+  let extra = rest - (S - 1) - assigned;
+  for (const s of byRemainder) counts[s]! += Math.floor(share[s]!) + (extra-- > 0 ? 1 : 0);
+  return counts;
 }
 
-/** Yields every record, collection by collection in GENERATED_COLLECTIONS order. */
-export function* generateRecords(options: GenerateOptions): Generator<GeneratedRecord> {
-  const { studies, biosamples, dataObjects } = options;
+/** The generated id of the study whose biosample count is nearest `n` (the first such study). */
+export function studyIdWithBiosamples(options: GenerateOptions, n: number): string | undefined {
+  const counts = biosampleCountsByStudy(options);
+  let best = -1;
+  for (let s = 0; s < counts.length; s++)
+    if (best < 0 || Math.abs(counts[s]! - n) < Math.abs(counts[best]! - n)) best = s;
+  return best < 0 ? undefined : generatedIds(options.seed).study(best);
+}
+
+/** Ids of the generated records for a seed, by index (the same ids generateRecords gives). */
+export function generatedIds(seed = 1) {
+  const salt = Math.floor(prng(seed)() * 2 ** 32);
+  return {
+    study: (s: number) => `nmdc:sty-11-${blade(s, salt)}`,
+    biosample: (b: number) => `nmdc:bsm-11-${blade(b, salt)}`,
+    /** The data generation of biosample g (there is at most one per biosample). */
+    dataGeneration: (g: number) => `nmdc:dgns-11-${blade(g, salt)}`,
+    /** Stage `stage` (0 reads QC ... 4 binning) of data generation g's pipeline. */
+    workflowExecution: (g: number, stage: number) => `nmdc:${STAGES[stage]!.typecode}-11-${blade(g, salt)}.1`,
+    dataObject: (j: number) => `nmdc:dobj-11-${blade(j, salt)}`,
+    /** The blade alone, as in file names. */
+    blade: (n: number) => blade(n, salt),
+  };
+}
+
+function validate(options: GenerateOptions): void {
+  const { studies, biosamples, dataObjects, largestStudyBiosamples: largest } = options;
   for (const [name, n] of Object.entries({ studies, biosamples, dataObjects })) {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`${name} must be a non-negative integer`);
   }
   if (biosamples > 0 && studies === 0) throw new RangeError('biosamples need at least one study');
-  const seed = options.seed ?? 1;
-  const salt = Math.floor(prng(seed)() * 2 ** 32);
-  const G = dataGenerationCount(options);
+  if (largest === undefined) return;
+  if (!Number.isInteger(largest) || largest < 0 || largest > biosamples)
+    throw new RangeError('largestStudyBiosamples must be an integer from 0 to biosamples');
+  if (studies > 0 && biosamples - largest > (studies - 1) * largest)
+    throw new RangeError(
+      `largestStudyBiosamples ${largest} is too small: ${studies} studies cannot hold ${biosamples} biosamples`,
+    );
+}
 
-  const studyId = (i: number) => `nmdc:sty-11-${blade(i, salt)}`;
-  const biosampleId = (i: number) => `nmdc:bsm-11-${blade(i, salt)}`;
-  const generationId = (g: number) => `nmdc:dgns-11-${blade(g, salt)}`;
-  const workflowId = (g: number, w: number) => `nmdc:${WORKFLOWS[w]!.typecode}-11-${blade(g, salt)}.1`;
-  const dataObjectId = (j: number) => `nmdc:dobj-11-${blade(j, salt)}`;
-  const studyOfBiosample = (b: number) => b % studies;
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/**
+ * Study of each biosample, O(studies) memory. Even spread: b % studies. Skewed: the studies'
+ * biosamples are consecutive blocks of a scrambled order (b * A mod N for an A coprime to N),
+ * so the biosamples with data generations, the first ones, fall in every study alike.
+ */
+function studyOfBiosampleFn(options: GenerateOptions): (b: number) => number {
+  const { studies, biosamples: N } = options;
+  if (options.largestStudyBiosamples === undefined) return (b) => b % studies;
+  const counts = biosampleCountsByStudy(options);
+  const starts = new Float64Array(counts.length + 1);
+  for (let s = 0; s < counts.length; s++) starts[s + 1] = starts[s]! + counts[s]!;
+  let a = Math.max(1, Math.round(N * 0.6180339887));
+  while (gcd(a, N) !== 1) a++;
+  const exact = N < 2 ** 26;
+  const scrambled = (b: number) => (exact ? (b * a) % N : Number((BigInt(b) * BigInt(a)) % BigInt(N)));
+  return (b) => {
+    const p = scrambled(b);
+    let lo = 0;
+    let hi = counts.length - 1;
+    // The last study whose block starts at or before p.
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= p) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+}
+
+/** Yields every record, collection by collection in GENERATED_COLLECTIONS order. */
+export function* generateRecords(options: GenerateOptions): Generator<GeneratedRecord> {
+  validate(options);
+  const { studies, biosamples, dataObjects } = options;
+  const seed = options.seed ?? 1;
+  const ids = generatedIds(seed);
+  const plan = planOf(options);
+  const G = plan.generations;
+
+  const { study: studyId, biosample: biosampleId, dataGeneration: generationId, dataObject: dataObjectId } = ids;
+  const studyOfBiosample = studyOfBiosampleFn(options);
   const ecosystemOfStudy = (s: number) => ECOSYSTEMS[s % ECOSYSTEMS.length]!;
   const siteOfStudy = (s: number) => SITES[(s * 3) % SITES.length]!;
+  /** Stages data generation g runs. */
+  const stagesRun = (g: number) => (g < plan.complete ? stagesOf(g) : plan.partialStages!);
 
   for (let s = 0; s < studies; s++) {
     const rnd = prng(seed * 1_000_003 + s);
@@ -276,22 +586,14 @@ export function* generateRecords(options: GenerateOptions): Generator<GeneratedR
         lat_lon: { has_raw_value: `${latitude} ${longitude}`, latitude, longitude, type: 'nmdc:GeolocationValue' },
         depth: { has_raw_value: `${depth} m`, has_numeric_value: depth, has_unit: 'm', type: 'nmdc:QuantityValue' },
         collection_date: { has_raw_value: date.toISOString().slice(0, 10), type: 'nmdc:TimestampValue' },
-        alternative_identifiers: [`gold:Gb0${100000 + b}`, `igsn:NMDC${blade(b, salt).toUpperCase()}`],
+        alternative_identifiers: [`gold:Gb0${100000 + b}`, `igsn:NMDC${ids.blade(b).toUpperCase()}`],
       },
     };
   }
 
-  const dataObjectsOf = (g: number, w: number): number[] => {
-    // Group g owns data objects g, g+G, g+2G, ...; the first is the raw reads, the rest
-    // alternate between the group's workflow executions.
-    const out: number[] = [];
-    for (let k = 1, j = g + G; j < dataObjects; k++, j += G) if ((k - 1) % WORKFLOWS.length === w) out.push(j);
-    return out;
-  };
-
   for (let g = 0; g < G; g++) {
     const rnd = prng(seed * 3_000_017 + g);
-    const b = g % biosamples;
+    const b = g; // data generation g sequences biosample g
     const start = new Date(Date.UTC(2018 + Math.floor(rnd() * 6), Math.floor(rnd() * 12), 1 + Math.floor(rnd() * 28)));
     yield {
       collection: 'data_generation_set',
@@ -303,7 +605,7 @@ export function* generateRecords(options: GenerateOptions): Generator<GeneratedR
         analyte_category: 'metagenome',
         associated_studies: [studyId(studyOfBiosample(b))],
         has_input: [biosampleId(b)],
-        has_output: [dataObjectId(g)],
+        has_output: [dataObjectId(objectsBefore(g))],
         processing_institution: 'JGI',
         start_date: start.toISOString().slice(0, 10),
         gold_sequencing_project_identifiers: [`gold:Gp0${100000 + g}`],
@@ -311,25 +613,42 @@ export function* generateRecords(options: GenerateOptions): Generator<GeneratedR
     };
   }
 
+  const HOUR = 3_600_000;
+  const ended: number[] = [];
   for (let g = 0; g < G; g++) {
+    const sequenced = prng(seed * 3_000_017 + g);
+    const sequencedAt = Date.UTC(
+      2018 + Math.floor(sequenced() * 6),
+      Math.floor(sequenced() * 12),
+      1 + Math.floor(sequenced() * 28),
+    );
     const rnd = prng(seed * 4_000_037 + g);
-    const started = new Date(Date.UTC(2021 + Math.floor(rnd() * 3), Math.floor(rnd() * 12), 1 + Math.floor(rnd() * 28), 8));
-    for (let w = 0; w < WORKFLOWS.length; w++) {
-      const wf = WORKFLOWS[w]!;
-      const ended = new Date(started.getTime() + (1 + w) * 3_600_000 * (1 + rnd() * 5));
+    // Processing starts weeks to months after sequencing; each stage starts once the stages whose
+    // outputs it reads have ended.
+    const readsReady = sequencedAt + Math.floor((14 + rnd() * 180) * 24) * HOUR;
+    const first = objectsBefore(g);
+    const objectOf = ([stage, output]: readonly [number, number]) =>
+      dataObjectId(stage < 0 ? first : first + STAGE_START[stage]! + output);
+    const stages = stagesRun(g);
+    for (let st = 0; st < stages; st++) {
+      const stage = STAGES[st]!;
+      let ready = readsReady;
+      for (const [from] of stage.inputs) if (from >= 0) ready = Math.max(ready, ended[from]!);
+      const started = ready + Math.floor(rnd() * 4 * HOUR);
+      ended[st] = started + Math.floor(stage.hours * (1 + rnd() * 3) * HOUR);
       yield {
         collection: 'workflow_execution_set',
         doc: {
-          id: workflowId(g, w),
-          type: wf.type,
-          name: `${wf.name} for ${generationId(g)}`,
-          git_url: wf.git,
-          version: `v1.${w}.${Math.floor(rnd() * 10)}`,
-          started_at_time: started.toISOString(),
-          ended_at_time: ended.toISOString(),
+          id: ids.workflowExecution(g, st),
+          type: stage.type,
+          name: `${stage.name} for ${generationId(g)}`,
+          git_url: stage.git,
+          version: stage.version,
+          started_at_time: new Date(started).toISOString(),
+          ended_at_time: new Date(ended[st]!).toISOString(),
           was_informed_by: [generationId(g)],
-          has_input: [dataObjectId(g)],
-          has_output: dataObjectsOf(g, w).map(dataObjectId),
+          has_input: stage.inputs.map(objectOf),
+          has_output: stage.outputs.map((_, o) => dataObjectId(first + STAGE_START[st]! + o)),
           processing_institution: 'NMDC',
           execution_resource: 'NERSC-Perlmutter',
         },
@@ -342,33 +661,16 @@ export function* generateRecords(options: GenerateOptions): Generator<GeneratedR
     for (let i = 0; i < 4; i++) out += Math.floor(rnd() * 2 ** 32).toString(16).padStart(8, '0');
     return out;
   };
-  for (let j = 0; j < dataObjects; j++) {
+  const dataObject = (
+    j: number,
+    dataObjectType: string,
+    category: string,
+    fileName: string,
+    generatedBy: string | undefined,
+    path: string,
+    maxBytes: number,
+  ): GeneratedRecord => {
     const rnd = prng(seed * 5_000_011 + j);
-    let dataObjectType: string;
-    let generatedBy: string | undefined;
-    let fileName: string;
-    let category: string;
-    if (G === 0) {
-      dataObjectType = 'Metagenome Raw Reads';
-      fileName = `reads_${j}.fastq.gz`;
-      category = 'instrument_data';
-    } else {
-      const g = j % G;
-      const k = Math.floor(j / G);
-      if (k === 0) {
-        dataObjectType = 'Metagenome Raw Reads';
-        generatedBy = generationId(g);
-        fileName = `${blade(g, salt)}.fastq.gz`;
-        category = 'instrument_data';
-      } else {
-        const w = (k - 1) % WORKFLOWS.length;
-        const outputs = WORKFLOWS[w]!.outputs;
-        dataObjectType = outputs[Math.floor((k - 1) / WORKFLOWS.length) % outputs.length]!;
-        generatedBy = workflowId(g, w);
-        fileName = `${blade(g, salt)}_${dataObjectType.toLowerCase().replace(/ /g, '_')}_${k}.${k % 2 ? 'fna' : 'txt'}`;
-        category = 'processed_data';
-      }
-    }
     const doc: Doc = {
       id: dataObjectId(j),
       type: 'nmdc:DataObject',
@@ -376,13 +678,32 @@ export function* generateRecords(options: GenerateOptions): Generator<GeneratedR
       description: `${dataObjectType} for ${generatedBy ?? 'an unlinked upload'}`,
       data_category: category,
       data_object_type: dataObjectType,
-      file_size_bytes: Math.floor(1_000 + rnd() * 5e9),
+      file_size_bytes: Math.floor(1_000 + rnd() * maxBytes),
       md5_checksum: hex(rnd),
-      url: `https://data.microbiomedata.org/data/${generatedBy ?? 'uploads'}/${fileName}`,
+      url: `https://data.microbiomedata.org/data/${path}/${fileName}`,
     };
     if (generatedBy) doc.was_generated_by = generatedBy;
-    yield { collection: 'data_object_set', doc };
+    return { collection: 'data_object_set', doc };
+  };
+  let j = 0;
+  for (let g = 0; g < G; g++) {
+    const generation = generationId(g);
+    const b = ids.blade(g);
+    yield dataObject(j++, 'Metagenome Raw Reads', 'instrument_data', `${b}.fastq.gz`, generation, generation, 5e9);
+    const stages = stagesRun(g);
+    for (let st = 0; st < stages; st++) {
+      const stage = STAGES[st]!;
+      const workflow = ids.workflowExecution(g, st);
+      const prefix = `nmdc_${stage.typecode}-11-${b}.1_`;
+      const path = `${generation}/${workflow}`;
+      for (const output of stage.outputs) {
+        const big = output.file.endsWith('.fastq.gz') || output.file.endsWith('.bam');
+        yield dataObject(j++, output.type, 'processed_data', prefix + output.file, workflow, path, big ? 5e9 : 2e8);
+      }
+    }
   }
+  for (; j < dataObjects; j++)
+    yield dataObject(j, 'Metagenome Raw Reads', 'instrument_data', `reads_${j}.fastq.gz`, undefined, 'uploads', 5e9);
 }
 
 /** All generated records grouped by collection (small sets: tests, demo data). */

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Doc } from '../../src/store/port.ts';
-import { ADMIN, startCompatServer, type CompatServer } from './support/server.ts';
+import { generateDatabase } from '../../src/data/generator.ts';
+import { ADMIN, SEEDED, startCompatServer, type CompatServer } from './support/server.ts';
 import { send } from './support/wire.ts';
 import { jsonDumps, requestsForm, requestsQuery } from './support/python.ts';
 import {
@@ -210,7 +211,16 @@ describe('nmdc_automation/api/nmdcapi.py NmdcRuntimeApi.list_from_collection', (
     );
     expectCompleteCrawl(run, 100);
     const expected = await storeWhere('workflow_execution_set', (d) => d.git_url === git);
-    expect(expected.length).toBeGreaterThan(20);
+    // The reads QC of every generated sequencing run and of the automation records, and nothing else.
+    expect(expected.length).toBeGreaterThan(10);
+    expect(new Set(expected.map((w) => w.type))).toEqual(new Set(['nmdc:ReadQcAnalysis']));
+    const generated = generateDatabase(SEEDED).data_generation_set!;
+    expect(generated.length).toBeGreaterThan(0);
+    for (const g of generated)
+      expect(
+        expected.some((w) => (w.was_informed_by as string[]).includes(g.id)),
+        g.id,
+      ).toBe(true);
     expect(byId(run.records)).toEqual(expected);
   });
 

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_DATA_SET } from '../../src/startup.ts';
 import { kill, processTree, startServer, type ServerProcess } from './process-faults.ts';
 
 const ADMIN = { ADMIN_USERNAME: 'cluster-admin', ADMIN_PASSWORD: 'cluster admin password' };
@@ -63,8 +64,8 @@ describe('several server processes (WORKERS=2)', () => {
       ids.push(...res.body.resources.map((r: { id: string }) => r.id));
       token = res.body.next_page_token ?? undefined;
     }
-    expect(ids).toHaveLength(100);
-    expect(new Set(ids).size).toBe(100);
+    expect(ids).toHaveLength(DEMO_DATA_SET.biosamples);
+    expect(new Set(ids).size).toBe(DEMO_DATA_SET.biosamples);
     expect(ids).toEqual([...ids].sort());
   });
 
@@ -98,7 +99,7 @@ describe('several server processes (WORKERS=2)', () => {
     for (let i = 0; i < 4; i++) {
       const res = await request(`${server.url}/studies?per_page=2`);
       expect(res.status).toBe(200);
-      expect(res.body.meta.count).toBe(5);
+      expect(res.body.meta.count).toBe(DEMO_DATA_SET.studies);
     }
   });
 
