@@ -5,7 +5,7 @@
  * study; the edge index's share of load time; and freshness (a record written, then asked for).
  *
  *   npm run bench:graph -- [--records 1000000] [--studies 1000] [--largest 10000] [--requests 500]
- *                          [--compare-load]
+ *                          [--objects-per-biosample 10] [--compare-load]
  *
  * `--records` is the total record count aimed at; the generator's shape (biosamples, data
  * generations, workflow executions, tens of data objects per biosample) sets the split.
@@ -20,18 +20,28 @@ const studies = flag('studies', 1000);
 const largest = flag('largest', 10_000);
 const requests = flag('requests', 500);
 const compareLoad = process.argv.includes('--compare-load');
+const perBiosample = flag('objects-per-biosample', 10);
 
-/** Biosamples and data objects giving about `target` records in all, by the generator's ratios. */
+/**
+ * Biosamples and data objects giving about `target` records in all. By default 10 data objects
+ * per biosample, as the issue's shape (the largest study: 10^4 biosamples, 10^5 data objects):
+ * the generator gives whole pipelines (about 30 data objects) to a third of the biosamples.
+ */
 function optionsFor(records: number): GenerateOptions {
   const base: GenerateOptions = {
     studies,
-    biosamples: 1000,
-    dataObjects: 30_000,
-    largestStudyBiosamples: largest,
+    biosamples: 10_000,
+    dataObjects: 10_000 * perBiosample,
+    largestStudyBiosamples: Math.min(largest, 10_000 - studies + 1),
   };
   const per = Object.values(plannedCounts(base)).reduce((a, b) => a + b, 0) / base.biosamples;
-  const biosamples = Math.max(studies, Math.round(records / per));
-  return { ...base, biosamples, dataObjects: base.dataObjects * (biosamples / base.biosamples) };
+  const biosamples = Math.max(studies + largest, Math.round(records / per));
+  return {
+    ...base,
+    biosamples,
+    dataObjects: Math.round(biosamples * perBiosample),
+    largestStudyBiosamples: largest,
+  };
 }
 
 async function get(url: string): Promise<{ ms: number; status: number; body: any }> {
