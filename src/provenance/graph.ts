@@ -12,7 +12,7 @@ import {
   matchingTypes,
   NAMED_THING,
 } from '../schema/class-tree.ts';
-import { loadContinuation, saveContinuation } from '../metadata/paging-state.ts';
+import { loadContinuation, newContinuationKey, saveContinuation } from '../metadata/paging-state.ts';
 import { STEP_BATCH, type EdgeIndex, type NodeInfo } from './port.ts';
 import { walk, stepAll, WalkTooLarge, type Reached } from './walk.ts';
 
@@ -35,12 +35,21 @@ export interface LinkedInstance {
   [field: string]: unknown;
 }
 
+type LinkedItem = LinkedInstance & { collection: string };
+
+/** A continuation: where it is in a snapshot of the answer kept in chunks. */
 interface LinkedPageState {
   scope: 'linked_instances';
-  ids: string[];
-  types: string[];
-  lastId: string;
+  snapshot: string;
+  offset: number;
+  total: number;
 }
+
+/** State kind and size of the chunks a large answer is kept in between its pages. */
+const SNAPSHOT_KIND = 'linked-instances';
+const SNAPSHOT_CHUNK = 5000;
+/** A snapshot outlives the page tokens that point into it (each token lasts 30 minutes from its page). */
+const SNAPSHOT_TTL_SECONDS = 6 * 60 * 60;
 
 /** A Python list's text (`['a', 'b']`), as the original service's messages show lists. */
 export function pythonList(items: readonly string[], open = '[', close = ']'): string {
@@ -102,31 +111,25 @@ export class ProvenanceGraph {
 
   /**
    * The records linked to `ids` downstream and upstream (transitively), of the given types
-   * (subclasses included), in id order, paged with tokens kept in the state store. A
-   * continuation walks again, so it sees the graph as it is now, and resumes after the last id.
+   * (subclasses included), in id order, paged with tokens kept in the state store. The first
+   * request walks the graph once; the rest of the answer is kept in the state store in chunks, so
+   * each continuation costs a page, not a walk (records are hydrated as they are when the page is
+   * read).
    */
   async linkedInstances(
     params: LinkedInstancesParams,
   ): Promise<{ resources: LinkedInstance[]; next_page_token?: string }> {
-    let ids: string[];
-    let types: string[];
-    let afterId = '';
-    if (params.page_token !== undefined) {
-      const saved = await loadContinuation<LinkedPageState>(this.state, 'page-token', params.page_token);
-      if (!saved || saved.scope !== 'linked_instances') throw new BadRequest('`page_token` not found');
-      ({ ids, types, lastId: afterId } = saved);
-    } else {
-      ids = [...new Set(params.ids)];
-      if (ids.length === 0) throw new Unprocessable('`ids`: give at least one id');
-      if (ids.length > MAX_LINKED_IDS)
-        throw new Unprocessable(`\`ids\`: at most ${MAX_LINKED_IDS} ids per request (${ids.length} given)`);
-      const found = await this.existing(ids);
-      const missing = ids.filter((id) => !found.has(id));
-      if (missing.length > 0) throw new NotFound(`Some IDs not found: ${pythonList(missing)}.`);
-      types = this.checkTypes(
-        params.types && params.types.length > 0 ? [...new Set(params.types)] : [NAMED_THING],
-      );
-    }
+    if (params.page_token !== undefined) return this.continueLinked(params);
+    const ids = [...new Set(params.ids)];
+    if (ids.length === 0) throw new Unprocessable('`ids`: give at least one id');
+    if (ids.length > MAX_LINKED_IDS)
+      throw new Unprocessable(`\`ids\`: at most ${MAX_LINKED_IDS} ids per request (${ids.length} given)`);
+    const found = await this.existing(ids);
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length > 0) throw new NotFound(`Some IDs not found: ${pythonList(missing)}.`);
+    const types = this.checkTypes(
+      params.types && params.types.length > 0 ? [...new Set(params.types)] : [NAMED_THING],
+    );
     const wanted = matchingTypes(types);
     let downstream: Map<string, Reached>;
     let upstream: Map<string, Reached>;
@@ -136,10 +139,10 @@ export class ProvenanceGraph {
     } catch (err) {
       tooLarge(err, 'linked instances');
     }
-    const all = new Map<string, LinkedInstance & { collection: string }>();
+    const all = new Map<string, LinkedItem>();
     const add = (reached: Map<string, Reached>, field: '_downstream_of' | '_upstream_of') => {
       for (const [id, r] of reached) {
-        if (id <= afterId || !wanted.has(r.type)) continue;
+        if (!wanted.has(r.type)) continue;
         let item = all.get(id);
         if (!item) all.set(id, (item = { id, type: r.type, collection: r.collection }));
         item[field] = [...r.origins].sort();
@@ -149,20 +152,56 @@ export class ProvenanceGraph {
     add(upstream, '_upstream_of');
     const sorted = [...all.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const size = params.max_page_size >= 1 ? params.max_page_size : sorted.length;
-    const page = sorted.slice(0, size);
-    const full = params.hydrate ? await this.hydrate(page) : undefined;
-    const resources = page.map(({ collection: _c, ...item }) => {
+    const resources = await this.shown(sorted.slice(0, size), params.hydrate);
+    if (sorted.length <= size) return { resources };
+    const rest = sorted.slice(size);
+    const snapshot = newContinuationKey();
+    for (let i = 0; i * SNAPSHOT_CHUNK < rest.length; i++)
+      await this.state.put(
+        SNAPSHOT_KIND,
+        `${snapshot}.${i}`,
+        rest.slice(i * SNAPSHOT_CHUNK, (i + 1) * SNAPSHOT_CHUNK),
+        SNAPSHOT_TTL_SECONDS,
+      );
+    const next_page_token = await saveContinuation<LinkedPageState>(this.state, 'page-token', {
+      scope: 'linked_instances',
+      snapshot,
+      offset: 0,
+      total: rest.length,
+    });
+    return { resources, next_page_token };
+  }
+
+  private async continueLinked(
+    params: LinkedInstancesParams,
+  ): Promise<{ resources: LinkedInstance[]; next_page_token?: string }> {
+    const saved = await loadContinuation<LinkedPageState>(this.state, 'page-token', params.page_token!);
+    if (!saved || saved.scope !== 'linked_instances') throw new BadRequest('`page_token` not found');
+    const end =
+      params.max_page_size >= 1 ? Math.min(saved.total, saved.offset + params.max_page_size) : saved.total;
+    const items: LinkedItem[] = [];
+    for (let chunk = Math.floor(saved.offset / SNAPSHOT_CHUNK); chunk * SNAPSHOT_CHUNK < end; chunk++) {
+      const part = await this.state.get<LinkedItem[]>(SNAPSHOT_KIND, `${saved.snapshot}.${chunk}`);
+      if (!part) throw new BadRequest('`page_token` not found');
+      const from = Math.max(0, saved.offset - chunk * SNAPSHOT_CHUNK);
+      items.push(...part.slice(from, end - chunk * SNAPSHOT_CHUNK));
+    }
+    const resources = await this.shown(items, params.hydrate);
+    if (end >= saved.total) return { resources };
+    const next_page_token = await saveContinuation<LinkedPageState>(this.state, 'page-token', {
+      ...saved,
+      offset: end,
+    });
+    return { resources, next_page_token };
+  }
+
+  /** A page's items as answered: slim, or whole records with the two link fields. */
+  private async shown(page: LinkedItem[], hydrate: boolean): Promise<LinkedInstance[]> {
+    const full = hydrate ? await this.hydrate(page) : undefined;
+    return page.map(({ collection: _c, ...item }) => {
       const doc = full?.get(item.id);
       return doc ? { ...doc, ...item, type: doc.type as string } : item;
     });
-    if (sorted.length <= size) return { resources };
-    const next_page_token = await saveContinuation<LinkedPageState>(this.state, 'page-token', {
-      scope: 'linked_instances',
-      ids,
-      types,
-      lastId: page[page.length - 1]!.id,
-    });
-    return { resources, next_page_token };
   }
 
   /**

@@ -144,9 +144,9 @@ export const getCollectionNameById = <ThrowOnError extends boolean = false>(opti
  * executions alike.
  *
  * Each record says which of `ids` it is downstream of (`_downstream_of`) and/or upstream of
- * (`_upstream_of`). Records come in `id` order, paged with tokens; a continuation walks the
- * graph as it is then. The graph is written together with the records, so an answer is
- * never stale.
+ * (`_upstream_of`). Records come in `id` order, paged with tokens: the first page walks the
+ * graph, which is written together with the records, so it is never stale; the pages after it
+ * continue that answer.
  *
  * Upstream slots (the referenced record helped produce the referring one):
  * `associated_studies`, `collected_from`, `has_chromatography_configuration`, `has_input`,
