@@ -238,7 +238,7 @@ describe('the 2.13.0 document', () => {
       type: 'object',
       description: expect.any(String),
       required: ['id'],
-      properties: { id: { type: 'string', example: 'nmdc:bsm-11-0pyv7738' } },
+      properties: { id: { type: 'string', example: 'nmdc:bsm-11-02g8ftqk' } },
       additionalProperties: true,
     });
   });
