@@ -62,17 +62,19 @@ async function timeAll(base: string, paths: string[]): Promise<{ p50: number; p9
   return { p50: percentile(ms, 50), p99: percentile(ms, 99), n: ms.length };
 }
 
-/** Ids of a collection, sampled at random positions. */
+/** Ids of a collection, a uniform sample (reservoir) over one scan in id order. */
 async function sample(bench: BenchServer, collection: string, n: number): Promise<string[]> {
-  const total = await bench.store.count(collection, {});
   const out: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const [doc] = await bench.store.find(
-      collection,
-      {},
-      { skip: Math.floor(Math.random() * total), limit: 1, projection: ['id'] },
-    );
-    if (doc) out.push(doc.id);
+  let seen = 0;
+  for await (const batch of bench.store.scan(collection, 5000)) {
+    for (const { id } of batch) {
+      seen++;
+      if (out.length < n) out.push(id);
+      else {
+        const j = Math.floor(Math.random() * seen);
+        if (j < n) out[j] = id;
+      }
+    }
   }
   return out;
 }
@@ -180,11 +182,19 @@ async function main(): Promise<void> {
     });
 
     // Freshness: a data object written now, linked from a sampled biosample's data generation.
-    const [bsm] = ids.filter((id) => id.includes(':bsm-'));
+    // A biosample that was sequenced (about a third are, in this shape).
+    let bsm: string | undefined;
+    let generation: { to: string } | undefined;
+    for (const id of ids.filter((x) => x.includes(':bsm-'))) {
+      [generation] = (await bench.edgeIndex.step([id], 'downstream')).filter(
+        (s) => s.collection === 'data_generation_set',
+      );
+      if (generation) {
+        bsm = id;
+        break;
+      }
+    }
     const fresh = { id: 'nmdc:dobj-11-benchfresh', type: 'nmdc:DataObject', name: 'fresh' };
-    const [generation] = (await bench.edgeIndex.step([bsm!], 'downstream')).filter(
-      (s) => s.collection === 'data_generation_set',
-    );
     const t0 = performance.now();
     const doc = (await bench.store.getById('data_generation_set', generation!.to))!;
     await bench.store.upsertMany('data_object_set', [fresh]);
