@@ -61,7 +61,7 @@ export function pythonList(items: readonly string[], open = '[', close = ']'): s
 function tooLarge(err: unknown, what: string): never {
   if (err instanceof WalkTooLarge)
     throw new Unprocessable(
-      `${what}: ${err.message}, more than one request may do. Ask for fewer ids at a time.`,
+      `${what}: ${err.message}, the most one request may walk. Ask for fewer ids at a time.`,
     );
   throw err;
 }

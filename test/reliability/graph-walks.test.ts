@@ -142,7 +142,7 @@ describe('walks over a large study', () => {
     expect(err).toBeInstanceOf(HttpError);
     expect((err as HttpError).status).toBe(422);
     expect((err as HttpError).detail).toBe(
-      'linked instances: the walk reaches more than 1,000 (record, start id) pairs, more than one request may do. Ask for fewer ids at a time.',
+      'linked instances: the walk reaches more than 1,000 (record, start id) pairs, the most one request may walk. Ask for fewer ids at a time.',
     );
   });
 });
