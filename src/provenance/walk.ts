@@ -57,6 +57,7 @@ export async function walk(
   options: WalkOptions = {},
 ): Promise<Map<string, Reached>> {
   const maxPairs = options.maxPairs ?? MAX_WALK_PAIRS;
+  if (starts.length === 1) return walkFromOne(index, starts[0]!, direction, maxPairs, options.slots);
   const reached = new Map<string, Reached>();
   let pairs = 0;
   // Each frontier entry carries the origins that are new to it since it was last expanded.
@@ -81,6 +82,36 @@ export async function walk(
         }
       }
       if (pairs > maxPairs) throw new WalkTooLarge(maxPairs);
+      await nextTurn();
+    }
+    frontier = next;
+  }
+  return reached;
+}
+
+/** `walk` from one start id: every record met has that one origin, so a plain visited map does. */
+async function walkFromOne(
+  index: EdgeIndex,
+  start: string,
+  direction: Direction,
+  maxPairs: number,
+  slots: ReadonlySet<string> | undefined,
+): Promise<Map<string, Reached>> {
+  const origins = new Set([start]);
+  const reached = new Map<string, Reached>();
+  let frontier = [start];
+  while (frontier.length > 0) {
+    const next: string[] = [];
+    for (let i = 0; i < frontier.length; i += STEP_BATCH) {
+      for (const { to, slot, type, collection } of await index.step(
+        frontier.slice(i, i + STEP_BATCH),
+        direction,
+      )) {
+        if ((slots && !slots.has(slot)) || reached.has(to)) continue;
+        reached.set(to, { type, collection, origins });
+        next.push(to);
+      }
+      if (reached.size > maxPairs) throw new WalkTooLarge(maxPairs);
       await nextTurn();
     }
     frontier = next;

@@ -218,7 +218,7 @@ export class SqliteEdgeIndex implements EdgeIndex {
     if (ids.length === 0) return [];
     const [near, far] = direction === 'downstream' ? ['up', 'down'] : ['down', 'up'];
     return this.stmt(
-      `SELECT DISTINCT f.id AS "from", t.id AS "to", e.slot AS slot, t.type AS type, t.collection AS collection
+      `SELECT f.id AS "from", t.id AS "to", e.slot AS slot, t.type AS type, t.collection AS collection
          FROM json_each(?) j
          JOIN graph_nodes f ON f.id = j.value
          JOIN graph_edges e ON e.${near} = f.key
