@@ -40,7 +40,7 @@ export interface EdgeIndex extends MaintainedIndex {
   nodes(ids: readonly string[]): Promise<NodeInfo[]>;
   /**
    * One step along `direction` from each of `ids` (at most `STEP_BATCH` of them): every existing
-   * record linked to one of them, once per (from, to, slot) when each id is given once.
+   * record linked to one of them, once per (from, to, slot).
    */
   step(ids: readonly string[], direction: Direction): Promise<Step[]>;
 }

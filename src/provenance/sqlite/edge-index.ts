@@ -224,7 +224,7 @@ export class SqliteEdgeIndex implements EdgeIndex {
          JOIN graph_edges e ON e.${near} = f.key
          JOIN graph_nodes t ON t.key = e.${far}
         WHERE t.collection IS NOT NULL`,
-    ).all(JSON.stringify(ids)) as Step[];
+    ).all(JSON.stringify([...new Set(ids)])) as Step[];
   }
 
   async watermark(): Promise<number> {
