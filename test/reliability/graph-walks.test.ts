@@ -133,6 +133,21 @@ describe('walks over a large study', () => {
     expect(p50, `by-id p50 ${p50} ms during ${walkMs} ms of walks`).toBeLessThan(walkMs / 4);
   }, 120_000);
 
+  it('keeps serving after a client goes away in the middle of a streamed answer', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${t.url}/data_objects/study/${STUDY}`, { signal: controller.signal });
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    expect(new TextDecoder().decode(value).startsWith('[{"biosample_id":')).toBe(true);
+    controller.abort();
+    await reader.closed.catch(() => undefined);
+    const { status, ms } = await timed(`/studies/${encodeURIComponent(STUDY)}`);
+    expect(status).toBe(200);
+    expect(ms).toBeLessThan(BOUND_MS);
+    const again = await timed(`/data_objects/study/${STUDY}`);
+    expect(again.body).toHaveLength(BIOSAMPLES);
+  }, 60_000);
+
   it('ends a walk past its cap with a 422 that says what to do', async () => {
     const graph = new ProvenanceGraph(t.edgeIndex, t.store, t.store.state, { maxPairs: 1000 });
     const err = await graph.linkedInstances({ ids: [STUDY], hydrate: false, max_page_size: 20 }).then(

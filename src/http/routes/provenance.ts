@@ -13,8 +13,18 @@ export const STREAM_DATA_OBJECTS_ABOVE = 2000;
 const queryList = (value: unknown): string[] =>
   Array.isArray(value) ? value.map(String) : typeof value === 'string' ? [value] : [];
 
+/** Writes, then waits while the client is slow to read (or until it has gone away). */
 function writeChunk(res: Response, text: string): Promise<void> {
-  return res.write(text) ? Promise.resolve() : new Promise((resolve) => res.once('drain', resolve));
+  if (res.write(text)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 export function provenanceRouter(deps: AppDeps): express.Router {
