@@ -8,11 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Doc } from '../../src/store/port.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
-import { ADMIN, SEEDED, startCompatServer, type CompatServer } from './support/server.ts';
+import { SEEDED, type CompatServer } from './support/server.ts';
 import { send } from './support/wire.ts';
-import { jsonDumps, requestsForm, requestsQuery } from './support/python.ts';
+import { jsonDumps, requestsQuery } from './support/python.ts';
 import {
-  AUTOMATION_RECORDS,
   DG_ALLOWLISTED,
   DG_IMPORT,
   DG_MAIN,
@@ -24,7 +23,6 @@ import {
 } from './support/nmdc-automation-records.ts';
 import {
   FRESH_HEADERS,
-  accessTokenOf,
   authedHeaders,
   byId,
   idsOf,
@@ -34,39 +32,23 @@ import {
   tokenForm,
   withoutMongoId,
   type Crawl,
+  startAutomationServer,
+  storeWhere as docsWhere,
+  has,
 } from './support/nmdc-automation-client.ts';
 
 let server: CompatServer;
-/** The token `get_token` obtains with the site's client credentials. */
+/** The token `NmdcRuntimeApi.get_token` obtains with the site's client credentials. */
 let siteToken: string;
 /** A runtime administrator's token: the principal our service lets run aggregate and update. */
 let adminToken: string;
 
 beforeAll(async () => {
-  server = await startCompatServer(AUTOMATION_RECORDS);
-  siteToken = accessTokenOf(
-    await postToken(server.url, tokenForm(server.siteClient.client_id, server.siteClient.client_secret)),
-  );
-  adminToken = accessTokenOf(
-    await postToken(
-      server.url,
-      requestsForm([
-        ['grant_type', 'password'],
-        ['username', ADMIN.username],
-        ['password', ADMIN.password],
-      ]),
-    ),
-  );
+  ({ server, siteToken, adminToken } = await startAutomationServer());
 });
 afterAll(async () => server?.close());
 
-/** Every record of a collection (id order), those `keep` accepts. */
-async function storeWhere(collection: string, keep: (d: Doc) => boolean = () => true): Promise<Doc[]> {
-  return (await server.store.find(collection, {})).filter(keep);
-}
-
-const has = (field: string, value: unknown) => (d: Doc) =>
-  Array.isArray(d[field]) ? (d[field] as unknown[]).includes(value) : d[field] === value;
+const storeWhere = (collection: string, keep?: (d: Doc) => boolean) => docsWhere(server, collection, keep);
 
 /** A crawl that ended well: every page 200 with a JSON body, the last without a token. */
 function expectCompleteCrawl(run: Crawl, pageSize: number): void {

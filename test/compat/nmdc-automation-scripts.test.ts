@@ -7,12 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Doc } from '../../src/store/port.ts';
-import { ADMIN, SITE_ID, startCompatServer, type CompatServer } from './support/server.ts';
+import { SITE_ID, type CompatServer } from './support/server.ts';
 import { send } from './support/wire.ts';
-import { jsonDumps, requestsForm, requestsQuery } from './support/python.ts';
+import { jsonDumps, requestsQuery } from './support/python.ts';
 import {
   ASSEMBLY,
-  AUTOMATION_RECORDS,
   DG_IMPORT_UPDATE,
   DG_MAIN,
   GOLD_PROPOSAL,
@@ -25,15 +24,15 @@ import {
   BARE_HEADERS,
   GOLD_HEADERS,
   RAW_BASIC_HEADERS,
-  accessTokenOf,
   byId,
   crawl,
   idsOf,
   jsonPostHeaders,
-  postToken,
   project,
   runQuery,
-  tokenForm,
+  startAutomationServer,
+  storeWhere as docsWhere,
+  has,
 } from './support/nmdc-automation-client.ts';
 
 let server: CompatServer;
@@ -43,29 +42,11 @@ let siteToken: string;
 let adminToken: string;
 
 beforeAll(async () => {
-  server = await startCompatServer(AUTOMATION_RECORDS);
-  siteToken = accessTokenOf(
-    await postToken(server.url, tokenForm(server.siteClient.client_id, server.siteClient.client_secret)),
-  );
-  adminToken = accessTokenOf(
-    await postToken(
-      server.url,
-      requestsForm([
-        ['grant_type', 'password'],
-        ['username', ADMIN.username],
-        ['password', ADMIN.password],
-      ]),
-    ),
-  );
+  ({ server, siteToken, adminToken } = await startAutomationServer());
 });
 afterAll(async () => server?.close());
 
-async function storeWhere(collection: string, keep: (d: Doc) => boolean = () => true): Promise<Doc[]> {
-  return (await server.store.find(collection, {})).filter(keep);
-}
-
-const has = (field: string, value: unknown) => (d: Doc) =>
-  Array.isArray(d[field]) ? (d[field] as unknown[]).includes(value) : d[field] === value;
+const storeWhere = (collection: string, keep?: (d: Doc) => boolean) => docsWhere(server, collection, keep);
 
 const get = (target: string, headers: Record<string, string>) =>
   send(server.url, { method: 'GET', target, headers });

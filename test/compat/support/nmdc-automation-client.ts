@@ -8,6 +8,8 @@ import { expect } from 'vitest';
 import type { Doc } from '../../../src/store/port.ts';
 import { jsonDumps, requestsForm, requestsQuery, type PyParam } from './python.ts';
 import { send, type WireResponse } from './wire.ts';
+import { ADMIN, startCompatServer, type CompatServer } from './server.ts';
+import { AUTOMATION_RECORDS } from './nmdc-automation-records.ts';
 
 const REQUESTS_DEFAULTS = { 'User-Agent': 'python-requests/2.34.2', 'Accept-Encoding': 'gzip, deflate' };
 
@@ -195,3 +197,43 @@ export function withoutMongoId<T extends Record<string, unknown>>(doc: T): Omit<
   const { _id: _ignored, ...rest } = doc;
   return rest;
 }
+
+/**
+ * The service with the automation records, and the two tokens the tests use: the site client's
+ * (what `get_token` obtains) and a runtime administrator's (the principal our service lets run
+ * aggregate and update).
+ */
+export async function startAutomationServer(): Promise<{
+  server: CompatServer;
+  siteToken: string;
+  adminToken: string;
+}> {
+  const server = await startCompatServer(AUTOMATION_RECORDS);
+  const siteToken = accessTokenOf(
+    await postToken(server.url, tokenForm(server.siteClient.client_id, server.siteClient.client_secret)),
+  );
+  const adminToken = accessTokenOf(
+    await postToken(
+      server.url,
+      requestsForm([
+        ['grant_type', 'password'],
+        ['username', ADMIN.username],
+        ['password', ADMIN.password],
+      ]),
+    ),
+  );
+  return { server, siteToken, adminToken };
+}
+
+/** Every record of a collection (id order), those `keep` accepts. */
+export async function storeWhere(
+  server: CompatServer,
+  collection: string,
+  keep: (d: Doc) => boolean = () => true,
+): Promise<Doc[]> {
+  return (await server.store.find(collection, {})).filter(keep);
+}
+
+/** A record whose `field` is `value` or a list holding it. */
+export const has = (field: string, value: unknown) => (d: Doc) =>
+  Array.isArray(d[field]) ? (d[field] as unknown[]).includes(value) : d[field] === value;
