@@ -58,29 +58,23 @@ export function rNextPageUrl(
 }
 
 /** `get_all_results`: the first page, then while `next_page_token` is not NULL the next one. */
-export async function rGetAllResults(
+export function rGetAllResults(
   baseUrl: string,
   collection: string,
   filterText: string,
   maxPageSize: number,
   fields: string,
 ): Promise<PagedRead> {
-  const read: PagedRead = { urls: [], targets: [], pages: [], resources: [] };
-  let url = rFirstPageUrl(collection, filterText, maxPageSize, fields);
-  for (;;) {
-    if (read.pages.length >= 500) throw new Error(`${collection}: still paging after 500 pages`);
-    const target = targetOf(urlEncode(url));
-    const page = await send(baseUrl, { method: 'GET', target, headers: JSONLITE_HEADERS });
-    read.urls.push(url);
-    read.targets.push(target);
-    read.pages.push(page);
+  return readPages(baseUrl, collection, rFirstPageUrl(collection, filterText, maxPageSize, fields), {
+    encode: urlEncode,
+    headers: JSONLITE_HEADERS,
     // fromJSON stops the notebook on an HTTP error.
-    if (page.status !== 200) return read;
-    read.resources.push(...((page.json?.resources as Doc[] | undefined) ?? []));
-    const token = page.json?.next_page_token;
-    if (token === undefined || token === null) return read;
-    url = rNextPageUrl(collection, filterText, maxPageSize, String(token), fields);
-  }
+    stopsOnError: true,
+    next: (token) =>
+      token === undefined || token === null
+        ? undefined
+        : rNextPageUrl(collection, filterText, maxPageSize, String(token), fields),
+  });
 }
 
 /** The filter `get_results_by_id` writes: ids quoted and joined by `", "`. */
@@ -223,7 +217,7 @@ export function pyNextPageUrl(
 }
 
 /** `get_first_page_results` (one request) or `get_next_results` (until the token is falsy). */
-export async function pyGetResults(
+export function pyGetResults(
   baseUrl: string,
   collection: string,
   filter: string,
@@ -231,21 +225,46 @@ export async function pyGetResults(
   fields: string,
   allPages: boolean,
 ): Promise<PagedRead> {
+  return readPages(baseUrl, collection, pyFirstPageUrl(collection, filter, maxPageSize, fields), {
+    encode: requestsRequote,
+    headers: REQUESTS_HEADERS,
+    // The module calls resp.json() without checking the status; a body without resources ends it.
+    stopsOnError: false,
+    next: (token) =>
+      !allPages || !token ? undefined : pyNextPageUrl(collection, filter, maxPageSize, String(token), fields),
+  });
+}
+
+/** How a notebook's pager puts its URLs on the wire and decides to go on. */
+interface Pager {
+  encode(url: string): string;
+  headers: Record<string, string>;
+  /** Whether a page that is not 200 ends the read before its body is used. */
+  stopsOnError: boolean;
+  /** The URL of the page after one whose `next_page_token` is `token`, or undefined to stop. */
+  next(token: unknown): string | undefined;
+}
+
+async function readPages(
+  baseUrl: string,
+  collection: string,
+  firstUrl: string,
+  pager: Pager,
+): Promise<PagedRead> {
   const read: PagedRead = { urls: [], targets: [], pages: [], resources: [] };
-  let url = pyFirstPageUrl(collection, filter, maxPageSize, fields);
-  for (;;) {
+  let url: string | undefined = firstUrl;
+  while (url !== undefined) {
     if (read.pages.length >= 500) throw new Error(`${collection}: still paging after 500 pages`);
-    const target = targetOf(requestsRequote(url));
-    const page = await send(baseUrl, { method: 'GET', target, headers: REQUESTS_HEADERS });
+    const target = targetOf(pager.encode(url));
+    const page = await send(baseUrl, { method: 'GET', target, headers: pager.headers });
     read.urls.push(url);
     read.targets.push(target);
     read.pages.push(page);
-    // The module calls resp.json() without checking the status; a body without resources ends it.
+    if (pager.stopsOnError && page.status !== 200) return read;
     read.resources.push(...((page.json?.resources as Doc[] | undefined) ?? []));
-    const token = page.json?.next_page_token;
-    if (!allPages || !token) return read;
-    url = pyNextPageUrl(collection, filter, maxPageSize, String(token), fields);
+    url = pager.next(page.json?.next_page_token);
   }
+  return read;
 }
 
 // --- expectations ----------------------------------------------------------------------------
