@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { DocumentStore } from '../store/port.ts';
 import { MongoDocumentStore } from '../store/mongo/document-store.ts';
 import { isHookable } from '../../search/index.ts';
-import { keepCaughtUp, reindexCollection } from '../../search/maintenance.ts';
+import { keepCaughtUp, reindexCollections } from '../../search/maintenance.ts';
 import type { EdgeIndex } from './port.ts';
 import { SqliteEdgeIndex } from './sqlite/edge-index.ts';
 import { MongoEdgeIndex } from './mongo/edge-index.ts';
@@ -29,22 +29,18 @@ interface BuiltOnce extends EdgeIndex {
 
 async function buildOnce(index: BuiltOnce, store: DocumentStore, logger: Logger): Promise<void> {
   if (await index.isBuilt()) return;
-  // Every write up to here is in the scans below; later ones are caught up.
-  const seq = await store.latestSeq();
   const collections = (await store.nonEmptyCollections()).filter((c) => index.covers(c));
   if (collections.length > 0) {
     const started = performance.now();
-    let records = 0;
-    for (const collection of collections)
-      records += (await reindexCollection(store, index, collection)).records;
+    const results = await reindexCollections(store, index, collections);
     logger.info(
-      { records, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) },
+      {
+        records: results.reduce((n, r) => n + r.records, 0),
+        seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+      },
       'built the provenance edge index for the records already stored',
     );
   }
-  // Each collection's rebuild advanced the watermark to its own start; writes to the collections
-  // built earlier may lie between, so the mark goes back to where the first scan began.
-  if (!index.synchronous) await index.setWatermark(seq);
   await index.markBuilt();
 }
 
