@@ -4,7 +4,7 @@
  */
 
 /** Version of the NMDC schema the records follow (reported by `/nmdcschema/version` and `/version`). */
-export const SCHEMA_VERSION = '11.9.1';
+export const SCHEMA_VERSION = '11.23.0';
 
 /** The collections of the schema's Database class, sorted. */
 export const COLLECTION_NAMES = [
