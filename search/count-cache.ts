@@ -53,7 +53,13 @@ export class CountCache {
       return;
     }
     for (;;) {
-      const { changes, seq } = await this.store.changesSince(this.seenSeq);
+      const { changes, seq, gap } = await this.store.changesSince(this.seenSeq);
+      if (gap) {
+        // Changes were pruned before this cache saw them: any count may be stale.
+        this.counts.clear();
+        this.seenSeq = seq;
+        return;
+      }
       if (changes.length === 0 && seq === this.seenSeq) return;
       const written = new Set(changes.map((c) => c.collection));
       for (const key of [...this.counts.keys()]) {

@@ -89,7 +89,7 @@ async function othersChangedBetween(
   let since = from;
   while (since < to) {
     const page = await store.changesSince(since);
-    if (page.changes.some((c) => c.collection !== collection)) return true;
+    if (page.gap || page.changes.some((c) => c.collection !== collection)) return true;
     if (page.seq <= since) return false;
     since = page.seq;
   }
@@ -188,7 +188,13 @@ export function hasDrift(r: DriftReport): boolean {
 export async function catchUp(store: DocumentStore, index: MaintainedIndex): Promise<number> {
   if (index.synchronous) return 0;
   const since = await index.watermark();
-  const { changes, seq } = await store.changesSince(since);
+  const { changes, seq, gap } = await store.changesSince(since);
+  if (gap) {
+    // The log no longer reaches back to the watermark: rebuild what the index covers.
+    const covered = (await store.nonEmptyCollections()).filter((c) => index.covers?.(c) ?? true);
+    const results = await reindexCollections(store, index, covered);
+    return results.reduce((n, r) => n + r.records, 0);
+  }
   const byCollection = new Map<string, { upserted: string[]; deleted: string[] }>();
   for (const c of changes) {
     let entry = byCollection.get(c.collection);

@@ -129,7 +129,8 @@ export class QueryPlanner {
    */
   private async freshIds(collection: string): Promise<string[] | null> {
     if (this.index.synchronous) return [];
-    const { changes } = await this.store.changesSince(await this.index.watermark());
+    const { changes, gap } = await this.store.changesSince(await this.index.watermark());
+    if (gap) return null;
     const ids = changes.filter((c) => c.collection === collection && !c.deleted).map((c) => c.id);
     return ids.length > this.maxCandidates ? null : ids;
   }

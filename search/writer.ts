@@ -28,6 +28,24 @@ export class RecordWriter {
     return result;
   }
 
+  /**
+   * Upserts into several collections all or nothing (one store transaction, which on the embedded
+   * store holds the co-located indexes' writes too), then brings the other indexes up to date.
+   */
+  async upsertAll(
+    writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>,
+  ): Promise<WriteResult> {
+    const keyed = writes.map((w) => ({
+      collection: w.collection,
+      docs: w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc),
+    }));
+    const result = await this.store.upsertAtomically(keyed);
+    await this.afterWrite(async (index) => {
+      for (const { collection, docs } of keyed) if (docs.length > 0) await index.index(collection, docs);
+    });
+    return result;
+  }
+
   /** Deletes the records matching `filter` (at most `limit`); returns their ids. */
   async delete(collection: string, filter: Filter, limit?: number): Promise<string[]> {
     assertRegexLengths(filter);

@@ -53,6 +53,19 @@ export interface StateStore {
   deleteBy(kind: string, field: string, equals: string): Promise<number>;
 }
 
+export interface Change {
+  collection: string;
+  id: string;
+  deleted: boolean;
+}
+
+/** One page of the change log (see `DocumentStore.changesSince`). */
+export interface ChangePage {
+  changes: Change[];
+  seq: number;
+  gap?: boolean;
+}
+
 export interface DocumentStore {
   readonly engine: 'sqlite' | 'mongo';
   readonly databaseName: string;
@@ -63,13 +76,19 @@ export interface DocumentStore {
   getById(collection: string, id: string, projection?: Projection): Promise<Doc | null>;
   /** Upsert records by `id`, all or nothing. */
   upsertMany(collection: string, docs: Doc[]): Promise<WriteResult>;
+  /** Upserts by id into several collections in one transaction: all or nothing, indexes kept in it included. */
+  upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): Promise<WriteResult>;
+  /** Inserts `doc` unless a record with its id exists; true when inserted. Atomic across processes. */
+  insertIfAbsent(collection: string, doc: Doc): Promise<boolean>;
   /** Delete matching records; returns the deleted ids. */
   deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]>;
   collectionStats(): Promise<CollectionStats[]>;
-  /** Ids of records written since `sinceSeq` with the sequence to ask from next time (index freshness). */
-  changesSince(
-    sinceSeq: number,
-  ): Promise<{ changes: Array<{ collection: string; id: string; deleted: boolean }>; seq: number }>;
+  /**
+   * Ids of records written since `sinceSeq` with the sequence to ask from next time (index freshness).
+   * `gap: true` when changes after `sinceSeq` were already pruned from the log: the reader cannot
+   * catch up change by change and must start over (rebuild, forget what it cached).
+   */
+  changesSince(sinceSeq: number): Promise<ChangePage>;
   /** The newest change's sequence number (0 when there is none): "everything up to now". */
   latestSeq(): Promise<number>;
   /** Iterate every record of a collection in id order, in batches (reindex, check-index). */

@@ -59,6 +59,22 @@ describe('CountCache', () => {
     expect(computed).toBe(3);
   });
 
+  it('forgets every count when changes it had not seen were pruned from the log (gap)', async () => {
+    const cache = new CountCache(store);
+    expect(await countSoil(cache)).toBe(1);
+    expect(await cache.count('study_set', {}, async () => 7)).toBe(7);
+    // Another process writes; the sweep prunes those changes before this cache looks.
+    const other = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite'), changesRetained: 1 });
+    await other.upsertMany('biosample_set', [
+      { id: 'nmdc:bsm-11-c', name: 'Forest soil' },
+      { id: 'nmdc:bsm-11-d', name: 'Peat soil' },
+    ]);
+    other.sweep();
+    await other.close();
+    expect(await countSoil(cache)).toBe(3);
+    expect(await cache.count('study_set', {}, async () => 8)).toBe(8);
+  });
+
   it('keeps counts of collections that were not written', async () => {
     const cache = new CountCache(store);
     await countSoil(cache);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { RecordWriter } from '../../search/writer.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
 import {
   catchUp,
@@ -315,6 +316,40 @@ describe('catch-up loop', () => {
       expect(fresh.changes.map((c) => c.id)).toEqual([studies[10]!.id, studies[11]!.id]);
       await catchUpFully(store, index);
     }));
+
+  it('indexes an all-or-nothing write across collections made through the record writer', () =>
+    withSeparateIndex(async (store, index) => {
+      const writer = new RecordWriter(store, index);
+      const samples = [{ id: 'nmdc:bsm-11-uw1', name: 'upsertAll sample' }];
+      expect(
+        await writer.upsertAll([
+          { collection: C, docs: studies.slice(0, 3) },
+          { collection: 'biosample_set', docs: samples },
+        ]),
+      ).toEqual({ inserted: 4, updated: 0 });
+      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+      expect(hasDrift(await checkCollection(store, index, 'biosample_set'))).toBe(false);
+      expect(await index.watermark()).toBe(await store.latestSeq());
+    }));
+
+  it('rebuilds when the change log was pruned past its watermark (gap), then is exact again', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-gap-'));
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite'), changesRetained: 2 });
+    const index = new FtsSearchIndex(new Database(':memory:'), { hooked: false, ownsDatabase: true });
+    try {
+      await store.upsertMany(C, studies.slice(0, 6));
+      await store.deleteMany(C, { id: studies[0]!.id });
+      store.sweep();
+      expect((await store.changesSince(await index.watermark())).gap).toBe(true);
+      await catchUp(store, index);
+      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+      expect(await index.watermark()).toBe(await store.latestSeq());
+    } finally {
+      await index.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it("does not let one collection's rebuild skip another collection's writes still to catch up", () =>
     withSeparateIndex(async (store, index) => {

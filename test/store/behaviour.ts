@@ -131,6 +131,42 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         expect(await store.count(C, {})).toBe(SAMPLES.length);
       });
 
+      it('inserts a record only when its id is absent, and exactly once under concurrent attempts', async () => {
+        const fresh = { id: 'nmdc:bsm-11-once', name: 'first' };
+        expect(await store.insertIfAbsent(C, fresh)).toBe(true);
+        expect(await store.insertIfAbsent(C, { id: 'nmdc:bsm-11-once', name: 'second' })).toBe(false);
+        expect(await store.getById(C, 'nmdc:bsm-11-once')).toEqual(fresh);
+        const attempts = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => store.insertIfAbsent(C, { id: 'nmdc:bsm-11-race', n: i })),
+        );
+        expect(attempts.filter(Boolean)).toHaveLength(1);
+        const winner = attempts.indexOf(true);
+        expect(await store.getById(C, 'nmdc:bsm-11-race')).toEqual({ id: 'nmdc:bsm-11-race', n: winner });
+        const logged = (await store.changesSince(0)).changes.filter((c) => c.id === 'nmdc:bsm-11-race');
+        expect(logged).toEqual([{ collection: C, id: 'nmdc:bsm-11-race', deleted: false }]);
+      });
+
+      it('upserts into several collections at once, all or nothing', async () => {
+        const result = await store.upsertAtomically([
+          { collection: 'study_set', docs: [{ id: 'nmdc:sty-11-t1', name: 'study' }] },
+          { collection: C, docs: [{ id: 'nmdc:bsm-11-a1', name: 'replaced' }, { id: 'nmdc:bsm-11-t2' }] },
+        ]);
+        expect(result).toEqual({ inserted: 2, updated: 1 });
+        expect(await store.getById('study_set', 'nmdc:sty-11-t1')).toEqual({
+          id: 'nmdc:sty-11-t1',
+          name: 'study',
+        });
+        expect(await store.getById(C, 'nmdc:bsm-11-a1')).toEqual({ id: 'nmdc:bsm-11-a1', name: 'replaced' });
+        await expect(
+          store.upsertAtomically([
+            { collection: 'study_set', docs: [{ id: 'nmdc:sty-11-t3' }] },
+            { collection: C, docs: [{ id: 'nmdc:bsm-11-t4' }, { name: 'no id' } as unknown as Doc] },
+          ]),
+        ).rejects.toThrow(/no string id/);
+        expect(await store.getById('study_set', 'nmdc:sty-11-t3')).toBeNull();
+        expect(await store.getById(C, 'nmdc:bsm-11-t4')).toBeNull();
+      });
+
       it('deletes matching records, honouring the limit, and returns their ids', async () => {
         expect(await store.deleteMany(C, { ecosystem_category: 'Aquatic' }, 1)).toEqual(['nmdc:bsm-11-a4']);
         expect(await store.deleteMany(C, { ecosystem_category: { $in: ['Aquatic', 'Plants'] } })).toEqual([

@@ -256,6 +256,59 @@ describe('MongoDB adapter golden calls', () => {
     expect(calls.find((c) => c.op === 'aggregate')!.args).toEqual([[{ $collStats: { storageStats: {} } }]]);
   });
 
+  it('inserts if absent with insertOne, letting the unique id index refuse a duplicate', async () => {
+    const duplicate = Object.assign(new Error('E11000 duplicate key error'), { code: 11000 });
+    const { store, take } = fakeDb({
+      'pids.insertOne': [{}, duplicate],
+      '_counters.findOneAndUpdate': [{ _id: 'changes', seq: 7 }],
+    });
+    expect(await store.insertIfAbsent('pids', { id: 'nmdc:bsm-11-x1', _id: 'drop' } as never)).toBe(true);
+    expect(await store.insertIfAbsent('pids', { id: 'nmdc:bsm-11-x1' })).toBe(false);
+    const calls = take();
+    expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
+      'pids.createIndexes',
+      'pids.insertOne',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+      'pids.insertOne',
+    ]);
+    expect(calls[1]!.args).toEqual([{ id: 'nmdc:bsm-11-x1' }, { session: undefined }]);
+    expect(calls[3]!.args[0]).toEqual([{ seq: 7, collection: 'pids', id: 'nmdc:bsm-11-x1', deleted: false }]);
+  });
+
+  it('upserts several collections in one unit: a bulk write and a change-log entry per collection', async () => {
+    const { store, take } = fakeDb({
+      'study_set.bulkWrite': [{ upsertedCount: 1, matchedCount: 0 }],
+      'biosample_set.bulkWrite': [{ upsertedCount: 1, matchedCount: 1 }],
+      '_counters.findOneAndUpdate': [
+        { _id: 'changes', seq: 1 },
+        { _id: 'changes', seq: 3 },
+      ],
+    });
+    expect(
+      await store.upsertAtomically([
+        { collection: 'study_set', docs: [{ id: 's1' }] },
+        { collection: 'biosample_set', docs: [{ id: 'b1' }, { id: 'b2' }] },
+        { collection: 'data_object_set', docs: [] },
+      ]),
+    ).toEqual({ inserted: 2, updated: 1 });
+    const calls = take();
+    expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
+      'study_set.createIndexes',
+      'biosample_set.createIndexes',
+      'study_set.bulkWrite',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+      'biosample_set.bulkWrite',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+    ]);
+    expect(calls[7]!.args[0]).toEqual([
+      { seq: 2, collection: 'biosample_set', id: 'b1', deleted: false },
+      { seq: 3, collection: 'biosample_set', id: 'b2', deleted: false },
+    ]);
+  });
+
   it('reads changes after a sequence number in order', async () => {
     const { store, take } = fakeDb({
       '_changes.find': [

@@ -32,6 +32,42 @@ async function withTemporaryStore(run: (store: SqliteDocumentStore) => Promise<v
 
 describeDocumentStore('SQLite', async () => openTemporaryStore());
 
+describe('SQLite change log retention', () => {
+  it('answers gap: true to a reader whose position was pruned, and normal pages from after it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite'), changesRetained: 3 });
+    try {
+      await store.upsertMany('study_set', [
+        { id: 's1' },
+        { id: 's2' },
+        { id: 's3' },
+        { id: 's4' },
+        { id: 's5' },
+      ]);
+      const before = await store.changesSince(0);
+      expect(before.gap).toBeUndefined();
+      expect(before.changes).toHaveLength(5);
+      store.sweep();
+      expect(await store.changesSince(0)).toEqual({ changes: [], seq: 5, gap: true });
+      expect(await store.changesSince(1)).toEqual({ changes: [], seq: 5, gap: true });
+      expect(await store.changesSince(2)).toEqual({
+        changes: [
+          { collection: 'study_set', id: 's3', deleted: false },
+          { collection: 'study_set', id: 's4', deleted: false },
+          { collection: 'study_set', id: 's5', deleted: false },
+        ],
+        seq: 5,
+      });
+      // A second sweep with nothing new to prune keeps the mark where it was.
+      store.sweep();
+      expect((await store.changesSince(2)).gap).toBeUndefined();
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('SQLite store specifics', () => {
   function biosamples(n: number): Doc[] {
     return Array.from({ length: n }, (_, i) => ({

@@ -13,7 +13,12 @@ export interface Call {
 
 export function fakeMongoDb(answers: Record<string, unknown[]> = {}) {
   const calls: Call[] = [];
-  const next = (key: string, fallback: unknown) => (answers[key]?.length ? answers[key]!.shift() : fallback);
+  // An Error among the answers is thrown, as the driver throws (e.g. a duplicate key).
+  const next = (key: string, fallback: unknown) => {
+    const answer = answers[key]?.length ? answers[key]!.shift() : fallback;
+    if (answer instanceof Error) throw answer;
+    return answer;
+  };
   const collection = (name: string) => {
     const record =
       (op: string, fallback: unknown) =>
@@ -37,6 +42,7 @@ export function fakeMongoDb(answers: Record<string, unknown[]> = {}) {
       estimatedDocumentCount: record('estimatedDocumentCount', 0),
       bulkWrite: record('bulkWrite', { upsertedCount: 0, matchedCount: 0 }),
       insertMany: record('insertMany', {}),
+      insertOne: record('insertOne', {}),
       deleteMany: record('deleteMany', { deletedCount: 0 }),
       deleteOne: record('deleteOne', { deletedCount: 0 }),
       updateOne: record('updateOne', {}),

@@ -4,8 +4,8 @@
  * a `_changes` collection with a counter feeds search-index freshness.
  */
 import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
-import { BadRequest } from '../../http/errors.ts';
 import { assertRegexesSupported } from '../filter.ts';
+import { cleanDocs } from '../clean-docs.ts';
 import { INDEXED_PATHS } from '../sqlite/attribute-index.ts';
 import type {
   CollectionStats,
@@ -21,6 +21,7 @@ import { MongoStateStore, STATE_COLLECTION } from './state-store.ts';
 export const CHANGES_COLLECTION = '_changes';
 export const COUNTERS_COLLECTION = '_counters';
 const CHANGES_PAGE = 100_000;
+const DUPLICATE_KEY = 11000;
 
 interface ChangeRecord {
   seq: number;
@@ -49,17 +50,6 @@ export function mongoProjection(projection: Projection): Document {
   const paths = [...new Set(['id', ...projection.filter((p) => p !== '_id')])].sort();
   const kept = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(`${q}.`)));
   return { _id: 0, ...Object.fromEntries(kept.map((p) => [p, 1])) };
-}
-
-function cleanDocs(docs: Doc[]): Doc[] {
-  return docs.map((doc, i) => {
-    if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
-      throw new BadRequest(`record ${i} is not an object`);
-    if (typeof doc.id !== 'string' || doc.id === '') throw new BadRequest(`record ${i} has no string id`);
-    if (!('_id' in doc)) return doc;
-    const { _id, ...rest } = doc;
-    return rest as Doc;
-  });
 }
 
 export class MongoDocumentStore implements DocumentStore {
@@ -193,6 +183,48 @@ export class MongoDocumentStore implements DocumentStore {
     });
   }
 
+  /** Needs a transaction for all-or-nothing across collections: a replica set or sharded cluster. */
+  async upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): Promise<WriteResult> {
+    const cleaned = writes
+      .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
+      .filter((w) => w.docs.length > 0);
+    for (const { collection } of cleaned) await this.ensureIndexes(collection);
+    return this.atomically(async (session) => {
+      const total = { inserted: 0, updated: 0 };
+      for (const { collection, docs } of cleaned) {
+        const ops: AnyBulkWriteOperation[] = docs.map((doc) => ({
+          replaceOne: { filter: { id: doc.id }, replacement: doc, upsert: true },
+        }));
+        const result = await this.db.collection(collection).bulkWrite(ops, { ordered: false, session });
+        await this.recordChanges(
+          collection,
+          docs.map((d) => d.id),
+          false,
+          session,
+        );
+        total.inserted += result.upsertedCount;
+        total.updated += result.matchedCount;
+      }
+      return total;
+    });
+  }
+
+  /** The unique index on `id` decides, so concurrent inserts of one id leave exactly one winner. */
+  async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
+    const [clean] = cleanDocs([doc]);
+    await this.ensureIndexes(collection);
+    try {
+      await this.atomically(async (session) => {
+        await this.db.collection(collection).insertOne({ ...clean! }, { session });
+        await this.recordChanges(collection, [clean!.id], false, session);
+      });
+      return true;
+    } catch (err) {
+      if ((err as { code?: number }).code === DUPLICATE_KEY) return false;
+      throw err;
+    }
+  }
+
   async deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]> {
     return this.atomically(async (session) => {
       const findOptions: Document = { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session };
@@ -241,6 +273,7 @@ export class MongoDocumentStore implements DocumentStore {
       latest.delete(key);
       latest.set(key, { collection: r.collection, id: r.id, deleted: r.deleted });
     }
+    // The MongoDB change log is never pruned, so no change is ever missing (no gap).
     return { changes: [...latest.values()], seq: rows.length > 0 ? rows[rows.length - 1]!.seq : sinceSeq };
   }
 

@@ -9,9 +9,11 @@ import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import { BadRequest } from '../../http/errors.ts';
 import { compileFilter } from '../filter.ts';
+import { cleanDocs } from '../clean-docs.ts';
 import { compareKeys, sortByKeys, sortDocs, sortKeyOf, withIdTieBreaker } from '../ordering.ts';
 import { compileProjection } from '../projection.ts';
 import type {
+  ChangePage,
   CollectionStats,
   Doc,
   DocumentStore,
@@ -263,9 +265,27 @@ export class SqliteDocumentStore implements DocumentStore {
   sweep(): void {
     if (this.closed) return;
     this.state.sweep();
-    this.stmt('DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?').run(
-      this.changesRetained,
-    );
+    this.db
+      .transaction(() => {
+        const max = (this.stmt('SELECT max(seq) AS m FROM changes').get() as { m: number | null }).m ?? 0;
+        const cutoff = max - this.changesRetained;
+        if (cutoff <= this.prunedThrough()) return;
+        const removed = this.stmt('DELETE FROM changes WHERE seq <= ?').run(cutoff).changes;
+        // Remembered so a reader asking from before it learns that changes are missing (`gap`).
+        if (removed > 0)
+          this.stmt(
+            "INSERT INTO meta(key, value) VALUES ('changes_pruned_through', ?) " +
+              'ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+          ).run(String(cutoff));
+      })
+      .immediate();
+  }
+
+  /** The newest change-log sequence number the sweep has removed (0 when none). */
+  private prunedThrough(): number {
+    const row = this.stmt("SELECT value FROM meta WHERE key = 'changes_pruned_through'").get() as
+      { value: string } | undefined;
+    return row ? Number(row.value) : 0;
   }
 
   private stmt(sql: string): Statement {
@@ -847,14 +867,39 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async upsertMany(collection: string, docs: Doc[]): Promise<WriteResult> {
-    const clean = docs.map((doc, i) => {
-      if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
-        throw new BadRequest(`record ${i} is not an object`);
-      if (typeof doc.id !== 'string' || doc.id === '') throw new BadRequest(`record ${i} has no string id`);
-      if (!('_id' in doc)) return doc;
-      const { _id, ...rest } = doc;
-      return rest as Doc;
-    });
+    const clean = cleanDocs(docs);
+    return this.db.transaction(() => this.upsertInTransaction(collection, clean)).immediate();
+  }
+
+  async upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): Promise<WriteResult> {
+    const cleaned = writes.map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }));
+    return this.db
+      .transaction((): WriteResult => {
+        const total = { inserted: 0, updated: 0 };
+        for (const { collection, docs } of cleaned) {
+          const r = this.upsertInTransaction(collection, docs);
+          total.inserted += r.inserted;
+          total.updated += r.updated;
+        }
+        return total;
+      })
+      .immediate();
+  }
+
+  async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
+    const [clean] = cleanDocs([doc]);
+    const exists = this.stmt('SELECT 1 FROM docs WHERE collection = ? AND id = ?');
+    return this.db
+      .transaction((): boolean => {
+        if (exists.get(collection, clean!.id)) return false;
+        this.upsertInTransaction(collection, [clean!]);
+        return true;
+      })
+      .immediate();
+  }
+
+  /** Upserts inside the caller's transaction: records, attribute index, change log, statistics, hooks. */
+  private upsertInTransaction(collection: string, clean: Doc[]): WriteResult {
     const existing = this.stmt('SELECT body, size FROM docs WHERE collection = ? AND id = ?');
     const insertChange = this.stmt('INSERT INTO changes(collection, id, deleted) VALUES (?, ?, 0)');
     const insertDoc = this.stmt('INSERT INTO docs(collection, id, body, size, seq) VALUES (?, ?, ?, ?, ?)');
@@ -867,7 +912,7 @@ export class SqliteDocumentStore implements DocumentStore {
     const insertIrregular = this.stmt(
       'INSERT OR IGNORE INTO attr_irregular(collection, path, id) VALUES (?, ?, ?)',
     );
-    const write = this.db.transaction((): WriteResult => {
+    {
       let inserted = 0;
       let updated = 0;
       let sizeDelta = 0;
@@ -907,8 +952,7 @@ export class SqliteDocumentStore implements DocumentStore {
       this.adjustStats(collection, inserted, sizeDelta);
       if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed);
       return { inserted, updated };
-    });
-    return write.immediate();
+    }
   }
 
   private deleteAttr(collection: string, path: string, value: IndexValue, id: string): void {
@@ -1005,9 +1049,10 @@ export class SqliteDocumentStore implements DocumentStore {
     });
   }
 
-  async changesSince(
-    sinceSeq: number,
-  ): Promise<{ changes: Array<{ collection: string; id: string; deleted: boolean }>; seq: number }> {
+  async changesSince(sinceSeq: number): Promise<ChangePage> {
+    if (sinceSeq < this.prunedThrough()) {
+      return { changes: [], seq: await this.latestSeq(), gap: true };
+    }
     const rows = this.stmt(
       'SELECT seq, collection, id, deleted FROM changes WHERE seq > ? ORDER BY seq LIMIT ?',
     ).all(sinceSeq, CHANGES_PAGE) as Array<{ seq: number; collection: string; id: string; deleted: number }>;
