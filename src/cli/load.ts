@@ -1,7 +1,9 @@
 /**
- * `npm run load -- FILE...` loads NMDC Database JSON (`.json`, `.json.gz`) or JSON lines of one
- * collection (`biosample_set.jsonl[.gz]`) into the configured store and search index, with
- * progress, a per-collection summary and a rate. Bad records are reported and skipped.
+ * `npm run load -- [--no-validate] FILE...` loads NMDC Database JSON (`.json`, `.json.gz`) or JSON
+ * lines of one collection (`biosample_set.jsonl[.gz]`) into the configured store and search index,
+ * with progress, a per-collection summary and a rate. By default the files are checked first, all
+ * together, against the NMDC schema and for references, and nothing is written unless every record
+ * passes (see USAGE).
  */
 import fs from 'node:fs';
 import { createGunzip } from 'node:zlib';
@@ -11,13 +13,54 @@ import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { openEdgeIndex } from '../provenance/index.ts';
-import { formatOfFile, loadRecords, type LoadSummary } from '../data/loader.ts';
+import {
+  checkInputs,
+  formatOfFile,
+  loadRecords,
+  type LoadSummary,
+  type RejectedRecord,
+} from '../data/loader.ts';
+import { SCHEMA_VERSION } from '../schema/nmdc.ts';
 
 const PROGRESS_LINE_EVERY_MS = 5000;
 
-async function main(files: string[]): Promise<number> {
-  if (files.length === 0) {
-    process.stderr.write('usage: load FILE... (NMDC Database JSON, .json.gz, or <collection>.jsonl[.gz])\n');
+const USAGE = `usage: load [--no-validate] FILE...
+
+Loads NMDC records into the configured store (DATA_DIR, or MONGO_URL) and search index. Each FILE
+is NMDC Database JSON ({"study_set": [...], ...}; .json or .json.gz) or JSON lines of the
+collection its name says (biosample_set.jsonl[.gz]). Records are upserted by id: a record whose
+id is stored replaces it.
+
+By default the files are first checked, all together, as POST /metadata/json:validate checks a
+payload: every record against the NMDC schema ${SCHEMA_VERSION} (the JSON Schema of its class), then
+every id a record references must be in one of the files or already stored, in a collection the
+schema allows. If any record fails, each problem is reported with its file, collection, index in
+the collection and id, and NOTHING is written (exit status 1): fix the files and load them again.
+
+  --no-validate   skip the schema and reference checks; only ids and collection names are
+                  checked, and bad records are reported and skipped while the others load.
+  -h, --help      show this help.
+`;
+
+const openInput = (file: string) => {
+  const raw = fs.createReadStream(file, { highWaterMark: 1 << 20 });
+  return file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
+};
+
+const rejectionLine = (r: RejectedRecord) =>
+  `rejected ${r.source} ${r.position}${r.id === undefined ? '' : ` ${r.id}`}: ${r.reason}\n`;
+
+async function main(args: string[]): Promise<number> {
+  if (args.includes('-h') || args.includes('--help')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const validate = !args.includes('--no-validate');
+  const unknown = args.filter((a) => a.startsWith('-') && a !== '--no-validate');
+  const files = args.filter((a) => !a.startsWith('-'));
+  if (files.length === 0 || unknown.length > 0) {
+    if (unknown.length > 0) process.stderr.write(`unknown option: ${unknown.join(' ')}\n`);
+    process.stderr.write(USAGE);
     return 2;
   }
   for (const file of files) if (!fs.existsSync(file)) throw new Error(`no such file: ${file}`);
@@ -31,6 +74,22 @@ async function main(files: string[]): Promise<number> {
   let written = 0;
   const started = Date.now();
   try {
+    if (validate) {
+      process.stderr.write(`checking ${files.length} file(s) against the NMDC schema ${SCHEMA_VERSION}\n`);
+      const check = await checkInputs(
+        files.map((file) => ({ source: file, format: formatOfFile(file), open: () => openInput(file) })),
+        { store, onReject: (r) => process.stderr.write(rejectionLine(r)) },
+      );
+      if (check.rejected.length > 0) {
+        const bad = new Set(check.rejected.map((r) => `${r.source}\u0000${r.position}`)).size;
+        process.stderr.write(
+          `nothing was written: ${check.rejected.length} problem(s) in ${bad} of ${check.records} records (listed above). ` +
+            'Fix them and load again (--no-validate loads the records that have ids and skips the others).\n',
+        );
+        return 1;
+      }
+      process.stderr.write(`checked ${check.records} records in ${check.seconds.toFixed(1)} s: all valid\n`);
+    }
     for (const file of files) {
       const size = fs.statSync(file).size;
       const tty = process.stderr.isTTY;
@@ -56,8 +115,10 @@ async function main(files: string[]): Promise<number> {
         input,
         format: formatOfFile(file),
         source: file,
+        // Checked above, all files together (references may cross files).
+        validate: false,
         onReject: (r) => {
-          const line = `rejected ${r.source} ${r.position}: ${r.reason}\n`;
+          const line = rejectionLine(r);
           if (bar) bar.stop();
           process.stderr.write(line);
           if (bar) bar.start(size, compressedBytes, { records: written });

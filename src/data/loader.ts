@@ -1,23 +1,33 @@
 /**
- * Loads NMDC records from a stream into the store and the search index: NMDC Database JSON
- * (`{"study_set": [...], ...}`) or JSON lines of one collection. Records are stream-parsed,
- * validated one by one (bad ones are reported with their position and skipped), and upserted
- * by id in batches, each batch one transaction; so a rerun after an interruption converges to
- * exactly the input's records.
+ * Loads NMDC records from streams into the store and the search index: NMDC Database JSON
+ * (`{"study_set": [...], ...}`) or JSON lines of one collection. Records are stream-parsed and
+ * upserted by id in batches, each batch one transaction; so a rerun after an interruption
+ * converges to exactly the input's records.
+ *
+ * By default every record is first checked as `POST /metadata/json:validate` checks a payload
+ * (src/validation: the JSON Schema of its class, then referential integrity against the input and
+ * the store), and nothing is written unless every record passes: a load is all or nothing, each bad
+ * record reported with its place. `checkInputs` does that check on inputs it can read twice (files:
+ * check, then write, never holding the records); `loadRecords` on a single stream holds the
+ * records while it checks them. Without validation, only ids and collection names are checked
+ * and bad records are reported and skipped.
  */
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { collectionOfId, ID_PATTERN, isCollectionName } from '../schema/nmdc.ts';
 import type { Doc, DocumentStore } from '../store/port.ts';
 import { keyedRecord } from '../store/record-keys.ts';
+import { DatabaseCheck } from '../validation/index.ts';
 import type { MaintainedIndex, SearchIndex } from '../../search/port.ts';
 
 export type InputFormat = { kind: 'database' } | { kind: 'jsonl'; collection: string };
 
 export interface RejectedRecord {
   source: string;
-  /** e.g. `biosample_set[12]` or `line 40`. */
+  /** e.g. `biosample_set[12]`, or `biosample_set[39] (line 40)` in JSON lines. */
   position: string;
+  /** The record's id, when it has one. */
+  id?: string;
   reason: string;
 }
 
@@ -37,6 +47,11 @@ export interface LoadOptions {
   /** Name used in rejection reports (the file name). */
   source?: string;
   batchSize?: number;
+  /**
+   * Check every record against the NMDC schema and the references first, and write nothing
+   * unless all pass (default). `false`: only ids and collection names; bad records are skipped.
+   */
+  validate?: boolean;
   onProgress?: (progress: LoadProgress) => void;
   onReject?: (rejected: RejectedRecord) => void;
 }
@@ -46,6 +61,21 @@ export interface LoadSummary {
   counts: Record<string, number>;
   inserted: number;
   updated: number;
+  /** Problems found; with validation, any of them means nothing was written. */
+  rejected: RejectedRecord[];
+  seconds: number;
+}
+
+/** An input `checkInputs` can read: opened once to check it (and again by the caller to load it). */
+export interface CheckedInput {
+  source: string;
+  format: InputFormat;
+  open(): Readable;
+}
+
+export interface CheckSummary {
+  /** Records read. */
+  records: number;
   rejected: RejectedRecord[];
   seconds: number;
 }
@@ -53,17 +83,21 @@ export interface LoadSummary {
 /** Why a record cannot be stored in a collection, or undefined when it can. */
 export function recordProblem(collection: string, record: unknown): string | undefined {
   if (!isCollectionName(collection)) return `"${collection}" is not a collection of the NMDC schema`;
-  if (record === null || typeof record !== 'object' || Array.isArray(record)) return 'record is not a JSON object';
+  if (record === null || typeof record !== 'object' || Array.isArray(record))
+    return 'record is not a JSON object';
   const id = (record as { id?: unknown }).id;
   if (typeof id !== 'string') return 'record has no string id';
   if (!ID_PATTERN.test(id)) return `id "${id}" does not have the form prefix:local_id`;
   const home = collectionOfId(id);
-  if (home !== undefined && home !== collection) return `id "${id}" has a typecode of ${home}, not ${collection}`;
+  if (home !== undefined && home !== collection)
+    return `id "${id}" has a typecode of ${home}, not ${collection}`;
   return undefined;
 }
 
 interface RawRecord {
   collection: string;
+  /** The record's index in its collection (its array in Database JSON; its record number in JSON lines). */
+  index: number;
   position: string;
   text: string;
 }
@@ -81,7 +115,10 @@ const COLON = 58;
  * whole document: it tracks nesting and strings, and hands back each element of the
  * top-level arrays. Values of other top-level keys are skipped.
  */
-async function* databaseRecords(input: AsyncIterable<string>, counter: { bytes: number }): AsyncGenerator<RawRecord> {
+async function* databaseRecords(
+  input: AsyncIterable<string>,
+  counter: { bytes: number },
+): AsyncGenerator<RawRecord> {
   let depth = 0;
   let inString = false;
   let escaped = false;
@@ -130,12 +167,22 @@ async function* databaseRecords(input: AsyncIterable<string>, counter: { bytes: 
       }
       if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
         if (depth === 2 && collection !== undefined && recordStart >= 0) {
-          yield { collection, position: `${collection}[${index++}]`, text: text.slice(recordStart, i).trim() };
+          yield {
+            collection,
+            index,
+            position: `${collection}[${index++}]`,
+            text: text.slice(recordStart, i).trim(),
+          };
           recordStart = -1;
         }
         depth--;
         if (depth === 2 && collection !== undefined && recordStart >= 0) {
-          yield { collection, position: `${collection}[${index++}]`, text: text.slice(recordStart, i + 1) };
+          yield {
+            collection,
+            index,
+            position: `${collection}[${index++}]`,
+            text: text.slice(recordStart, i + 1),
+          };
           recordStart = -1;
         } else if (depth === 1) {
           collection = undefined;
@@ -147,7 +194,12 @@ async function* databaseRecords(input: AsyncIterable<string>, counter: { bytes: 
         if (depth === 1) lastKey = undefined;
         else if (depth === 2 && collection !== undefined && recordStart >= 0) {
           // A scalar element (not an object): hand it on so it is reported, not lost.
-          yield { collection, position: `${collection}[${index++}]`, text: text.slice(recordStart, i).trim() };
+          yield {
+            collection,
+            index,
+            position: `${collection}[${index++}]`,
+            text: text.slice(recordStart, i).trim(),
+          };
           recordStart = -1;
         }
         continue;
@@ -155,7 +207,10 @@ async function* databaseRecords(input: AsyncIterable<string>, counter: { bytes: 
       if (depth === 2 && collection !== undefined && recordStart < 0 && c > 32) recordStart = i;
     }
     // Keep only what an unfinished record or key still needs.
-    const cut = Math.min(recordStart >= 0 ? recordStart : text.length, keyStart >= 0 ? keyStart : text.length);
+    const cut = Math.min(
+      recordStart >= 0 ? recordStart : text.length,
+      keyStart >= 0 ? keyStart : text.length,
+    );
     carry = text.slice(cut);
     if (recordStart >= 0) recordStart -= cut;
     if (keyStart >= 0) keyStart -= cut;
@@ -163,21 +218,147 @@ async function* databaseRecords(input: AsyncIterable<string>, counter: { bytes: 
   if (depth !== 0) throw new Error('input ended inside a JSON value (truncated file?)');
 }
 
-async function* jsonLineRecords(input: Readable, collection: string, counter: { bytes: number }): AsyncGenerator<RawRecord> {
+async function* jsonLineRecords(
+  input: Readable,
+  collection: string,
+  counter: { bytes: number },
+): AsyncGenerator<RawRecord> {
   let line = 0;
+  let index = 0;
   for await (const text of createInterface({ input, crlfDelay: Infinity })) {
     line++;
     counter.bytes += Buffer.byteLength(text) + 1;
     if (text.trim() === '') continue;
-    yield { collection, position: `line ${line}`, text };
+    yield { collection, index, position: `${collection}[${index}] (line ${line})`, text };
+    index++;
   }
 }
 
-/** Reads, validates and writes every record of the input; see the module comment. */
+/** One record read from an input: parsed (without a MongoDB `_id`), or why it could not be. */
+interface ReadRecord {
+  collection: string;
+  index: number;
+  position: string;
+  record?: Record<string, unknown> | unknown;
+  unreadable?: string;
+}
+
+async function* readRecords(
+  input: Readable,
+  format: InputFormat,
+  counter: { bytes: number },
+): AsyncGenerator<ReadRecord> {
+  input.setEncoding?.('utf8');
+  const raw =
+    format.kind === 'database'
+      ? databaseRecords(input as AsyncIterable<string>, counter)
+      : jsonLineRecords(input, format.collection, counter);
+  for await (const { collection, index, position, text } of raw) {
+    let record: unknown;
+    try {
+      record = JSON.parse(text);
+    } catch (err) {
+      yield { collection, index, position, unreadable: `not valid JSON: ${(err as Error).message}` };
+      continue;
+    }
+    // MongoDB exports carry `_id`, which is no part of an NMDC record.
+    if (record !== null && typeof record === 'object' && !Array.isArray(record)) {
+      const { _id, ...fields } = record as Record<string, unknown>;
+      record = fields;
+    }
+    yield { collection, index, position, record };
+  }
+}
+
+const idOf = (record: unknown): string | undefined => {
+  const id = (record as { id?: unknown } | null)?.id;
+  return typeof id === 'string' ? id : undefined;
+};
+
+/**
+ * Checks one read record: the schema checks (when `check` is given) and the loader's own id
+ * rules; the problems found, each reported through `reject`.
+ */
+function checkRecord(
+  read: ReadRecord,
+  source: string,
+  check: DatabaseCheck | undefined,
+  reject: (r: RejectedRecord) => void,
+): boolean {
+  const { collection, position } = read;
+  if (read.unreadable !== undefined) {
+    reject({ source, position, reason: read.unreadable });
+    return false;
+  }
+  const id = idOf(read.record);
+  const at = id === undefined ? {} : { id };
+  if (check) {
+    const messages = isCollectionName(collection)
+      ? check.record(collection, read.index, read.record)
+      : [`'${collection}' is not a known schema collection name`];
+    for (const reason of messages) reject({ source, position, ...at, reason });
+    if (messages.length > 0) return false;
+  }
+  const record =
+    read.record !== null && typeof read.record === 'object' && !Array.isArray(read.record)
+      ? keyedRecord(collection, read.record as Record<string, unknown>)
+      : read.record;
+  const problem = recordProblem(collection, record);
+  if (problem) reject({ source, position, ...at, reason: problem });
+  return problem === undefined;
+}
+
+/** Reports the broken references `check` found, placed in their inputs. */
+async function checkReferences(
+  check: DatabaseCheck,
+  sourceOf: (origin: number) => string,
+  reject: (r: RejectedRecord) => void,
+): Promise<void> {
+  for (const p of await check.references())
+    reject({
+      source: sourceOf(p.origin ?? 0),
+      position: `${p.collection}[${p.index}]`,
+      ...(p.id === undefined ? {} : { id: p.id }),
+      reason: p.message,
+    });
+}
+
+/**
+ * Checks every record of the inputs as `POST /metadata/json:validate` would check them all in
+ * one payload (references may point into any of the inputs or the store), writing nothing and
+ * holding no records: the inputs are read once each, streamed.
+ */
+export async function checkInputs(
+  inputs: CheckedInput[],
+  options: { store: Pick<DocumentStore, 'find'>; onReject?: (rejected: RejectedRecord) => void },
+): Promise<CheckSummary> {
+  const started = process.hrtime.bigint();
+  const check = new DatabaseCheck(options.store);
+  const rejected: RejectedRecord[] = [];
+  const reject = (r: RejectedRecord) => {
+    rejected.push(r);
+    options.onReject?.(r);
+  };
+  let records = 0;
+  for (let origin = 0; origin < inputs.length; origin++) {
+    const { source, format } = inputs[origin]!;
+    check.origin = origin;
+    for await (const read of readRecords(inputs[origin]!.open(), format, { bytes: 0 })) {
+      records++;
+      checkRecord(read, source, check, reject);
+    }
+  }
+  // As the original: references are checked once every record passed the schema.
+  if (rejected.length === 0) await checkReferences(check, (o) => inputs[o]!.source, reject);
+  return { records, rejected, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+/** Reads, checks and writes every record of the input; see the module comment. */
 export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
   const { store, searchIndex, edgeIndex, format } = options;
   const source = options.source ?? 'input';
   const batchSize = options.batchSize ?? 1000;
+  const validate = options.validate ?? true;
   const started = process.hrtime.bigint();
   const summary: LoadSummary = { counts: {}, inserted: 0, updated: 0, rejected: [], seconds: 0 };
   const counter = { bytes: 0 };
@@ -199,44 +380,36 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
     options.onProgress?.({ records, rejected: summary.rejected.length, bytes: counter.bytes });
   };
 
-  const reject = (position: string, reason: string) => {
-    const rejected = { source, position, reason };
+  const write = async (collection: string, record: Record<string, unknown>) => {
+    // Database JSON groups records by collection: write a finished collection's tail now.
+    if (previous !== undefined && previous !== collection) await flush(previous);
+    previous = collection;
+    let batch = batches.get(collection);
+    if (!batch) batches.set(collection, (batch = []));
+    batch.push(keyedRecord(collection, record) as Doc);
+    if (batch.length >= batchSize) await flush(collection);
+  };
+
+  const reject = (rejected: RejectedRecord) => {
     summary.rejected.push(rejected);
     options.onReject?.(rejected);
   };
 
-  {
-    options.input.setEncoding?.('utf8');
-    const raw =
-      format.kind === 'database'
-        ? databaseRecords(options.input as AsyncIterable<string>, counter)
-        : jsonLineRecords(options.input, format.collection, counter);
-    for await (const { collection, position, text } of raw) {
-      let record: unknown;
-      try {
-        record = JSON.parse(text);
-      } catch (err) {
-        reject(position, `not valid JSON: ${(err as Error).message}`);
-        continue;
-      }
-      // MongoDB exports carry `_id`; records of collections without ids get a store key.
-      if (record !== null && typeof record === 'object' && !Array.isArray(record)) {
-        const { _id, ...fields } = record as Record<string, unknown>;
-        record = keyedRecord(collection, fields);
-      }
-      const problem = recordProblem(collection, record);
-      if (problem) {
-        reject(position, problem);
-        continue;
-      }
-      // Database JSON groups records by collection: write a finished collection's tail now.
-      if (previous !== undefined && previous !== collection) await flush(previous);
-      previous = collection;
-      let batch = batches.get(collection);
-      if (!batch) batches.set(collection, (batch = []));
-      batch.push(record as Doc);
-      if (batch.length >= batchSize) await flush(collection);
-    }
+  const read = readRecords(options.input, format, counter);
+  if (validate) {
+    // One stream, read once: hold the records that pass until every record and reference has.
+    const check = new DatabaseCheck(store);
+    const held: Array<{ collection: string; record: Record<string, unknown> }> = [];
+    for await (const r of read)
+      if (checkRecord(r, source, check, reject) && summary.rejected.length === 0)
+        held.push({ collection: r.collection, record: r.record as Record<string, unknown> });
+    if (summary.rejected.length === 0) await checkReferences(check, () => source, reject);
+    if (summary.rejected.length === 0)
+      for (const { collection, record } of held) await write(collection, record);
+  } else {
+    for await (const r of read)
+      if (checkRecord(r, source, undefined, reject))
+        await write(r.collection, r.record as Record<string, unknown>);
   }
   for (const collection of [...batches.keys()]) await flush(collection);
   summary.seconds = Number(process.hrtime.bigint() - started) / 1e9;

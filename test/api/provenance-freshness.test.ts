@@ -64,6 +64,7 @@ describe('provenance answers after writes', () => {
       edgeIndex: t.edgeIndex,
       input,
       format: { kind: 'database' },
+      validate: false,
     });
     expect(await linked(`ids=${B}&types=nmdc:DataObject`)).toEqual([O]);
     await run({ delete: 'data_object_set', deletes: [{ q: { id: O }, limit: 1 }] });

@@ -126,10 +126,60 @@ describe('generate-data and load commands', () => {
     expect(countsIn(dbFile)).toEqual(plannedCounts(options));
   }, 180_000);
 
+  it('checks the files first and writes nothing when a record fails; --no-validate skips the bad ones', () => {
+    const term = (id: string) => ({
+      term: { id, type: 'nmdc:OntologyClass' },
+      type: 'nmdc:ControlledIdentifiedTermValue',
+    });
+    const studies = path.join(dir, 'studies.json');
+    fs.writeFileSync(
+      studies,
+      JSON.stringify({
+        study_set: [{ id: 'nmdc:sty-11-cli00001', type: 'nmdc:Study', study_category: 'research_study' }],
+      }),
+    );
+    const samples = path.join(dir, 'biosample_set.jsonl');
+    const sample = (id: string) => ({
+      id,
+      type: 'nmdc:Biosample',
+      name: `sample ${id}`,
+      associated_studies: ['nmdc:sty-11-cli00001'],
+      env_broad_scale: term('ENVO:00000446'),
+      env_local_scale: term('ENVO:00000114'),
+      env_medium: term('ENVO:00001998'),
+    });
+    const { name: _name, ...nameless } = sample('nmdc:bsm-11-cli00002');
+    fs.writeFileSync(
+      samples,
+      [sample('nmdc:bsm-11-cli00001'), nameless].map((d) => JSON.stringify(d)).join('\n'),
+    );
+    const dataDir = path.join(dir, 'data');
+    const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+
+    const checked = run(['src/cli/load.ts', studies, samples], env);
+    expect(checked.status).toBe(1);
+    expect(checked.stderr).toContain(
+      `rejected ${samples} biosample_set[1] (line 2) nmdc:bsm-11-cli00002: 'name' is a required property in /biosample_set/1 (id 'nmdc:bsm-11-cli00002')\n`,
+    );
+    expect(checked.stderr).toContain('nothing was written: 1 problem(s) in 1 of 3 records');
+    expect(
+      fs.existsSync(path.join(dataDir, 'nmdc.sqlite')) ? countsIn(path.join(dataDir, 'nmdc.sqlite')) : {},
+    ).toEqual({});
+
+    const skipping = run(['src/cli/load.ts', '--no-validate', studies, samples], env);
+    expect(skipping.status, skipping.stderr).toBe(0);
+    expect(countsIn(path.join(dataDir, 'nmdc.sqlite'))).toEqual({ study_set: 1, biosample_set: 2 });
+
+    const help = run(['src/cli/load.ts', '--help'], env);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('NOTHING is written');
+    expect(help.stdout).toContain('--no-validate');
+  });
+
   it('exits with a usage message without files and a clear error for a missing file', () => {
     const none = run(['src/cli/load.ts'], { DATA_DIR: path.join(dir, 'data') });
     expect(none.status).toBe(2);
-    expect(none.stderr).toContain('usage: load FILE...');
+    expect(none.stderr).toContain('usage: load [--no-validate] FILE...');
     const missing = run(['src/cli/load.ts', path.join(dir, 'nope.json')], {
       DATA_DIR: path.join(dir, 'data'),
     });

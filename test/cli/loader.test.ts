@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
-import { formatOfFile, loadRecords, recordProblem } from '../../src/data/loader.ts';
+import { checkInputs, formatOfFile, loadRecords, recordProblem } from '../../src/data/loader.ts';
 import { databaseJsonChunks, generateDatabase, generateRecords } from '../../src/data/generator.ts';
 import type { Doc } from '../../src/store/port.ts';
 
@@ -68,6 +68,7 @@ describe('loadRecords', () => {
       id: 'nmdc:sty-11-x1',
       name: 'brackets ] } [ { and "quotes" \\ and , commas',
       type: 'nmdc:Study',
+      study_category: 'research_study',
     };
     const text = JSON.stringify(
       { '@type': 'Database', meta: { a: [1, { b: '}' }] }, study_set: [doc] },
@@ -79,7 +80,7 @@ describe('loadRecords', () => {
     expect(await store.getById('study_set', 'nmdc:sty-11-x1')).toEqual(doc);
   });
 
-  it('reports bad records with their source and position, skips them and keeps the good ones', async () => {
+  it('without validation, reports bad records with their source and position, skips them and keeps the good ones', async () => {
     const text = JSON.stringify({
       biosample_set: [
         { id: 'nmdc:bsm-11-good1', type: 'nmdc:Biosample' },
@@ -97,6 +98,7 @@ describe('loadRecords', () => {
       input: chunked(text),
       format: { kind: 'database' },
       source: 'bad.json',
+      validate: false,
       onReject: (r) => rejected.push(`${r.source} ${r.position}`),
     });
     expect(summary.counts).toEqual({ biosample_set: 2 });
@@ -125,7 +127,12 @@ describe('loadRecords', () => {
       functional_annotation_agg: [member(1), { _id: { $oid: '65a' }, ...member(2) }, member(1)],
       study_set: [{ name: 'no id' }],
     });
-    const summary = await loadRecords({ store, input: chunked(text), format: { kind: 'database' } });
+    const summary = await loadRecords({
+      store,
+      input: chunked(text),
+      format: { kind: 'database' },
+      validate: false,
+    });
     expect(summary.rejected).toEqual([
       { source: 'input', position: 'study_set[0]', reason: 'record has no string id' },
     ]);
@@ -133,12 +140,17 @@ describe('loadRecords', () => {
     // The same content twice is one record; each is keyed by a digest of its content (without `_id`).
     expect(stored.map(({ id: _key, ...rest }) => rest)).toEqual([member(1), member(2)]);
     expect(stored.every((d) => /^key:[0-9a-f]{32}$/.test(d.id))).toBe(true);
-    const again = await loadRecords({ store, input: chunked(text), format: { kind: 'database' } });
+    const again = await loadRecords({
+      store,
+      input: chunked(text),
+      format: { kind: 'database' },
+      validate: false,
+    });
     expect(again.inserted).toBe(0);
     expect(await store.count('functional_annotation_agg', {})).toBe(2);
   });
 
-  it('loads JSON lines of the collection named by the file, reporting bad lines by number', async () => {
+  it('without validation, loads JSON lines of the collection named by the file, reporting bad lines by number', async () => {
     expect(formatOfFile('/x/biosample_set.jsonl.gz')).toEqual({ kind: 'jsonl', collection: 'biosample_set' });
     expect(formatOfFile('dump.json.gz')).toEqual({ kind: 'database' });
     const lines = [
@@ -151,10 +163,11 @@ describe('loadRecords', () => {
       store,
       input: chunked(lines),
       format: formatOfFile('biosample_set.jsonl'),
+      validate: false,
     });
     expect(summary.counts).toEqual({ biosample_set: 2 });
     expect(summary.rejected).toHaveLength(1);
-    expect(summary.rejected[0]!.position).toBe('line 3');
+    expect(summary.rejected[0]!.position).toBe('biosample_set[1] (line 3)');
     expect(summary.rejected[0]!.reason).toMatch(/^not valid JSON/);
     expect(await store.getById('biosample_set', 'nmdc:bsm-11-l3')).toEqual({ id: 'nmdc:bsm-11-l3' });
   });
@@ -167,6 +180,136 @@ describe('loadRecords', () => {
         format: { kind: 'database' },
       }),
     ).rejects.toThrow(/truncated/);
+  });
+
+  const term = (id: string) => ({
+    term: { id, type: 'nmdc:OntologyClass' },
+    type: 'nmdc:ControlledIdentifiedTermValue',
+  });
+  const study = (id: string) => ({ id, type: 'nmdc:Study', study_category: 'research_study' });
+  const biosample = (id: string, studyId: string) => ({
+    id,
+    type: 'nmdc:Biosample',
+    name: `sample ${id}`,
+    associated_studies: [studyId],
+    env_broad_scale: term('ENVO:00000446'),
+    env_local_scale: term('ENVO:00000114'),
+    env_medium: term('ENVO:00001998'),
+  });
+
+  it('validates by default and writes nothing when a record fails, reporting each with its place and id', async () => {
+    const { name: _name, ...nameless } = biosample('nmdc:bsm-11-bad00001', 'nmdc:sty-11-good0001');
+    const text = JSON.stringify({
+      study_set: [study('nmdc:sty-11-good0001')],
+      biosample_set: [biosample('nmdc:bsm-11-good0001', 'nmdc:sty-11-good0001'), nameless, 'not a record'],
+      not_a_collection: [{ id: 'nmdc:bsm-11-x' }],
+    });
+    const summary = await loadRecords({
+      store,
+      input: chunked(text, 64),
+      format: { kind: 'database' },
+      source: 'bad.json',
+    });
+    expect(summary.rejected).toEqual([
+      {
+        source: 'bad.json',
+        position: 'biosample_set[1]',
+        id: 'nmdc:bsm-11-bad00001',
+        reason: "'name' is a required property in /biosample_set/1 (id 'nmdc:bsm-11-bad00001')",
+      },
+      {
+        source: 'bad.json',
+        position: 'biosample_set[2]',
+        reason: "'not a record' is not of type 'object' in /biosample_set/2",
+      },
+      {
+        source: 'bad.json',
+        position: 'not_a_collection[0]',
+        id: 'nmdc:bsm-11-x',
+        reason: "'not_a_collection' is not a known schema collection name",
+      },
+    ]);
+    expect(summary.counts).toEqual({});
+    expect(await store.count('study_set', {})).toBe(0);
+    expect(await store.count('biosample_set', {})).toBe(0);
+  });
+
+  it('checks references against the input and the store, and writes nothing when one is broken', async () => {
+    const input = (docs: object) => chunked(JSON.stringify(docs), 512);
+    const broken = await loadRecords({
+      store,
+      input: input({ biosample_set: [biosample('nmdc:bsm-11-ref00001', 'nmdc:sty-11-nowhere1')] }),
+      format: { kind: 'database' },
+    });
+    expect(broken.rejected).toEqual([
+      {
+        source: 'input',
+        position: 'biosample_set[0]',
+        id: 'nmdc:bsm-11-ref00001',
+        reason: expect.stringMatching(
+          /^Document 'nmdc:bsm-11-ref00001' in collection 'biosample_set' has a field 'associated_studies' that references a document having id 'nmdc:sty-11-nowhere1', .* at \/biosample_set\/0\/associated_studies\/0$/,
+        ),
+      },
+    ]);
+    expect(await store.count('biosample_set', {})).toBe(0);
+
+    await store.upsertMany('study_set', [study('nmdc:sty-11-nowhere1')]);
+    const fixed = await loadRecords({
+      store,
+      input: input({ biosample_set: [biosample('nmdc:bsm-11-ref00001', 'nmdc:sty-11-nowhere1')] }),
+      format: { kind: 'database' },
+    });
+    expect(fixed.rejected).toEqual([]);
+    expect(fixed.counts).toEqual({ biosample_set: 1 });
+  });
+
+  it('checks several inputs together (references may cross them), reading each once and writing nothing', async () => {
+    const files = {
+      'studies.json': JSON.stringify({ study_set: [study('nmdc:sty-11-cross001')] }),
+      'biosample_set.jsonl': [
+        JSON.stringify(biosample('nmdc:bsm-11-cross001', 'nmdc:sty-11-cross001')),
+        '',
+        JSON.stringify(biosample('nmdc:bsm-11-cross002', 'nmdc:sty-11-missing1')),
+      ].join('\n'),
+    };
+    const opened: string[] = [];
+    const inputs = Object.entries(files).map(([source, text]) => ({
+      source,
+      format: formatOfFile(source),
+      open: () => (opened.push(source), chunked(text, 100)),
+    }));
+    const summary = await checkInputs(inputs, { store });
+    expect(opened).toEqual(['studies.json', 'biosample_set.jsonl']);
+    expect(summary.records).toBe(3);
+    expect(summary.rejected).toEqual([
+      {
+        source: 'biosample_set.jsonl',
+        position: 'biosample_set[1]',
+        id: 'nmdc:bsm-11-cross002',
+        reason: expect.stringContaining("references a document having id 'nmdc:sty-11-missing1'"),
+      },
+    ]);
+    expect(await store.count('study_set', {})).toBe(0);
+  });
+
+  it('reports a record of JSON lines by its index in the collection and its line', async () => {
+    const { name: _name, ...nameless } = biosample('nmdc:bsm-11-line0001', 'nmdc:sty-11-x');
+    const summary = await checkInputs(
+      [
+        {
+          source: 'biosample_set.jsonl',
+          format: formatOfFile('biosample_set.jsonl'),
+          open: () => chunked(`\n${JSON.stringify(nameless)}\n`),
+        },
+      ],
+      { store },
+    );
+    expect(summary.rejected.map((r) => [r.position, r.reason])).toEqual([
+      [
+        'biosample_set[0] (line 2)',
+        "'name' is a required property in /biosample_set/0 (id 'nmdc:bsm-11-line0001')",
+      ],
+    ]);
   });
 
   it('accepts ids of unknown typecodes and other prefixes', () => {

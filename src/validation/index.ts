@@ -1,0 +1,76 @@
+/**
+ * Validation of NMDC `Database` payloads against the vendored NMDC schema, as the original
+ * service's `validate_json` does it, in three passes:
+ *
+ * 1. every key is a Database collection (`@type: "Database"` aside);
+ * 2. every record validates against the JSON Schema of its collection's class (the class its
+ *    `type` names, for collections of several classes), QuantityValue units included, and no id
+ *    repeats in a collection;
+ * 3. only when those pass: referential integrity, every id a record references exists in the
+ *    payload or in the store, in a collection the schema allows for that slot.
+ *
+ * Used by `POST /metadata/json:validate`, `POST /metadata/json:submit` and the loader.
+ */
+import type { DocumentStore } from '../store/port.ts';
+import { isCollectionName } from '../schema/nmdc.ts';
+import { DatabaseCheck } from './database-check.ts';
+import { pyRepr } from './rule-messages.ts';
+
+export { DatabaseCheck, type RecordProblem } from './database-check.ts';
+export { compileAll as compileSchema } from './json-schema.ts';
+
+/** Collection name -> messages. */
+export type ValidationDetail = Record<string, string[]>;
+export type ValidationOutcome = { valid: true } | { valid: false; detail: ValidationDetail };
+
+/** The key the messages go under when the payload is not an object at all. */
+const WHOLE_PAYLOAD = 'Database';
+
+const isDatabaseType = (value: unknown) => value === 'Database' || value === 'nmdc:Database';
+
+export class MetadataValidator {
+  constructor(private readonly store: Pick<DocumentStore, 'find'>) {}
+
+  /**
+   * Collection names, JSON Schema of each record against its collection's range class, then
+   * referential integrity (ids referenced must exist in the store or the same payload, in a
+   * collection the schema allows). Never throws for bad input.
+   */
+  async validateDatabase(payload: Record<string, unknown>): Promise<ValidationOutcome> {
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
+      return { valid: false, detail: { [WHOLE_PAYLOAD]: [`${pyRepr(payload)} is not of type 'object'`] } };
+    // Every collection of the payload has its list, empty when it passes (as the original answers).
+    // A Map, not an object: a payload key such as `__proto__` must stay a key.
+    const detail = new Map<string, string[]>();
+    const check = new DatabaseCheck(this.store);
+    for (const [name, records] of Object.entries(payload)) {
+      if (name === '@type' && isDatabaseType(records)) continue;
+      if (!isCollectionName(name)) {
+        detail.set(name, [`'${name}' is not a known schema collection name`]);
+        continue;
+      }
+      const messages: string[] = [];
+      detail.set(name, messages);
+      if (records === null || records === undefined) continue;
+      if (!Array.isArray(records)) {
+        messages.push(`${pyRepr(records)} is not of type 'array', 'null' in /${name}`);
+        continue;
+      }
+      for (let i = 0; i < records.length; i++)
+        for (const m of check.record(name, i, records[i])) messages.push(m);
+    }
+    if (hasMessages(detail)) return { valid: false, detail: Object.fromEntries(detail) };
+    for (const problem of await check.references()) detail.get(problem.collection)!.push(problem.message);
+    return hasMessages(detail) ? { valid: false, detail: Object.fromEntries(detail) } : { valid: true };
+  }
+}
+
+function hasMessages(detail: Map<string, string[]>): boolean {
+  for (const messages of detail.values()) if (messages.length > 0) return true;
+  return false;
+}
+
+/** The COMPAT answer: {"result":"All Okay!"} or {"result":"errors","detail":{...}} */
+export function validationAnswer(outcome: ValidationOutcome): Record<string, unknown> {
+  return outcome.valid ? { result: 'All Okay!' } : { result: 'errors', detail: outcome.detail };
+}

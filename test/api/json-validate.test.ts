@@ -1,0 +1,179 @@
+/**
+ * `POST /metadata/json:validate` through the whole app (request and response validation against
+ * openapi.yaml included): the original's answer shapes, references against stored records, and
+ * the nmdc-schema example data over HTTP.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { setBcryptCost } from '../../src/accounts/index.ts';
+import { collectionOfId } from '../../src/schema/nmdc.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
+import { prepareData } from '../../src/startup.ts';
+import { loadCurrentDocument } from '../../src/http/openapi-documents.ts';
+
+setBcryptCost(4);
+
+const EXAMPLES = path.join(import.meta.dirname, '../fixtures/nmdc-schema-examples');
+const example = (file: string) => JSON.parse(fs.readFileSync(path.join(EXAMPLES, file), 'utf8')) as object;
+
+const term = (id: string) => ({
+  type: 'nmdc:ControlledIdentifiedTermValue',
+  term: { id, type: 'nmdc:OntologyClass' },
+});
+const biosample = (id: string, study: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  type: 'nmdc:Biosample',
+  name: `Core ${id}`,
+  associated_studies: [study],
+  env_broad_scale: term('ENVO:00000446'),
+  env_local_scale: term('ENVO:00000114'),
+  env_medium: term('ENVO:00001998'),
+  ...extra,
+});
+
+describe('POST /metadata/json:validate', () => {
+  let t: TestApp;
+  let token: string;
+  const validate = (body: unknown) =>
+    request(t.app)
+      .post('/metadata/json:validate')
+      .send(body as object);
+
+  beforeAll(async () => {
+    t = await createTestApp({ ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' });
+    const login = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'root', password: 'root-password-1' });
+    token = login.body.access_token;
+  });
+  afterAll(async () => t.close());
+
+  it('answers All Okay! for a study and a biosample of it, with or without @type', async () => {
+    const body = {
+      study_set: [{ id: 'nmdc:sty-11-aaaa0001', type: 'nmdc:Study', study_category: 'research_study' }],
+      biosample_set: [biosample('nmdc:bsm-11-aaaa0001', 'nmdc:sty-11-aaaa0001')],
+    };
+    for (const payload of [body, { ...body, '@type': 'Database' }, { study_set: [] }, {}]) {
+      const res = await validate(payload);
+      expect(res.status).toBe(200);
+      // nmdc_api_utilities compares the body text byte for byte.
+      expect(res.text).toBe('{"result":"All Okay!"}');
+    }
+  });
+
+  it('answers the errors per collection, each message naming the rule, the place and the record', async () => {
+    const res = await validate({
+      studi_set: [],
+      study_set: [],
+      biosample_set: [
+        biosample('nmdc:bsm-11-aaaa0002', 'nmdc:sty-11-aaaa0001', {
+          lat_lon: { latitude: 38.92, type: 'nmdc:GeolocationValue' },
+        }),
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      result: 'errors',
+      detail: {
+        studi_set: ["'studi_set' is not a known schema collection name"],
+        study_set: [],
+        biosample_set: [
+          "'longitude' is a required property in /biosample_set/0/lat_lon (id 'nmdc:bsm-11-aaaa0002')",
+        ],
+      },
+    });
+  });
+
+  it('checks references against the stored records, and names the broken one', async () => {
+    const study = 'nmdc:sty-11-stored01';
+    const payload = { biosample_set: [biosample('nmdc:bsm-11-aaaa0003', study)] };
+    const before = await validate(payload);
+    expect(before.body).toEqual({
+      result: 'errors',
+      detail: {
+        biosample_set: [
+          `Document 'nmdc:bsm-11-aaaa0003' in collection 'biosample_set' has a field 'associated_studies' that references a document having id '${study}', but the latter document does not exist in any of the collections the NMDC Schema says it can exist in (study_set); at /biosample_set/0/associated_studies/0`,
+        ],
+      },
+    });
+    await t.store.upsertMany('study_set', [
+      { id: study, type: 'nmdc:Study', study_category: 'research_study' },
+    ]);
+    expect((await validate(payload)).body).toEqual({ result: 'All Okay!' });
+  });
+
+  it('is public: a bearer token is not needed, and one sent (valid or not) changes nothing', async () => {
+    const payload = { study_set: [] };
+    for (const authorization of [`Bearer ${token}`, 'Bearer not-a-token']) {
+      const res = await request(t.app)
+        .post('/metadata/json:validate')
+        .set('Authorization', authorization)
+        .send(payload);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ result: 'All Okay!' });
+    }
+  });
+
+  it('answers 422 for a body that is not a Database object (as the original does)', async () => {
+    const notJson = await request(t.app)
+      .post('/metadata/json:validate')
+      .set('Content-Type', 'application/json')
+      .send('{"study_set": [');
+    expect(notJson.status).toBe(422);
+    expect(notJson.body.detail).toEqual(expect.anything());
+    const notList = await validate({ study_set: 'x' });
+    expect(notList.status).toBe(422);
+    expect(JSON.stringify(notList.body.detail)).toMatch(/study_set/);
+  });
+
+  it('answers 413 beyond MAX_BODY_BYTES', async () => {
+    const big = {
+      study_set: [{ id: 'nmdc:sty-11-aaaa0009', description: 'x'.repeat(t.config.maxBodyBytes) }],
+    };
+    const res = await validate(big);
+    expect(res.status).toBe(413);
+    expect(res.body.detail).toEqual(expect.any(String));
+  });
+
+  it('validates nmdc-schema example data: a valid example once its referenced records are stored', async () => {
+    const file = 'valid/Database-biosamples-1.json';
+    const missing =
+      (example('missing-references.json') as Record<string, string[]>)['Database-biosamples-1.json'] ?? [];
+    for (const id of missing) await t.store.upsertMany(collectionOfId(id)!, [{ id }]);
+    const res = await validate(example(file));
+    expect(res.body).toEqual({ result: 'All Okay!' });
+  });
+
+  it('rejects an invalid nmdc-schema example with its place', async () => {
+    const res = await validate(example('invalid/Database-Biosample-missing_longitude.json'));
+    expect(res.status).toBe(200);
+    expect(res.body.result).toBe('errors');
+    expect(res.body.detail.biosample_set).toEqual([
+      "'longitude' is a required property in /biosample_set/0/lat_lon (id 'nmdc:bsm-99-dtTMNb')",
+    ]);
+  });
+});
+
+describe('the documented examples of POST /metadata/json:validate', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+    await prepareData({ ...t, config: { ...t.config, demoData: true } });
+  }, 60_000);
+  afterAll(async () => t?.close());
+
+  it('answer on the demo data as openapi.yaml shows', async () => {
+    const operation = (loadCurrentDocument() as any).paths['/metadata/json:validate'].post;
+    const requests = operation.requestBody.content['application/json'].examples;
+    const answers = operation.responses['200'].content['application/json'].examples;
+    const valid = await request(t.app).post('/metadata/json:validate').send(requests.studyAndBiosample.value);
+    expect(valid.body).toEqual(answers.valid.value);
+    const invalid = await request(t.app)
+      .post('/metadata/json:validate')
+      .send(requests.biosampleOfStoredStudy.value);
+    expect(invalid.body).toEqual(answers.invalid.value);
+  });
+});
