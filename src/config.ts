@@ -23,6 +23,11 @@ export interface Config {
   /** First administrator, created or updated at start. `ADMIN_USERNAME` / `ADMIN_PASSWORD`. */
   adminUsername: string | undefined;
   adminPassword: string | undefined;
+  /**
+   * Shortest password a user may choose, in characters (Unicode code points). `PASSWORD_MIN_LENGTH`,
+   * default and lowest 12 (NIST SP 800-63B), at most 128 (the longest password accepted).
+   */
+  passwordMinLength: number;
   /** Load a small demo data set into an empty store on start. `DEMO_DATA`, default true. */
   demoData: boolean;
   /** pino level: fatal, error, warn, info, debug, trace or silent. `LOG_LEVEL`, default info. */
@@ -152,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     elasticsearchIndexPrefix: env.ELASTICSEARCH_INDEX_PREFIX || 'nmdc',
     adminUsername,
     adminPassword,
+    passwordMinLength: integer(env, 'PASSWORD_MIN_LENGTH', 12, 12, 128),
     demoData: boolean(env, 'DEMO_DATA', true),
     logLevel,
     publicUrl,

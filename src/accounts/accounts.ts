@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Doc, DocumentStore, Filter, Projection } from '../store/port.ts';
-import { Conflict, Forbidden, NotFound } from '../http/errors.ts';
+import { Conflict, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { passwordProblem, type PasswordRules } from './password-policy.ts';
 import {
   RUNTIME_ADMIN_SITE,
   SITES,
@@ -32,7 +33,17 @@ export interface SiteReader {
 }
 
 export class Accounts {
-  constructor(private readonly store: DocumentStore) {}
+  constructor(
+    private readonly store: DocumentStore,
+    /** The password rules every chosen password must pass (PASSWORD_MIN_LENGTH). */
+    private readonly passwordRules: PasswordRules = {},
+  ) {}
+
+  /** 422 naming the rule a chosen password breaks. */
+  async checkPassword(username: string, password: string): Promise<void> {
+    const problem = await passwordProblem(password, { username }, this.passwordRules);
+    if (problem) throw new Unprocessable(problem);
+  }
 
   private async save(collection: string, record: UserRecord | SiteRecord | SiteClientRecord): Promise<void> {
     await this.store.upsertMany(collection, [record as unknown as Doc]);
@@ -54,9 +65,9 @@ export class Accounts {
     return user.site_admin.includes(RUNTIME_ADMIN_SITE);
   }
 
-  /** Creates a user; 409 when the username is taken. */
+  /** Creates a user; 422 when the password breaks a rule, 409 when the username is taken. */
   async createUser(input: NewUser): Promise<UserRecord> {
-    if (await this.getUser(input.username)) throw new Conflict(`User ${input.username} already exists`);
+    if (input.password !== undefined) await this.checkPassword(input.username, input.password);
     const user: UserRecord = {
       id: input.username,
       username: input.username,
@@ -67,12 +78,19 @@ export class Accounts {
     if (input.password !== undefined) user.password_hash = await hashSecret(input.password);
     if (input.email !== undefined) user.email = input.email;
     if (input.full_name !== undefined) user.full_name = input.full_name;
-    await this.save(USERS, user);
+    // The store decides atomically, so of two creates racing for one username exactly one wins.
+    if (!(await this.store.insertIfAbsent(USERS, user as unknown as Doc))) {
+      throw new Conflict(`User ${input.username} already exists`);
+    }
     return user;
   }
 
-  /** Sets a user's password, creating the user when absent (start-up administrator, create-admin). */
+  /**
+   * Sets a user's password, creating the user when absent (start-up administrator, create-admin);
+   * 422 when the password breaks a rule.
+   */
   async setPassword(username: string, password: string, extraSites: string[] = []): Promise<UserRecord> {
+    await this.checkPassword(username, password);
     const existing = await this.getUser(username);
     const user: UserRecord = existing ?? {
       id: username,
@@ -112,19 +130,22 @@ export class Accounts {
     };
     if (claims.email) user.email = claims.email;
     if (claims.name) user.full_name = claims.name;
-    await this.save(USERS, user);
+    // Two first sign-ins at once: the one that lost the insert answers the winner's record.
+    if (!(await this.store.insertIfAbsent(USERS, user as unknown as Doc)))
+      return (await this.getUser(subject))!;
     return user;
   }
 
   /** Creates a site and makes `adminUsername` its administrator; 409 when the id exists. */
   async createSite(id: string, capabilityIds: string[], adminUsername: string): Promise<SiteRecord> {
-    if (await this.getSite(id)) throw new Conflict(`Site ${id} already exists`);
     const site: SiteRecord = {
       id,
       capability_ids: [...new Set(capabilityIds)],
       created_at: new Date().toISOString(),
     };
-    await this.save(SITES, site);
+    if (!(await this.store.insertIfAbsent(SITES, site as unknown as Doc))) {
+      throw new Conflict(`Site ${id} already exists`);
+    }
     await this.addSiteAdmin(adminUsername, id);
     return site;
   }
@@ -150,8 +171,8 @@ export class Accounts {
 
   /** Creates the site when absent (start-up: the runtime administrators' site). */
   async ensureSite(id: string): Promise<void> {
-    if (await this.getSite(id)) return;
-    await this.store.upsertMany(SITES, [{ id, capability_ids: [], created_at: new Date().toISOString() }]);
+    // Insert-if-absent: several processes starting at once all end with the one site.
+    await this.store.insertIfAbsent(SITES, { id, capability_ids: [], created_at: new Date().toISOString() });
   }
 
   async addSiteAdmin(username: string, siteId: string): Promise<void> {

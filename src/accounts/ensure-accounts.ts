@@ -1,7 +1,8 @@
 /**
  * Start-up accounts: the runtime administrators' site always exists; the configured first
- * administrator is created or gets the configured password; in demo mode without one, an
- * `admin` with a random password written to a private file (only the path is logged).
+ * administrator is created or gets the configured password (which must pass the password rules,
+ * or start-up stops); in demo mode without one, an `admin` with a random password written to a
+ * private file (only the path is logged).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,16 +10,24 @@ import type { AppDeps } from '../http/deps.ts';
 import { Accounts } from './accounts.ts';
 import { RUNTIME_ADMIN_SITE } from './records.ts';
 import { generateSecret } from './secrets.ts';
+import { passwordProblem } from './password-policy.ts';
+import { ConfigError } from '../config.ts';
 
 export const DEMO_ADMIN_USERNAME = 'admin';
 export const DEMO_CREDENTIALS_FILE = 'admin-credentials.txt';
 
 export async function ensureAccounts(deps: Pick<AppDeps, 'config' | 'store' | 'logger'>): Promise<Accounts> {
   const { config, store, logger } = deps;
-  const accounts = new Accounts(store);
+  const accounts = new Accounts(store, { minLength: config.passwordMinLength });
   await accounts.ensureSite(RUNTIME_ADMIN_SITE);
 
   if (config.adminUsername && config.adminPassword) {
+    const problem = await passwordProblem(
+      config.adminPassword,
+      { username: config.adminUsername },
+      { minLength: config.passwordMinLength },
+    );
+    if (problem) throw new ConfigError(`ADMIN_PASSWORD is refused: ${problem}`);
     await accounts.setPassword(config.adminUsername, config.adminPassword, [RUNTIME_ADMIN_SITE]);
     logger.info({ username: config.adminUsername }, 'administrator account ready');
   } else if (config.demoData && !(await accounts.getUser(DEMO_ADMIN_USERNAME))) {

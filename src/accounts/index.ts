@@ -3,3 +3,20 @@ export { ensureAccounts, DEMO_ADMIN_USERNAME, DEMO_CREDENTIALS_FILE } from './en
 export * from './records.ts';
 export { hashSecret, verifySecret, generateSecret, setBcryptCost } from './secrets.ts';
 export { accountsRouter } from './routes.ts';
+export type { Principal } from './principal.ts';
+export {
+  ALLOWANCES,
+  ALLOWANCE_ACTIONS,
+  Allowances,
+  allowanceId,
+  isAllowanceAction,
+  type Allowance,
+  type AllowanceAction,
+} from './allowances.ts';
+export { allowancesRouter, MANAGE_ALLOWANCES_FORBIDDEN } from './allowance-routes.ts';
+export {
+  passwordProblem,
+  PASSWORD_MIN_LENGTH,
+  PASSWORD_MAX_LENGTH,
+  type PasswordRules,
+} from './password-policy.ts';

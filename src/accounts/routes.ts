@@ -4,7 +4,7 @@
  */
 import express, { type RequestHandler, type Response } from 'express';
 import { BadRequest, Forbidden, NotFound } from '../http/errors.ts';
-import type { Principal } from '../auth/index.ts';
+import type { Principal } from './principal.ts';
 import type { Accounts } from './accounts.ts';
 import { publicSite, publicUser, type SiteRecord, type UserRecord } from './records.ts';
 import type { StateStore } from '../store/port.ts';
@@ -57,12 +57,10 @@ export function accountsRouter(
     const caller = await callingUser(accounts, res);
     if (!accounts.isRuntimeAdmin(caller)) throw new Forbidden('Only runtime administrators may create users');
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const password = stringField(body, 'password', true)!;
-    // bcrypt reads at most 72 bytes; longer passwords would be silently truncated.
-    if (Buffer.byteLength(password) > 72) throw new BadRequest('password must be at most 72 bytes');
+    // The password rules (length, common and guessable passwords) are checked by createUser: 422.
     const user = await accounts.createUser({
       username: stringField(body, 'username', true)!,
-      password,
+      password: stringField(body, 'password', true)!,
       site_admin: stringList(body, 'site_admin'),
       email: stringField(body, 'email', false),
       full_name: stringField(body, 'full_name', false),

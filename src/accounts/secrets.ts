@@ -3,7 +3,7 @@
  * for unknown accounts (against a fixed dummy hash), so response time does not reveal which
  * usernames or client ids exist.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 
 const PRODUCTION_COST = 10;
@@ -16,18 +16,33 @@ export function setBcryptCost(value: number): void {
   dummyHash = undefined;
 }
 
+/** bcrypt reads only the first 72 bytes of its input. */
+const BCRYPT_INPUT_BYTES = 72;
+
+/**
+ * What bcrypt is given for a secret. Passwords are NFKC-normalised (NIST SP 800-63B), so the same
+ * characters typed on different systems match; secrets longer than bcrypt reads (a 128-character
+ * password can be 512 bytes) are first reduced to their SHA-256, so every character counts.
+ * Shorter secrets are hashed as they are, which keeps hashes made before this rule valid.
+ */
+function bcryptInput(secret: string): string {
+  const normalized = secret.normalize('NFKC');
+  if (Buffer.byteLength(normalized) <= BCRYPT_INPUT_BYTES) return normalized;
+  return `sha256:${createHash('sha256').update(normalized).digest('base64')}`;
+}
+
 export async function hashSecret(secret: string): Promise<string> {
-  return bcrypt.hash(secret, cost);
+  return bcrypt.hash(bcryptInput(secret), cost);
 }
 
 /** Compares `secret` with `hash`, or with a dummy hash of the same cost when there is no account. */
 export async function verifySecret(secret: string, hash: string | undefined): Promise<boolean> {
   if (hash === undefined) {
     dummyHash ??= bcrypt.hashSync(randomBytes(16).toString('hex'), cost);
-    await bcrypt.compare(secret, dummyHash);
+    await bcrypt.compare(bcryptInput(secret), dummyHash);
     return false;
   }
-  return bcrypt.compare(secret, hash);
+  return bcrypt.compare(bcryptInput(secret), hash);
 }
 
 /** A random secret for generated passwords and site-client secrets (URL-safe, 256 bits). */

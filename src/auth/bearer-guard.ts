@@ -6,7 +6,7 @@ import type { RequestHandler } from 'express';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { Unauthorized } from '../http/errors.ts';
 import type { Accounts } from '../accounts/index.ts';
-import type { Principal } from './index.ts';
+import type { Principal } from '../accounts/index.ts';
 import type { RevocationList } from './revocation-list.ts';
 import { PRINCIPAL_KIND_CLAIM, SITE_ID_CLAIM } from './resource.ts';
 

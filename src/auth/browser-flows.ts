@@ -151,10 +151,9 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
     if (!details) return;
     const username = typeof req.body?.username === 'string' ? req.body.username : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
-    limiter.admit(`user:${username}`, req.ip ?? 'unknown');
+    await limiter.admit(`user:${username}`, req.ip ?? 'unknown');
     const user = await accounts.verifyPassword(username, password);
     if (!user) {
-      limiter.failed(`user:${username}`);
       sendHtml(
         res,
         401,
@@ -164,7 +163,7 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
       );
       return;
     }
-    limiter.succeeded(`user:${username}`);
+    await limiter.succeeded(`user:${username}`);
     await provider.interactionFinished(
       req,
       res,

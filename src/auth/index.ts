@@ -1,12 +1,12 @@
 /**
  * Accounts and authentication, mounted into the app: the built-in OpenID Connect provider, the
  * `/token` facade with its three login methods, external researcher sign-in, the bearer guard,
- * and the users and sites endpoints.
+ * the users and sites endpoints, and allowances.
  */
 import express, { type RequestHandler } from 'express';
 import type { AppDeps } from '../http/deps.ts';
 import type { QueryPlanner } from '../../search/planner.ts';
-import { accountsRouter, ensureAccounts } from '../accounts/index.ts';
+import { Allowances, accountsRouter, allowancesRouter, ensureAccounts } from '../accounts/index.ts';
 import { loadServiceKeys } from './keys.ts';
 import { ExternalIdentity } from './external-identity.ts';
 import { buildProvider } from './provider.ts';
@@ -17,16 +17,7 @@ import { ProviderTokenIssuer, tokenEndpoint } from './token-endpoint.ts';
 import { browserFlowsRouter } from './browser-flows.ts';
 import { HttpError } from '../http/errors.ts';
 
-/** Who is calling a private endpoint, set on `res.locals.principal` by `requireUser`. */
-export interface Principal {
-  kind: 'user' | 'site_client';
-  /** The user's username, or for a site client its client_id. */
-  subject: string;
-  /** Site of a site client. */
-  siteId?: string;
-  /** Administrators of the site `svc-runtime-useradmin` (may run aggregate/update/delete, create users). */
-  isRuntimeAdmin: boolean;
-}
+export type { Principal } from '../accounts/principal.ts';
 
 export interface Auth {
   /** Mounted before the body parsers and the validator: the OIDC provider and login pages. */
@@ -35,6 +26,8 @@ export interface Auth {
   apiRouter: express.Router;
   /** Guard for private routes: sets `res.locals.principal` or answers 401. */
   requireUser: RequestHandler;
+  /** Who may do what beyond reading: `await auth.allowances.permits(principal, action)`. */
+  allowances: Allowances;
   close(): Promise<void>;
 }
 
@@ -61,7 +54,7 @@ export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise
   const verifier = new AccessTokenVerifier(keys.verification, config.publicUrl, apiResource);
   const revocations = new RevocationList(store.state);
   const requireUser = bearerGuard(verifier, revocations, accounts);
-  const limiter = new LoginRateLimiter();
+  const limiter = new LoginRateLimiter(store.state);
   const issuer = new ProviderTokenIssuer(provider, facadeClientSecret);
 
   const preRouter = browserFlowsRouter({
@@ -101,12 +94,15 @@ export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise
     }
     res.status(204).end();
   });
+  const allowances = new Allowances(store);
   apiRouter.use(accountsRouter(accounts, requireUser, store.state));
+  apiRouter.use(allowancesRouter(allowances, requireUser));
 
   return {
     preRouter,
     apiRouter,
     requireUser,
+    allowances,
     close: async () => {},
   };
 }

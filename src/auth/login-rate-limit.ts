@@ -1,83 +1,75 @@
 /**
- * Brute-force protection for `/token`: failed attempts are counted per account (username or
- * client_id) and all attempts per client address, each in a fixed window. Over the limit: 429
- * with `Retry-After`. Counters live in the process; each process guards its own share of traffic.
+ * Brute-force protection for `/token` and the login page: attempts are counted per account
+ * (username or client_id) and per client address in fixed windows, in the StateStore that every
+ * server process shares, so `WORKERS=N` processes enforce one limit rather than N. Over the
+ * limit: 429 with `Retry-After` (the end of the window).
+ *
+ * An account's attempt is counted before its credentials are checked and the count is cleared by
+ * a successful login, so what accumulates is attempts that did not succeed. Counting first, with
+ * one atomic increment, means concurrent guesses cannot all slip in under the limit together.
  */
 import { TooManyRequests } from '../http/errors.ts';
+import type { StateStore } from '../store/port.ts';
 
 /** Limits, adjustable by tests. */
 export const loginLimits = {
-  /** Failed attempts for one username or client_id per window. */
+  /** Unsuccessful attempts for one username or client_id per window. */
   failuresPerAccount: 10,
-  /** Attempts (failed or not) from one client address per window; generous for shared NATs. */
+  /** Attempts (successful or not) from one client address per window; generous for shared NATs. */
   attemptsPerAddress: 300,
   windowSeconds: 15 * 60,
 };
 
-interface Window {
-  count: number;
-  resetAt: number;
-}
+const ACCOUNT_ATTEMPTS = 'login-attempts-account';
+const ADDRESS_ATTEMPTS = 'login-attempts-address';
 
-class FixedWindowCounter {
-  private readonly windows = new Map<string, Window>();
-
-  current(key: string, now: number): Window | undefined {
-    const window = this.windows.get(key);
-    if (window && window.resetAt <= now) {
-      this.windows.delete(key);
-      return undefined;
-    }
-    return window;
-  }
-
-  increment(key: string, now: number): void {
-    const window = this.current(key, now);
-    if (window) window.count += 1;
-    else this.windows.set(key, { count: 1, resetAt: now + loginLimits.windowSeconds * 1000 });
-    if (this.windows.size > 100_000) this.sweep(now);
-  }
-
-  reset(key: string): void {
-    this.windows.delete(key);
-  }
-
-  private sweep(now: number): void {
-    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
-  }
+/**
+ * The current window, aligned to the clock so that every process names it alike: counters are
+ * keyed by the window's number and expire with it.
+ */
+function currentWindow(now: number): { number: number; secondsLeft: number } {
+  const length = loginLimits.windowSeconds * 1000;
+  const number = Math.floor(now / length);
+  return { number, secondsLeft: ((number + 1) * length - now) / 1000 };
 }
 
 export class LoginRateLimiter {
-  private readonly perAccount = new FixedWindowCounter();
-  private readonly perAddress = new FixedWindowCounter();
+  constructor(private readonly state: StateStore) {}
 
-  /** Throws 429 when either limit is already reached; otherwise counts the attempt for the address. */
-  admit(account: string | undefined, address: string): void {
-    const now = Date.now();
-    const byAddress = this.perAddress.current(address, now);
-    if (byAddress && byAddress.count >= loginLimits.attemptsPerAddress) {
+  /**
+   * Counts the attempt for the address and then the account; throws 429 when either is over its
+   * limit (an attempt refused for its address is not counted against the account).
+   */
+  async admit(account: string | undefined, address: string): Promise<void> {
+    const window = currentWindow(Date.now());
+    const byAddress = await this.state.increment(
+      ADDRESS_ATTEMPTS,
+      `${window.number}:${address}`,
+      window.secondsLeft,
+    );
+    if (byAddress > loginLimits.attemptsPerAddress) {
       throw new TooManyRequests(
         'Too many login attempts from this address. Try again later.',
-        (byAddress.resetAt - now) / 1000,
+        window.secondsLeft,
       );
     }
-    if (account !== undefined) {
-      const byAccount = this.perAccount.current(account, now);
-      if (byAccount && byAccount.count >= loginLimits.failuresPerAccount) {
-        throw new TooManyRequests(
-          'Too many failed login attempts for this account. Try again later.',
-          (byAccount.resetAt - now) / 1000,
-        );
-      }
+    if (account === undefined) return;
+    const byAccount = await this.state.increment(
+      ACCOUNT_ATTEMPTS,
+      `${window.number}:${account}`,
+      window.secondsLeft,
+    );
+    if (byAccount > loginLimits.failuresPerAccount) {
+      throw new TooManyRequests(
+        'Too many failed login attempts for this account. Try again later.',
+        window.secondsLeft,
+      );
     }
-    this.perAddress.increment(address, now);
   }
 
-  failed(account: string | undefined): void {
-    if (account !== undefined) this.perAccount.increment(account, Date.now());
-  }
-
-  succeeded(account: string | undefined): void {
-    if (account !== undefined) this.perAccount.reset(account);
+  /** A successful login clears the account's count of unsuccessful attempts. */
+  async succeeded(account: string | undefined): Promise<void> {
+    if (account === undefined) return;
+    await this.state.delete(ACCOUNT_ATTEMPTS, `${currentWindow(Date.now()).number}:${account}`);
   }
 }

@@ -142,10 +142,10 @@ export function tokenEndpoint(options: {
   const { issuer, limiter } = options;
   return async (req, res) => {
     const translated = translate(req, options.exchangeEnabled);
-    limiter.admit(translated.account, req.ip ?? 'unknown');
+    await limiter.admit(translated.account, req.ip ?? 'unknown');
     const result = await issuer.issue(translated.form, req.ip);
     if ('accessToken' in result) {
-      limiter.succeeded(translated.account);
+      await limiter.succeeded(translated.account);
       res.set('Cache-Control', 'no-store').json({
         access_token: result.accessToken,
         token_type: 'bearer',
@@ -154,7 +154,6 @@ export function tokenEndpoint(options: {
       return;
     }
     if (result.error === 'invalid_grant') {
-      limiter.failed(translated.account);
       throw new Unauthorized(translated.failure);
     }
     if (result.status >= 500) throw new Error(`token endpoint failed: ${result.error}`);

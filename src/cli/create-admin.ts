@@ -1,13 +1,14 @@
 /**
  * `npm run create-admin -- --username U [--password P]`: creates a runtime administrator, or
- * makes an existing user one and sets the password. Without --password a random one is
- * generated and printed once.
+ * makes an existing user one and sets the password. A chosen password must pass the password
+ * rules (`src/accounts/password-policy.ts`); without --password a random one is generated and
+ * printed once.
  */
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
-import { Accounts, RUNTIME_ADMIN_SITE, generateSecret } from '../accounts/index.ts';
+import { Accounts, RUNTIME_ADMIN_SITE, generateSecret, passwordProblem } from '../accounts/index.ts';
 
 export async function createAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const { values } = parseArgs({
@@ -17,9 +18,17 @@ export async function createAdmin(argv: string[], env: NodeJS.ProcessEnv = proce
   });
   if (!values.username) throw new Error('usage: npm run create-admin -- --username U [--password P]');
   const config = loadConfig(env);
+  if (values.password !== undefined) {
+    const problem = await passwordProblem(
+      values.password,
+      { username: values.username },
+      { minLength: config.passwordMinLength },
+    );
+    if (problem) throw new Error(`--password is refused: ${problem}`);
+  }
   const store = await openStore(config, pino({ level: 'silent' }));
   try {
-    const accounts = new Accounts(store);
+    const accounts = new Accounts(store, { minLength: config.passwordMinLength });
     await accounts.ensureSite(RUNTIME_ADMIN_SITE);
     const password = values.password ?? generateSecret(18);
     const existed = Boolean(await accounts.getUser(values.username));

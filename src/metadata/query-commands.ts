@@ -1,10 +1,11 @@
 /**
  * `POST /queries:run`: database commands in MongoDB's command shape. `find`, `getMore` and
- * `count` for every authenticated caller; `aggregate`, `update` and `delete` for runtime
- * administrators only. Filters pass the same guard as the public endpoints.
+ * `count` for every authenticated caller; `aggregate`, `update` and `delete` for holders of the
+ * matching allowance (runtime administrators always), as in the original. Filters pass the same
+ * guard as the public endpoints.
  */
 import { update as applyUpdate } from 'mingo';
-import type { Principal } from '../auth/index.ts';
+import type { AllowanceAction, Principal } from '../accounts/index.ts';
 import { BadRequest, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { checkFieldPath } from '../query/guard/field-names.ts';
@@ -93,9 +94,27 @@ function dropFields(doc: Doc, fields: string[]): Doc {
   return copy;
 }
 
-function requireAdmin(principal: Principal, command: string): void {
-  if (!principal.isRuntimeAdmin) throw new Forbidden(`Only runtime administrators may run ${command}`);
+/** Who may run which command beyond reading (the allowances). */
+export interface CommandPermissions {
+  permits(principal: Principal, action: AllowanceAction): Promise<boolean>;
 }
+
+/** The allowance each writing or aggregating command needs, and the original's refusal. */
+const COMMAND_ALLOWANCES = {
+  aggregate: {
+    action: '/queries:run(query_cmd:AggregateCommand)',
+    refusal: 'Only specific users are allowed to issue aggregate commands.',
+  },
+  // The original asks the same allowance of update as of delete.
+  update: {
+    action: '/queries:run(query_cmd:DeleteCommand)',
+    refusal: 'Only specific users are allowed to issue update and delete commands.',
+  },
+  delete: {
+    action: '/queries:run(query_cmd:DeleteCommand)',
+    refusal: 'Only specific users are allowed to issue update and delete commands.',
+  },
+} as const satisfies Record<string, { action: AllowanceAction; refusal: string }>;
 
 export class QueryCommands {
   private readonly aggregation: AggregationRunner;
@@ -105,6 +124,7 @@ export class QueryCommands {
     private readonly state: StateStore,
     private readonly writes: RecordWrites,
     private readonly databaseName: string,
+    private readonly permissions: CommandPermissions,
   ) {
     this.aggregation = new AggregationRunner(reader);
   }
@@ -120,6 +140,11 @@ export class QueryCommands {
   /** A find's batch as answers show records (without the store keys of collections that have no ids). */
   private shown(collection: string, batch: Doc[]): Doc[] {
     return batch.map((doc) => shownRecord(collection, doc));
+  }
+
+  private async requireAllowance(principal: Principal, command: keyof typeof COMMAND_ALLOWANCES) {
+    const { action, refusal } = COMMAND_ALLOWANCES[command];
+    if (!(await this.permissions.permits(principal, action))) throw new Forbidden(refusal);
   }
 
   async run(command: Command, principal: Principal): Promise<Record<string, unknown>> {
@@ -214,7 +239,7 @@ export class QueryCommands {
   }
 
   private async aggregate(command: Command, principal: Principal) {
-    requireAdmin(principal, 'aggregate');
+    await this.requireAllowance(principal, 'aggregate');
     const collection = this.collectionOf(command, 'aggregate');
     const results = await this.aggregation.run(collection, checkPipeline(command.pipeline));
     const cursorOptions = isObject(command.cursor) ? command.cursor : {};
@@ -236,7 +261,7 @@ export class QueryCommands {
   }
 
   private async update(command: Command, principal: Principal) {
-    requireAdmin(principal, 'update');
+    await this.requireAllowance(principal, 'update');
     const collection = this.collectionOf(command, 'update');
     if (!Array.isArray(command.updates)) throw new Unprocessable('updates must be an array');
     let n = 0;
@@ -293,7 +318,7 @@ export class QueryCommands {
   }
 
   private async delete(command: Command, principal: Principal) {
-    requireAdmin(principal, 'delete');
+    await this.requireAllowance(principal, 'delete');
     const collection = this.collectionOf(command, 'delete');
     if (!Array.isArray(command.deletes)) throw new Unprocessable('deletes must be an array');
     let n = 0;

@@ -51,6 +51,12 @@ export interface StateStore {
   /** Values of one kind whose stored `value[field]` equals `equals` (used by the OIDC adapter). */
   findBy<T = unknown>(kind: string, field: string, equals: string): Promise<Array<{ key: string; value: T }>>;
   deleteBy(kind: string, field: string, equals: string): Promise<number>;
+  /**
+   * Adds one to the counter at (kind, key) and answers the new count, atomically across every
+   * process (login rate limits). A counter that is absent or expired starts again at 1 and
+   * expires `ttlSeconds` later; a live counter keeps its expiry (a fixed window).
+   */
+  increment(kind: string, key: string, ttlSeconds: number): Promise<number>;
 }
 
 export interface Change {

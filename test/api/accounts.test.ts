@@ -95,6 +95,32 @@ describe('account endpoints in the app', () => {
     expect(again.body).toEqual({ detail: 'User api-user already exists' });
   });
 
+  it('gives one 201 and one 409 when the same user or site is created twice at once', async () => {
+    const auth = { Authorization: `Bearer ${admin}` };
+    const users = await Promise.all(
+      ['first of two racing', 'second of two racing'].map((password) =>
+        request(t.app).post('/users').set(auth).send({ username: 'racer', password }),
+      ),
+    );
+    expect(users.map((r) => r.status).sort()).toEqual([201, 409]);
+    expect(users.find((r) => r.status === 409)!.body).toEqual({ detail: 'User racer already exists' });
+    // The stored password is the winner's.
+    const winner = users[0]!.status === 201 ? 'first of two racing' : 'second of two racing';
+    const login = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'racer', password: winner });
+    expect(login.status).toBe(200);
+
+    const sites = await Promise.all(
+      [0, 1].map(() =>
+        request(t.app).post('/sites').set(auth).send({ id: 'racing-site', capability_ids: [] }),
+      ),
+    );
+    expect(sites.map((r) => r.status).sort()).toEqual([201, 409]);
+    expect(sites.find((r) => r.status === 409)!.body).toEqual({ detail: 'Site racing-site already exists' });
+  });
+
   it('POST /users answers 422 when the password is missing', async () => {
     const res = await request(t.app)
       .post('/users')
@@ -116,7 +142,7 @@ describe('account endpoints in the app', () => {
     const res = await request(t.app)
       .post('/users')
       .set('Authorization', `Bearer ${login.body.access_token}`)
-      .send({ username: 'x', password: 'y' });
+      .send({ username: 'x', password: 'a valid password for x' });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ detail: 'Only runtime administrators may create users' });
   });
@@ -176,5 +202,80 @@ describe('account endpoints in the app', () => {
       revocation_endpoint: `${t.config.publicUrl}/oidc/token/revocation`,
     });
     expect(res.body.code_challenge_methods_supported).toEqual(['S256']);
+  });
+});
+
+describe('password rules at POST /users', () => {
+  let t: TestApp;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      ADMIN_USERNAME: 'root',
+      ADMIN_PASSWORD: 'root-password-1',
+      PASSWORD_MIN_LENGTH: '14',
+    });
+    const login = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'root', password: 'root-password-1' });
+    admin = login.body.access_token;
+  });
+  afterAll(async () => t.close());
+
+  const createUser = (username: string, password: string) =>
+    request(t.app).post('/users').set('Authorization', `Bearer ${admin}`).send({ username, password });
+
+  it('answers 422 naming the length rule, from the contract below 12 and from PASSWORD_MIN_LENGTH above', async () => {
+    const tiny = await createUser('tiny', 'a');
+    expect(tiny.status).toBe(422);
+    expect(tiny.body.detail).toMatch(/password must NOT have fewer than 12 characters/);
+    const thirteen = await createUser('thirteen', 'estuary cores');
+    expect(thirteen.status).toBe(422);
+    expect(thirteen.body).toEqual({ detail: 'password must be at least 14 characters long' });
+    const long = await createUser('long', 'x'.repeat(129));
+    expect(long.status).toBe(422);
+    expect(long.body.detail).toMatch(/password must NOT have more than 128 characters/);
+    expect(await t.store.getById('users', 'thirteen')).toBeNull();
+  });
+
+  it('answers 422 for a common, username-made or guessable password, without echoing it', async () => {
+    const answers = [
+      [
+        await createUser('common', 'qwerty123456789'),
+        'password is one of the most common passwords found in breaches; choose another',
+      ],
+      [
+        await createUser('marie.curie', 'Marie.Curie.1867'),
+        "password must not be made of the username or the service's name",
+      ],
+    ] as const;
+    for (const [res, detail] of answers) {
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual({ detail });
+    }
+    const repeated = await createUser('repeater', 'summersummersummer');
+    expect(repeated.status).toBe(422);
+    expect(repeated.body.detail).toMatch(/^password is too easy to guess \(it repeats a word or pattern\)/);
+    expect(JSON.stringify(repeated.body)).not.toContain('summersummer');
+  });
+
+  it('accepts any characters and a 128-character password, which then logs in (bcrypt reads only 72 bytes)', async () => {
+    const password = [...'🦠 estuary sediment 湿地の土壌 '.repeat(6)].slice(0, 118).join('') + ' échantil';
+    expect([...password].length).toBeLessThanOrEqual(128);
+    expect(Buffer.byteLength(password)).toBeGreaterThan(72);
+    const created = await createUser('unicode-user', password);
+    expect(created.status).toBe(201);
+    const ok = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'unicode-user', password });
+    expect(ok.status).toBe(200);
+    // Same first 72 bytes, different ending: refused.
+    const wrong = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'password', username: 'unicode-user', password: `${password.slice(0, -3)}xyz` });
+    expect(wrong.status).toBe(401);
   });
 });

@@ -33,17 +33,17 @@ const run = (token: string | undefined, body: unknown) => {
 };
 
 beforeAll(async () => {
-  t = await createTestApp({ ADMIN_USERNAME: 'root-admin', ADMIN_PASSWORD: 'correct horse battery' });
+  t = await createTestApp({ ADMIN_USERNAME: 'root-admin', ADMIN_PASSWORD: 'correct horse battery staple' });
   const docs = Array.from({ length: 250 }, (_, i) => biosample(i));
   await t.store.upsertMany('biosample_set', docs);
   await t.searchIndex.index('biosample_set', docs);
-  adminToken = await login('root-admin', 'correct horse battery');
+  adminToken = await login('root-admin', 'correct horse battery staple');
   await request(t.app)
     .post('/users')
     .set('Authorization', `Bearer ${adminToken}`)
-    .send({ username: 'reader', password: 'a long enough password' })
+    .send({ username: 'reader', password: 'a long enough reader password' })
     .expect(201);
-  userToken = await login('reader', 'a long enough password');
+  userToken = await login('reader', 'a long enough reader password');
 });
 afterAll(async () => t?.close());
 
@@ -105,15 +105,76 @@ describe('POST /queries:run', () => {
     expect(res.body.detail).toContain('$where');
   });
 
-  it('refuses aggregate, update and delete to non-administrators', async () => {
-    for (const body of [
-      { aggregate: 'biosample_set', pipeline: [] },
-      { update: 'biosample_set', updates: [{ q: {}, u: { $set: { x: 1 } } }] },
-      { delete: 'biosample_set', deletes: [{ q: {}, limit: 0 }] },
-    ]) {
+  it('refuses aggregate, update and delete to users without the allowance, with the original messages', async () => {
+    for (const [body, detail] of [
+      [
+        { aggregate: 'biosample_set', pipeline: [] },
+        'Only specific users are allowed to issue aggregate commands.',
+      ],
+      [
+        { update: 'biosample_set', updates: [{ q: {}, u: { $set: { x: 1 } } }] },
+        'Only specific users are allowed to issue update and delete commands.',
+      ],
+      [
+        { delete: 'biosample_set', deletes: [{ q: {}, limit: 0 }] },
+        'Only specific users are allowed to issue update and delete commands.',
+      ],
+    ] as const) {
       const res = await run(userToken, body).expect(403);
-      expect(res.body.detail).toContain('administrators');
+      expect(res.body).toEqual({ detail });
     }
+  });
+
+  it('lets a user holding the aggregate allowance aggregate, and only aggregate', async () => {
+    await request(t.app)
+      .post('/users')
+      .set('Authorization', `Bearer ${adminToken}`)
+      .send({ username: 'analyst', password: 'an analyst password of length' })
+      .expect(201);
+    await request(t.app)
+      .post('/admin/allowances')
+      .set('Authorization', `Bearer ${adminToken}`)
+      .send({ username: 'analyst', action: '/queries:run(query_cmd:AggregateCommand)' })
+      .expect(201);
+    const analyst = await login('analyst', 'an analyst password of length');
+    const res = await run(analyst, {
+      aggregate: 'biosample_set',
+      pipeline: [{ $match: { ecosystem_type: 'Sediment' } }, { $count: 'n' }],
+    }).expect(200);
+    expect(res.body.cursor.firstBatch).toEqual([{ n: 84 }]);
+    const del = await run(analyst, { delete: 'biosample_set', deletes: [{ q: {}, limit: 0 }] }).expect(403);
+    expect(del.body).toEqual({
+      detail: 'Only specific users are allowed to issue update and delete commands.',
+    });
+  });
+
+  it('lets a user holding the delete allowance update and delete', async () => {
+    await request(t.app)
+      .post('/users')
+      .set('Authorization', `Bearer ${adminToken}`)
+      .send({ username: 'curator', password: 'a curator password of length' })
+      .expect(201);
+    await request(t.app)
+      .post('/admin/allowances')
+      .set('Authorization', `Bearer ${adminToken}`)
+      .send({ username: 'curator', action: '/queries:run(query_cmd:DeleteCommand)' })
+      .expect(201);
+    const curator = await login('curator', 'a curator password of length');
+    const doc = { ...biosample(900), id: 'nmdc:bsm-11-q900' };
+    await new RecordWriter(t.store, t.searchIndex).upsert('biosample_set', [doc]);
+    const upd = await run(curator, {
+      update: 'biosample_set',
+      updates: [{ q: { id: doc.id }, u: { $set: { name: 'Renamed by a curator' } } }],
+    }).expect(200);
+    expect(upd.body).toMatchObject({ ok: 1, n: 1, nModified: 1 });
+    const del = await run(curator, {
+      delete: 'biosample_set',
+      deletes: [{ q: { id: doc.id }, limit: 1 }],
+    }).expect(200);
+    expect(del.body).toMatchObject({ ok: 1, n: 1 });
+    expect(await t.store.getById('biosample_set', doc.id)).toBeNull();
+    const agg = await run(curator, { aggregate: 'biosample_set', pipeline: [] }).expect(403);
+    expect(agg.body).toEqual({ detail: 'Only specific users are allowed to issue aggregate commands.' });
   });
 
   it('aggregates for administrators and refuses $out and $merge', async () => {

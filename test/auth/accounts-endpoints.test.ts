@@ -20,8 +20,12 @@ describe('users and sites', () => {
   beforeAll(async () => {
     server = await startAuthServer({ ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' });
     admin = await passwordToken(server.url, 'root', 'root-password-1');
-    await postJson(`${server.url}/users`, { username: 'researcher', password: 'researcher-pw' }, admin);
-    researcher = await passwordToken(server.url, 'researcher', 'researcher-pw');
+    await postJson(
+      `${server.url}/users`,
+      { username: 'researcher', password: 'field notes of a researcher' },
+      admin,
+    );
+    researcher = await passwordToken(server.url, 'researcher', 'field notes of a researcher');
     await postJson(`${server.url}/sites`, { id: 'root-site' }, admin);
     const credentials = await postJson(`${server.url}/sites/root-site:generateCredentials`, {}, admin);
     siteClientToken = (
@@ -74,7 +78,7 @@ describe('users and sites', () => {
     it('answers 403 to a user who is not a runtime administrator', async () => {
       const answer = await postJson(
         `${server.url}/users`,
-        { username: 'intruder', password: 'pw-intruder' },
+        { username: 'intruder', password: 'intruder tries a door' },
         researcher,
       );
       expect(answer.status).toBe(403);
@@ -85,7 +89,7 @@ describe('users and sites', () => {
     it('answers 403 to a site client', async () => {
       const answer = await postJson(
         `${server.url}/users`,
-        { username: 'by-client', password: 'pw-by-client' },
+        { username: 'by-client', password: 'client made this account' },
         siteClientToken,
       );
       expect(answer.status).toBe(403);
@@ -95,7 +99,7 @@ describe('users and sites', () => {
     it('answers 409 when the username exists, leaving its password unchanged', async () => {
       const answer = await postJson(
         `${server.url}/users`,
-        { username: 'researcher', password: 'takeover-pw' },
+        { username: 'researcher', password: 'takeover of a username' },
         admin,
       );
       expect(answer.status).toBe(409);
@@ -105,14 +109,17 @@ describe('users and sites', () => {
           await postToken(server.url, {
             grant_type: 'password',
             username: 'researcher',
-            password: 'researcher-pw',
+            password: 'field notes of a researcher',
           })
         ).status,
       ).toBe(200);
     });
 
     it('answers 401 without a token', async () => {
-      const answer = await postJson(`${server.url}/users`, { username: 'anon', password: 'pw-anon' });
+      const answer = await postJson(`${server.url}/users`, {
+        username: 'anon',
+        password: 'anonymous visitor at noon',
+      });
       expect(answer.status).toBe(401);
       expect(answer.body).toEqual({ detail: 'Access token is invalid or missing. Please log in again.' });
     });
@@ -175,8 +182,8 @@ describe('users and sites', () => {
 
     it('lists only the sites a user administers, in id order', async () => {
       const viewer = 'site-viewer';
-      await postJson(`${server.url}/users`, { username: viewer, password: 'site-viewer-pw' }, admin);
-      const token = await passwordToken(server.url, viewer, 'site-viewer-pw');
+      await postJson(`${server.url}/users`, { username: viewer, password: 'a viewer of many sites' }, admin);
+      const token = await passwordToken(server.url, viewer, 'a viewer of many sites');
       expect(await listSites('', token)).toEqual({ status: 200, body: { resources: [] } });
       for (const id of ['view-b', 'view-a', 'view-c']) await postJson(`${server.url}/sites`, { id }, token);
       expect(await listSites('', token)).toEqual({

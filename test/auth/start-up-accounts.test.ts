@@ -47,13 +47,13 @@ describe('start-up accounts', () => {
   it('creates the site svc-runtime-useradmin and the configured administrator', async () => {
     await withAccounts(
       dataDir(),
-      { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'chief-pw-1', DEMO_DATA: 'false' },
+      { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'chief of the sampling crew', DEMO_DATA: 'false' },
       async (accounts) => {
         expect(await accounts.getSite('svc-runtime-useradmin')).toMatchObject({
           id: 'svc-runtime-useradmin',
           capability_ids: [],
         });
-        const chief = await accounts.verifyPassword('chief', 'chief-pw-1');
+        const chief = await accounts.verifyPassword('chief', 'chief of the sampling crew');
         expect(chief?.site_admin).toEqual(['svc-runtime-useradmin']);
       },
     );
@@ -63,15 +63,15 @@ describe('start-up accounts', () => {
     const dir = dataDir();
     await withAccounts(
       dir,
-      { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'first-pw', DEMO_DATA: 'false' },
+      { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'first light over the marsh', DEMO_DATA: 'false' },
       async () => {},
     );
     await withAccounts(
       dir,
-      { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'second-pw', DEMO_DATA: 'false' },
+      { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'second tide at the estuary', DEMO_DATA: 'false' },
       async (accounts) => {
-        expect(await accounts.verifyPassword('chief', 'first-pw')).toBeNull();
-        expect(await accounts.verifyPassword('chief', 'second-pw')).not.toBeNull();
+        expect(await accounts.verifyPassword('chief', 'first light over the marsh')).toBeNull();
+        expect(await accounts.verifyPassword('chief', 'second tide at the estuary')).not.toBeNull();
       },
     );
   });
@@ -89,6 +89,28 @@ describe('start-up accounts', () => {
       expect(log).toContain(file);
       expect(log).not.toContain(password);
     });
+  });
+
+  it('refuses to start with an ADMIN_PASSWORD that breaks the password rules, saying which', async () => {
+    await expect(
+      withAccounts(
+        dataDir(),
+        { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'chief-pw', DEMO_DATA: 'false' },
+        async () => {},
+      ),
+    ).rejects.toThrow('ADMIN_PASSWORD is refused: password must be at least 12 characters long');
+    await expect(
+      withAccounts(
+        dataDir(),
+        {
+          ADMIN_USERNAME: 'chief',
+          ADMIN_PASSWORD: 'chief of the sampling crew',
+          PASSWORD_MIN_LENGTH: '30',
+          DEMO_DATA: 'false',
+        },
+        async () => {},
+      ),
+    ).rejects.toThrow('ADMIN_PASSWORD is refused: password must be at least 30 characters long');
   });
 
   it('does not create a demo administrator outside demo mode', async () => {
@@ -111,18 +133,34 @@ describe('create-admin command', () => {
   it('sets the given password of an existing user and makes them an administrator, printing no password', async () => {
     const dir = dataDir();
     await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
-      await accounts.createUser({ username: 'lead', password: 'old-pw', site_admin: ['lab-1'] });
+      await accounts.createUser({
+        username: 'lead',
+        password: 'old map of the watershed',
+        site_admin: ['lab-1'],
+      });
     });
-    const message = await createAdmin(['--username', 'lead', '--password', 'new-pw-123'], {
+    const message = await createAdmin(['--username', 'lead', '--password', 'new compass for the lead'], {
       DATA_DIR: dir,
       DEMO_DATA: 'false',
     });
     expect(message).toBe('Updated administrator lead.');
     await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
-      expect((await accounts.verifyPassword('lead', 'new-pw-123'))?.site_admin).toEqual([
+      expect((await accounts.verifyPassword('lead', 'new compass for the lead'))?.site_admin).toEqual([
         'lab-1',
         'svc-runtime-useradmin',
       ]);
+    });
+  });
+
+  it('refuses a --password that breaks the password rules, saying which, and creates nobody', async () => {
+    const dir = dataDir();
+    await expect(
+      createAdmin(['--username', 'ops', '--password', 'qwerty123456'], { DATA_DIR: dir, DEMO_DATA: 'false' }),
+    ).rejects.toThrow(
+      '--password is refused: password is one of the most common passwords found in breaches; choose another',
+    );
+    await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
+      expect(await accounts.getUser('ops')).toBeNull();
     });
   });
 

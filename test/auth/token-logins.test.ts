@@ -61,17 +61,22 @@ describe('POST /token', () => {
 
   it('refuses a disabled user with the same 401 as a wrong password', async () => {
     expect(
-      (await postJson(`${server.url}/users`, { username: 'gone', password: 'gone-password' }, adminToken))
-        .status,
+      (
+        await postJson(
+          `${server.url}/users`,
+          { username: 'gone', password: 'gone fishing by the lake' },
+          adminToken,
+        )
+      ).status,
     ).toBe(201);
-    const token = await passwordToken(server.url, 'gone', 'gone-password');
+    const token = await passwordToken(server.url, 'gone', 'gone fishing by the lake');
     await server.store.upsertMany('users', [
       { ...(await server.store.getById('users', 'gone'))!, disabled: true },
     ]);
     const { status, body } = await postToken(server.url, {
       grant_type: 'password',
       username: 'gone',
-      password: 'gone-password',
+      password: 'gone fishing by the lake',
     });
     expect(status).toBe(401);
     expect(body).toEqual({ detail: 'Incorrect username or password' });
@@ -137,7 +142,7 @@ describe('POST /token', () => {
     ]);
     await postJson(
       `${server.url}/users`,
-      { username: 'successor', password: 'successor-pw', site_admin: ['site-handover'] },
+      { username: 'successor', password: 'successor takes the helm', site_admin: ['site-handover'] },
       adminToken,
     );
     const oldToken = await getJson(`${server.url}/private/whoami`, before.body.access_token as string);

@@ -48,7 +48,7 @@ describe('process faults', () => {
           const user = await fetch(`${first.url}/users`, {
             method: 'POST',
             headers: auth,
-            body: JSON.stringify({ username: `user-${id}`, password: `password of ${id}` }),
+            body: JSON.stringify({ username: `user-${id}`, password: `sediment cores of ${id}` }),
           });
           if (user.status === 201) acknowledged.push({ kind: 'user', id: `user-${id}` });
           const site = await fetch(`${first.url}/sites`, {
@@ -83,7 +83,7 @@ describe('process faults', () => {
       const adminAgain = (await token(second.url, ADMIN.ADMIN_USERNAME, ADMIN.ADMIN_PASSWORD)).token!;
       for (const { kind, id } of acknowledged) {
         if (kind === 'user') {
-          const login = await token(second.url, id, `password of ${id.slice('user-'.length)}`);
+          const login = await token(second.url, id, `sediment cores of ${id.slice('user-'.length)}`);
           expect(login.status, `user ${id}`).toBe(200);
         } else {
           const site = await fetch(`${second.url}/sites/${id}`, {

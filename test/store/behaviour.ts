@@ -582,6 +582,36 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         expect(await store.state.get('RefreshToken', 'b')).toEqual({ grantId: 'g1' });
         expect(await store.state.get('AccessToken', 'c')).toEqual({ grantId: 'g2' });
       });
+
+      it('increments a counter from 1, separately per kind and key, readable with get', async () => {
+        expect(await store.state.increment('login-failures', 'alice', 60)).toBe(1);
+        expect(await store.state.increment('login-failures', 'alice', 60)).toBe(2);
+        expect(await store.state.increment('login-failures', 'bob', 60)).toBe(1);
+        expect(await store.state.increment('login-attempts', 'alice', 60)).toBe(1);
+        expect(await store.state.increment('login-failures', 'alice', 60)).toBe(3);
+        expect(await store.state.get('login-failures', 'alice')).toBe(3);
+        await store.state.delete('login-failures', 'alice');
+        expect(await store.state.increment('login-failures', 'alice', 60)).toBe(1);
+      });
+
+      it('never loses a count when many increments of one counter run at once', async () => {
+        const counts = await Promise.all(
+          Array.from({ length: 40 }, () => store.state.increment('login-attempts', 'shared', 60)),
+        );
+        expect([...counts].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+        expect(await store.state.get('login-attempts', 'shared')).toBe(40);
+      });
+
+      it('starts an expired counter again at 1, and keeps a live counter in its first window', async () => {
+        await store.state.increment('login-failures', 'short', 0.05);
+        expect(await store.state.increment('login-failures', 'short', 0.05)).toBe(2);
+        // A live counter keeps the expiry of its first increment, however long later ones ask for.
+        expect(await store.state.increment('login-failures', 'short', 60)).toBe(3);
+        await new Promise((r) => setTimeout(r, 120));
+        expect(await store.state.get('login-failures', 'short')).toBeUndefined();
+        expect(await store.state.increment('login-failures', 'short', 60)).toBe(1);
+        expect(await store.state.increment('login-failures', 'short', 60)).toBe(2);
+      });
     });
   });
 }

@@ -378,6 +378,28 @@ describe('MongoDB adapter golden calls', () => {
     ]);
     expect(calls[3]!.args).toEqual([{ kind: 'Session', 'value.grantId': 'g' }]);
   });
+
+  it('increments a counter in one atomic upsert, after removing it if it has expired', async () => {
+    const { store, take } = fakeDb({ '_state.findOneAndUpdate': [{ value: 4 }] });
+    expect(await store.state.increment('login-failures', 'user:alice', 900)).toBe(4);
+    const calls = take();
+    expect(calls.map((c) => [c.collection, c.op])).toEqual([
+      ['_state', 'deleteOne'],
+      ['_state', 'findOneAndUpdate'],
+    ]);
+    expect(calls[0]!.args).toEqual([
+      { kind: 'login-failures', key: 'user:alice', expiresAt: { $lte: expect.any(Date) } },
+    ]);
+    expect(calls[1]!.args).toEqual([
+      { kind: 'login-failures', key: 'user:alice' },
+      { $inc: { value: 1 }, $setOnInsert: { expiresAt: expect.any(Date) } },
+      { upsert: true, returnDocument: 'after', projection: { _id: 0, value: 1 } },
+    ]);
+    const update = calls[1]!.args[1] as { $setOnInsert: { expiresAt: Date } };
+    const expiresIn = update.$setOnInsert.expiresAt.getTime() - Date.now();
+    expect(expiresIn).toBeGreaterThan(890_000);
+    expect(expiresIn).toBeLessThanOrEqual(900_000);
+  });
 });
 
 describe('openStore with MONGO_URL', () => {

@@ -17,6 +17,7 @@ export function queriesRouter(
     deps.store.state,
     writes,
     deps.store.databaseName,
+    auth.allowances,
   );
   const router = express.Router();
   router.post('/queries\\:run', auth.requireUser, async (req, res) => {

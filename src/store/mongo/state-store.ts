@@ -3,7 +3,7 @@
  * TTL index on `expiresAt` for the sweep and expiry checked on every read (the TTL monitor
  * runs only once a minute).
  */
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, UpdateFilter } from 'mongodb';
 import type { StateStore } from '../port.ts';
 
 export const STATE_COLLECTION = '_state';
@@ -86,5 +86,24 @@ export class MongoStateStore implements StateStore {
   async deleteBy(kind: string, field: string, equals: string): Promise<number> {
     const result = await this.coll.deleteMany({ kind, [this.fieldPath(field)]: equals });
     return result.deletedCount;
+  }
+
+  async increment(kind: string, key: string, ttlSeconds: number): Promise<number> {
+    const now = new Date();
+    // The TTL monitor removes expired counters only once a minute; one that has expired is
+    // removed here first, so the upsert below starts it again at 1 with a new expiry.
+    await this.coll.deleteOne({ kind, key, expiresAt: { $lte: now } });
+    // Atomic on the server; two processes upserting the same new counter at once are settled by
+    // the unique (kind, key) index, the server retrying the loser as an update.
+    const counter = await this.coll.findOneAndUpdate(
+      { kind, key },
+      // `value` is typed unknown for every kind; a counter's is a number.
+      {
+        $inc: { value: 1 },
+        $setOnInsert: { expiresAt: new Date(now.getTime() + ttlSeconds * 1000) },
+      } as unknown as UpdateFilter<StateRecord>,
+      { upsert: true, returnDocument: 'after', projection: { _id: 0, value: 1 } },
+    );
+    return Number(counter?.value ?? 1);
   }
 }

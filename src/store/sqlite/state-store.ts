@@ -34,6 +34,7 @@ export class SqliteStateStore implements StateStore {
   private readonly getStmt: Statement;
   private readonly deleteStmt: Statement;
   private readonly sweepStmt: Statement;
+  private readonly incrementStmt: Statement;
   private readonly byField = new Map<string, { find: Statement; remove: Statement }>();
 
   constructor(private readonly db: Database) {
@@ -46,6 +47,17 @@ export class SqliteStateStore implements StateStore {
     );
     this.deleteStmt = db.prepare('DELETE FROM state WHERE kind = ? AND key = ?');
     this.sweepStmt = db.prepare('DELETE FROM state WHERE expires_at IS NOT NULL AND expires_at <= ?');
+    // One statement, so concurrent processes never lose a count: SQLite runs it under the write
+    // lock. The right-hand sides read the row as it was, so an expired counter restarts at 1.
+    this.incrementStmt = db.prepare(
+      "INSERT INTO state(kind, key, value, expires_at) VALUES (@kind, @key, '1', @expiresAt) " +
+        'ON CONFLICT(kind, key) DO UPDATE SET ' +
+        "value = CASE WHEN state.expires_at IS NOT NULL AND state.expires_at <= @now THEN '1' " +
+        'ELSE CAST(CAST(state.value AS INTEGER) + 1 AS TEXT) END, ' +
+        'expires_at = CASE WHEN state.expires_at IS NOT NULL AND state.expires_at <= @now ' +
+        'THEN excluded.expires_at ELSE state.expires_at END ' +
+        'RETURNING value',
+    );
   }
 
   private fieldStatements(field: string): { find: Statement; remove: Statement } {
@@ -93,6 +105,14 @@ export class SqliteStateStore implements StateStore {
 
   async deleteBy(kind: string, field: string, equals: string): Promise<number> {
     return this.fieldStatements(field).remove.run(kind, equals).changes;
+  }
+
+  async increment(kind: string, key: string, ttlSeconds: number): Promise<number> {
+    const now = Date.now();
+    const row = this.incrementStmt.get({ kind, key, now, expiresAt: now + ttlSeconds * 1000 }) as {
+      value: string;
+    };
+    return Number(row.value);
   }
 
   /** Removes expired rows; returns how many. */
