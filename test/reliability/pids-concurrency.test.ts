@@ -1,0 +1,223 @@
+/**
+ * Minting from several processes at once never hands out one id twice: the store's
+ * insert-if-absent decides between processes. Through HTTP on a WORKERS=2 server (every request on
+ * its own connection, so the primary spreads them over the workers), and with two processes that
+ * mint from a deliberately tiny blade space on one store file, so that they collide all the time.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { PIDS } from '../../src/pids/index.ts';
+import { ROOT, kill, processTree, startServer, type ServerProcess } from './process-faults.ts';
+
+const ADMIN = { ADMIN_USERNAME: 'pid-cluster-admin', ADMIN_PASSWORD: 'Wq4-harbor-quartz-63-kestrel' };
+
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { agent: false, method: options.method ?? 'GET', headers: options.headers },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += String(d)));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+const form = (fields: Record<string, string>) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields).toString(),
+});
+
+/** Runs `tasks` with at most `width` in flight. */
+async function inParallel<T>(width: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
+  const out: T[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let i = next++; i < tasks.length; i = next++) out[i] = await tasks[i]!();
+    }),
+  );
+  return out;
+}
+
+describe('minting on a WORKERS=2 server', () => {
+  let dir: string;
+  let server: ServerProcess;
+  let client: Record<string, string>;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pids-cluster-'));
+    server = await startServer({ DATA_DIR: dir, WORKERS: '2', ...ADMIN });
+    // The primary and its two workers (tsx may add an esbuild helper process beside them).
+    for (let i = 0; i < 300 && processTree(server.child.pid!).length < 3; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(processTree(server.child.pid!).length).toBeGreaterThanOrEqual(3);
+    const admin = await send(
+      `${server.url}/token`,
+      form({ grant_type: 'password', username: ADMIN.ADMIN_USERNAME, password: ADMIN.ADMIN_PASSWORD }),
+    );
+    const asAdmin = {
+      authorization: `Bearer ${admin.body.access_token}`,
+      'content-type': 'application/json',
+    };
+    expect(
+      (await send(`${server.url}/sites`, { method: 'POST', headers: asAdmin, body: '{"id":"cluster-lab"}' }))
+        .status,
+    ).toBe(201);
+    const credentials = await send(`${server.url}/sites/cluster-lab:generateCredentials`, {
+      method: 'POST',
+      headers: asAdmin,
+    });
+    const login = await send(
+      `${server.url}/token`,
+      form({ grant_type: 'client_credentials', ...credentials.body }),
+    );
+    expect(login.status).toBe(200);
+    client = { authorization: `Bearer ${login.body.access_token}`, 'content-type': 'application/json' };
+  }, 60_000);
+  afterAll(async () => {
+    if (server?.child.exitCode === null) await kill(server, 'SIGTERM');
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 60 parallel mints of 20 with 1200 distinct ids, each of which resolves', async () => {
+    const answers = await inParallel(
+      16,
+      Array.from(
+        { length: 60 },
+        (_, i) => () =>
+          send(`${server.url}/pids/mint`, {
+            method: 'POST',
+            headers: client,
+            body: JSON.stringify({
+              schema_class: { id: i % 2 ? 'nmdc:Biosample' : 'nmdc:DataObject' },
+              how_many: 20,
+            }),
+          }),
+      ),
+    );
+    for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const ids = answers.flatMap((a) => a.body as string[]);
+    expect(ids).toHaveLength(1200);
+    expect(new Set(ids).size).toBe(1200);
+
+    const resolved = await inParallel(
+      16,
+      ids.map((id) => () => send(`${server.url}/pids/resolve/${id}`, { headers: client })),
+    );
+    for (const [i, answer] of resolved.entries()) {
+      expect(answer.status, ids[i]).toBe(200);
+      expect(answer.body).toMatchObject({ id: ids[i], status: 'draft', bindings: null });
+    }
+  }, 120_000);
+});
+
+/** A process that mints `count` biosample ids one at a time from blades 0..space-1, after `go` exists. */
+const MINTING_PROCESS = `
+const { SqliteDocumentStore } = await import(process.env.ROOT + '/src/store/sqlite/index.ts');
+const { Minter } = await import(process.env.ROOT + '/src/pids/index.ts');
+const { bladeOf } = await import(process.env.ROOT + '/src/pids/blade.ts');
+const fs = await import('node:fs');
+const store = new SqliteDocumentStore({ file: process.env.STORE_FILE });
+const space = Number(process.env.SPACE);
+const drawn = [];
+const blades = () => { const b = bladeOf(Math.floor(Math.random() * space)); drawn.push(b); return b; };
+const minter = new Minter(store, { blades, attemptsPerId: 100000 });
+process.stdout.write('ready\\n');
+while (!fs.existsSync(process.env.GO)) await new Promise((r) => setTimeout(r, 2));
+const ids = [];
+for (let i = 0; i < Number(process.env.COUNT); i++) ids.push(...(await minter.mint({ siteId: process.env.SITE, clientId: 'c' }, 'nmdc:Biosample', 1)));
+await store.close();
+process.stdout.write(JSON.stringify({ ids, drawn }) + '\\n');
+`;
+
+interface MintingRun {
+  ready: Promise<void>;
+  done: Promise<{ ids: string[]; drawn: string[] }>;
+}
+
+function mintingProcess(env: Record<string, string>): MintingRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', MINTING_PROCESS], {
+    cwd: ROOT,
+    env: { ...process.env, ROOT, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  let markReady: () => void;
+  const ready = new Promise<void>((r) => (markReady = r));
+  child.stdout.on('data', (d) => {
+    out += String(d);
+    if (out.startsWith('ready\n')) markReady();
+  });
+  child.stderr.on('data', (d) => (err += String(d)));
+  const done = new Promise<{ ids: string[]; drawn: string[] }>((resolve, reject) =>
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`minting process exited ${code}: ${err}`));
+      else resolve(JSON.parse(out.slice('ready\n'.length)));
+    }),
+  );
+  return { ready, done };
+}
+
+describe('two processes minting on one store file from a tiny blade space', () => {
+  it('never both take a blade: every id is minted once and stored once, by the process that answered it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pids-processes-'));
+    try {
+      const file = path.join(dir, 'nmdc.sqlite');
+      // Create the store file (tables and all) once, before the two processes open it.
+      await new SqliteDocumentStore({ file }).close();
+      const go = path.join(dir, 'go');
+      // 2 x 700 ids out of 2000 blades: most late draws hit a blade one of the two already holds.
+      const common = { STORE_FILE: file, GO: go, SPACE: '2000', COUNT: '700' };
+      const runs = [
+        mintingProcess({ ...common, SITE: 'lab-a' }),
+        mintingProcess({ ...common, SITE: 'lab-b' }),
+      ];
+      await Promise.all(runs.map((r) => r.ready));
+      fs.writeFileSync(go, '');
+      const [a, b] = await Promise.all(runs.map((r) => r.done));
+
+      expect(a!.ids).toHaveLength(700);
+      expect(b!.ids).toHaveLength(700);
+      const all = [...a!.ids, ...b!.ids];
+      expect(new Set(all).size).toBe(1400);
+      // Each process drew blades the other one held: the store refused them across processes.
+      const bladesOf = (ids: string[]) => new Set(ids.map((id) => id.split('-')[2]));
+      const heldByB = bladesOf(b!.ids);
+      const heldByA = bladesOf(a!.ids);
+      expect(a!.drawn.filter((blade) => heldByB.has(blade)).length).toBeGreaterThan(0);
+      expect(b!.drawn.filter((blade) => heldByA.has(blade)).length).toBeGreaterThan(0);
+
+      const store = new SqliteDocumentStore({ file });
+      try {
+        expect(await store.count(PIDS, {})).toBe(1400);
+        for (const [site, ids] of [
+          ['lab-a', a!.ids],
+          ['lab-b', b!.ids],
+        ] as const) {
+          const records = await store.find(PIDS, { id: { $in: ids } });
+          expect(records).toHaveLength(700);
+          for (const record of records) expect(record.site_id).toBe(site);
+        }
+      } finally {
+        await store.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
