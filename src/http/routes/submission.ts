@@ -1,0 +1,37 @@
+/**
+ * `POST /metadata/json:submit`: a logged-in caller holding the allowance `/metadata/json:submit`
+ * (or a runtime administrator) submits NMDC `Database` JSON; see src/submission/json-submission.ts.
+ */
+import express from 'express';
+import type { AppDeps } from '../deps.ts';
+import type { Auth, Principal } from '../../auth/index.ts';
+import { Forbidden, Unprocessable } from '../errors.ts';
+import type { StoredObjects } from '../../objects/stored-objects.ts';
+import { JsonSubmissions, type AtomicRecordWrites } from '../../submission/json-submission.ts';
+
+export const SUBMIT_FORBIDDEN = 'Only specific users are allowed to submit json at this time.';
+
+export function submissionRouter(
+  deps: AppDeps,
+  auth: Pick<Auth, 'requireUser' | 'allowances'>,
+  objects: StoredObjects,
+  writes: AtomicRecordWrites,
+): express.Router {
+  const submissions = new JsonSubmissions(deps.store, writes, objects, deps.logger);
+  const router = express.Router();
+  router.post('/metadata/json\\:submit', auth.requireUser, async (req, res) => {
+    const principal = res.locals.principal as Principal;
+    if (!(await auth.allowances.permits(principal, '/metadata/json:submit'))) {
+      throw new Forbidden(SUBMIT_FORBIDDEN);
+    }
+    const payload: unknown = req.body;
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+      throw new Unprocessable(
+        'The body must be an NMDC Database JSON object: {"<collection>": [records...]}',
+      );
+    }
+    const { run_id } = await submissions.submit(payload as Record<string, unknown>, principal);
+    res.json({ type: 'success', detail: { run_id } });
+  });
+  return router;
+}

@@ -1,0 +1,201 @@
+/**
+ * Stored objects on both bytes adapters: files under DATA_DIR beside the embedded store (always),
+ * GridFS beside MongoDB (when MONGO_URL is set; each run gets a fresh database, dropped after).
+ * Bytes are content-addressed, a prepared record is not stored until its caller writes it, and a
+ * sweep removes only old bytes no record refers to.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createHash, randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import type { DocumentStore } from '../../src/store/port.ts';
+import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { openMongoStore } from '../../src/store/mongo/index.ts';
+import {
+  OBJECTS,
+  StoredObjects,
+  objectBytesFor,
+  objectRecord,
+  openStoredObjects,
+} from '../../src/objects/stored-objects.ts';
+import type { ObjectBytes } from '../../src/objects/object-bytes.ts';
+
+interface Fixture {
+  store: DocumentStore;
+  bytes: ObjectBytes;
+  dataDir: string;
+  dispose(): Promise<void>;
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+/** A cutoff in the future: every stored byte counts as old. */
+const EVERYTHING_IS_OLD = -60_000;
+const HOUR = 3_600_000;
+
+function describeStoredObjects(name: string, open: () => Promise<Fixture>) {
+  describe(`stored objects on ${name}`, () => {
+    let f: Fixture;
+    let objects: StoredObjects;
+
+    beforeEach(async () => {
+      f = await open();
+      objects = new StoredObjects(f.store, f.bytes);
+    });
+    afterEach(async () => f.dispose());
+
+    it('prepares a DRS-like record without storing it, and reads the bytes once the record is written', async () => {
+      const content = Buffer.from('{"study_set": []}');
+      const object = await objects.prepare({
+        content,
+        mimeType: 'application/json',
+        description: 'JSON metadata in',
+        createdBy: 'alice',
+      });
+      expect(object).toEqual({
+        id: expect.stringMatching(/^gfs0[0-9a-z]{12}$/),
+        name: object.id,
+        size: content.length,
+        created_time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        mime_type: 'application/json',
+        description: 'JSON metadata in',
+        checksums: [{ type: 'sha256', checksum: sha256(content) }],
+        created_by: 'alice',
+      });
+      expect(await objects.get(object.id)).toBeNull();
+      expect(await objects.read(object.id)).toBeNull();
+
+      await f.store.upsertMany(OBJECTS, [objectRecord(object)]);
+      expect(await objects.get(object.id)).toEqual(object);
+      expect((await objects.read(object.id))!.toString()).toBe('{"study_set": []}');
+    });
+
+    it('keeps the name and types given', async () => {
+      const object = await objects.prepare({
+        content: Buffer.from('id\taction\n'),
+        name: 'sheet.tsv',
+        mimeType: 'text/tab-separated-values',
+        description: 'changesheet',
+        createdBy: 'bob',
+        types: ['metadata-changesheet'],
+      });
+      expect(object).toMatchObject({ name: 'sheet.tsv', types: ['metadata-changesheet'] });
+    });
+
+    it('stores equal bytes once: two objects, one copy, both readable', async () => {
+      const content = Buffer.from(`same bytes ${randomUUID()}`);
+      const input = { content, mimeType: 'text/plain', description: 'd', createdBy: 'alice' };
+      const a = await objects.prepare(input);
+      const b = await objects.prepare(input);
+      expect(a.id).not.toBe(b.id);
+      expect(a.checksums).toEqual(b.checksums);
+      await f.store.upsertMany(OBJECTS, [objectRecord(a), objectRecord(b)]);
+      expect(await objects.read(a.id)).toEqual(content);
+      expect(await objects.read(b.id)).toEqual(content);
+      expect(await f.bytes.get(sha256(content))).toEqual(content);
+    });
+
+    it('sweeps old bytes no record refers to, and keeps referenced or young ones', async () => {
+      const kept = await objects.prepare({
+        content: Buffer.from('committed'),
+        mimeType: 'text/plain',
+        description: 'd',
+        createdBy: 'alice',
+      });
+      await f.store.upsertMany(OBJECTS, [objectRecord(kept)]);
+      const orphan = await objects.prepare({
+        content: Buffer.from('never committed'),
+        mimeType: 'text/plain',
+        description: 'd',
+        createdBy: 'alice',
+      });
+
+      // Young bytes may belong to a commit still on its way in another process.
+      expect(await objects.sweep(HOUR)).toBe(0);
+      expect(await f.bytes.get(orphan.checksums[0]!.checksum)).not.toBeNull();
+
+      expect(await objects.sweep(EVERYTHING_IS_OLD)).toBe(1);
+      expect(await f.bytes.get(orphan.checksums[0]!.checksum)).toBeNull();
+      expect((await objects.read(kept.id))!.toString()).toBe('committed');
+    });
+
+    it('opens with a sweep that leaves referenced bytes readable', async () => {
+      const object = await objects.prepare({
+        content: Buffer.from('kept across restarts'),
+        mimeType: 'text/plain',
+        description: 'd',
+        createdBy: 'alice',
+      });
+      await f.store.upsertMany(OBJECTS, [objectRecord(object)]);
+      const reopened = await openStoredObjects(f.dataDir, f.store);
+      expect((await reopened.read(object.id))!.toString()).toBe('kept across restarts');
+    });
+  });
+}
+
+describeStoredObjects('files under DATA_DIR (embedded store)', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-objects-'));
+  const store = new SqliteDocumentStore({ file: path.join(dataDir, 'nmdc.sqlite') });
+  return {
+    store,
+    bytes: await objectBytesFor(dataDir, store),
+    dataDir,
+    dispose: async () => {
+      await store.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('files under DATA_DIR', () => {
+  it('lays bytes out by digest, leaves no temporary file, and sweeps leftovers of interrupted writes', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-objects-'));
+    const store = new SqliteDocumentStore({ file: path.join(dataDir, 'nmdc.sqlite') });
+    try {
+      const bytes = await objectBytesFor(dataDir, store);
+      const content = Buffer.from('laid out');
+      const digest = sha256(content);
+      await bytes.put(digest, content);
+      const file = path.join(dataDir, 'objects', 'sha256', digest.slice(0, 2), digest);
+      expect(fs.readFileSync(file, 'utf8')).toBe('laid out');
+      expect(fs.readdirSync(path.join(dataDir, 'objects', 'tmp'))).toEqual([]);
+
+      // A write killed before its rename leaves only a temporary file.
+      const leftover = path.join(dataDir, 'objects', 'tmp', `${digest}.interrupted`);
+      fs.writeFileSync(leftover, 'half');
+      expect(await bytes.sweep(() => true, EVERYTHING_IS_OLD)).toBe(1);
+      expect(fs.existsSync(leftover)).toBe(false);
+      expect(fs.existsSync(file)).toBe(true);
+      await expect(bytes.put('not-a-digest', content)).rejects.toThrow(/not a sha256 digest/);
+    } finally {
+      await store.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+const mongoUrl = process.env.MONGO_URL;
+
+describe.skipIf(!mongoUrl)('GridFS (set MONGO_URL to run)', () => {
+  describeStoredObjects('GridFS (MongoDB store)', async () => {
+    const name = `nmdc_test_${randomUUID().slice(0, 8)}`;
+    const store = await openMongoStore(
+      loadConfig({ MONGO_URL: mongoUrl, MONGO_DB: name, LOG_LEVEL: 'silent' }),
+      pino({ level: 'silent' }),
+    );
+    return {
+      store,
+      bytes: await objectBytesFor('/nonexistent', store),
+      dataDir: '/nonexistent',
+      dispose: async () => {
+        await store.close();
+        const client = await MongoClient.connect(mongoUrl!);
+        await client.db(name).dropDatabase();
+        await client.close();
+      },
+    };
+  });
+});
