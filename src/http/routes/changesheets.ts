@@ -1,0 +1,48 @@
+/**
+ * `POST /metadata/changesheets:validate` (public, as in the original) and
+ * `POST /metadata/changesheets:submit` (logged in, allowance `/metadata/changesheets:submit`):
+ * a changesheet uploaded as the multipart file `uploaded_file` (read by src/changesheets/upload.ts
+ * before the validator); see src/changesheets/changesheets.ts.
+ */
+import express from 'express';
+import type { AppDeps } from '../deps.ts';
+import type { Auth, Principal } from '../../auth/index.ts';
+import { Forbidden, Unprocessable } from '../errors.ts';
+import type { StoredObjects } from '../../objects/stored-objects.ts';
+import { Changesheets, validationAnswerOf, type AtomicUpserts } from '../../changesheets/changesheets.ts';
+import { UPLOAD_FIELD, uploadOf } from '../../changesheets/upload.ts';
+
+export const CHANGESHEET_SUBMIT_FORBIDDEN =
+  'Only specific users are allowed to apply changesheets at this time.';
+
+export function changesheetsRouter(
+  deps: AppDeps,
+  auth: Pick<Auth, 'requireUser' | 'allowances'>,
+  objects: StoredObjects,
+  writes: AtomicUpserts,
+): express.Router {
+  const changesheets = new Changesheets(deps.store, writes, objects, deps.logger);
+  const router = express.Router();
+
+  const uploaded = (req: express.Request) => {
+    const upload = uploadOf(req);
+    // The validator already refused a body without the field; this is a body that was not multipart.
+    if (!upload)
+      throw new Unprocessable(`${UPLOAD_FIELD}: a changesheet file is required (multipart/form-data)`);
+    return upload;
+  };
+
+  router.post('/metadata/changesheets\\:validate', async (req, res) => {
+    const checked = await changesheets.check(uploaded(req));
+    res.json(validationAnswerOf(checked));
+  });
+
+  router.post('/metadata/changesheets\\:submit', auth.requireUser, async (req, res) => {
+    const principal = res.locals.principal as Principal;
+    if (!(await auth.allowances.permits(principal, '/metadata/changesheets:submit'))) {
+      throw new Forbidden(CHANGESHEET_SUBMIT_FORBIDDEN);
+    }
+    res.json(await changesheets.submit(uploaded(req), principal));
+  });
+  return router;
+}
