@@ -16,10 +16,17 @@ import { readRequestsAsOriginal } from './http/request-reading/index.ts';
 import { systemRouter } from './http/routes/system.ts';
 import { metadataRouter } from './http/routes/metadata.ts';
 import { provenanceRouter } from './http/routes/provenance.ts';
+import { validationRouter } from './http/routes/validation.ts';
+import { pidsRouter } from './http/routes/pids.ts';
 import { createAuth } from './auth/index.ts';
 import { queriesRouter } from './http/routes/queries.ts';
 import { QueryPlanner } from '../search/planner.ts';
 import { RecordWriter } from '../search/writer.ts';
+import { submissionRouter } from './http/routes/submission.ts';
+import { runsRouter } from './runs/routes.ts';
+import { openStoredObjects } from './objects/stored-objects.ts';
+import { changesheetsRouter } from './http/routes/changesheets.ts';
+import { changesheetUploads } from './changesheets/upload.ts';
 
 export interface BuiltApp {
   app: express.Express;
@@ -80,6 +87,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.use(express.json({ limit: deps.config.maxBodyBytes }));
   app.use(express.urlencoded({ extended: false, limit: deps.config.maxBodyBytes }));
   app.use(readRequestsAsOriginal(loadValidationDocument()));
+  // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
+  app.use(changesheetUploads(deps.config.maxBodyBytes));
   app.use(
     OpenApiValidator.middleware({
       apiSpec: loadValidationDocument() as any,
@@ -87,13 +96,38 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
       validateResponses: true,
       validateSecurity: false,
       ignoreUndocumented: true,
+      // Multipart bodies are read by changesheetUploads above, not by the validator's multer.
+      fileUploader: false,
     }),
   );
 
   app.use(systemRouter(deps));
   app.use(provenanceRouter(deps));
   app.use(metadataRouter(deps, planner));
+  app.use(validationRouter(deps));
   app.use(auth.apiRouter);
+  app.use(pidsRouter(deps.store, auth.requireUser));
+  // Submitted payloads (and changesheets) are kept as stored objects; one instance for every route.
+  const storedObjects = await openStoredObjects(deps.config.dataDir, deps.store, (err) =>
+    deps.logger.warn({ err }, 'sweeping unreferenced stored-object bytes failed'),
+  );
+  app.use(
+    submissionRouter(
+      deps,
+      auth,
+      storedObjects,
+      new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex]),
+    ),
+  );
+  app.use(runsRouter(deps.store, auth));
+  app.use(
+    changesheetsRouter(
+      deps,
+      auth,
+      storedObjects,
+      new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex]),
+    ),
+  );
   app.use(
     queriesRouter(deps, planner, auth, new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex])),
   );

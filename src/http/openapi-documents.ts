@@ -65,6 +65,8 @@ export const LEGACY_TAGS = [
   },
   { name: 'users', description: 'Logins (`POST /token`) and user accounts.' },
   { name: 'sites', description: 'Sites and their client credentials.' },
+  { name: 'runs', description: 'Runs of metadata submissions: status, counts, timings and errors.' },
+  { name: 'minter', description: 'Mint, resolve, bind and delete persistent identifiers (site clients).' },
 ] as const;
 
 export type LegacyTag = (typeof LEGACY_TAGS)[number]['name'];
@@ -72,6 +74,9 @@ export type LegacyTag = (typeof LEGACY_TAGS)[number]['name'];
 /** Which 1.2.0 group an operation of the 2.13.0 document belongs to, by its path. */
 export function legacyTagOf(pathName: string): LegacyTag {
   if (pathName.startsWith('/sites')) return 'sites';
+  if (pathName.startsWith('/runs')) return 'runs';
+  if (pathName.startsWith('/pids')) return 'minter';
+  if (pathName.startsWith('/metadata/')) return 'metadata';
   if (pathName === '/token' || pathName === '/logout' || pathName.startsWith('/users')) return 'users';
   if (pathName.startsWith('/queries')) return 'queries';
   if (pathName.startsWith('/nmdcschema') || pathName === '/version' || pathName === '/health')
@@ -85,6 +90,8 @@ const PATHS_ADDED_LATER = new Set([
   '/nmdcschema/ids/{doc_id}/collection-name',
   '/nmdcschema/linked_instances',
   '/workflow_executions/{workflow_execution_id}/related_resources',
+  '/admin/allowances',
+  '/admin/allowances/actions',
 ]);
 
 /** 1.2.0 names of renamed paths, with the renamed path parameter and operation ids. */

@@ -48,6 +48,8 @@ describe('the served API documents', () => {
       'queries',
       'users',
       'sites',
+      'runs',
+      'minter',
     ]);
     expect(res.body.info.description).toContain('[Sign in with ORCID](/login/external)');
     expect(Object.keys(res.body.components.securitySchemes)).toEqual(['userLogin', 'siteClientLogin']);

@@ -226,3 +226,39 @@ describe('the provenance graph through the SDKs', () => {
     );
   });
 });
+
+// Last: the submission adds a collection, which the liveness answers above count.
+describe.each(factories)('metadata management through the generated %s SDK', (_version, createNmdcClient) => {
+  it('validates and submits metadata, reads the run, and lists the allowance actions', async () => {
+    const nmdc = createNmdcClient({ baseUrl: server.url });
+    const id = `nmdc:dobj-11-sdk${_version.replace(/\./g, '')}`;
+    const record = {
+      id,
+      type: 'nmdc:DataObject',
+      name: 'contigs.fna',
+      description: 'Assembled contigs',
+      data_category: 'processed_data',
+      data_object_type: 'Assembly Contigs',
+    };
+    const valid = await nmdc.validateJson({ body: { data_object_set: [record] } });
+    expect(valid.data).toEqual({ result: 'All Okay!' });
+    const invalid = await nmdc.validateJson({ body: { data_object_set: [{ id, type: 'nmdc:DataObject' }] } });
+    expect(invalid.data).toMatchObject({ result: 'errors', detail: { data_object_set: expect.any(Array) } });
+
+    const login = await nmdc.login({ body: { grant_type: 'password', ...ADMIN } });
+    nmdc.setToken(login.data!.access_token);
+    const submitted = await nmdc.submitJson({ body: { data_object_set: [record] } });
+    expect(submitted.error).toBeUndefined();
+    expect(submitted.data).toEqual({ type: 'success', detail: { run_id: expect.any(String) } });
+    const run = await nmdc.getRun({ path: { run_id: submitted.data!.detail.run_id } });
+    expect(run.data).toMatchObject({ id: submitted.data!.detail.run_id, status: 'COMPLETE' });
+    const found = await nmdc.getDataObject({ path: { data_object_id: id } });
+    expect(found.data).toMatchObject(record);
+    if (_version === '2.13.0') {
+      const actions = await (
+        nmdc as typeof nmdc & { listAllowanceActions: typeof nmdc.getVersion }
+      ).listAllowanceActions();
+      expect(actions.data).toContain('/metadata/json:submit');
+    }
+  });
+});

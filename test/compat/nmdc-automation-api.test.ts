@@ -5,6 +5,7 @@
  * import_automation/import_mapper.py). Each request is the one the client prepares, headers and
  * body included; expected answers come from the store.
  */
+import { Allowances } from '../../src/accounts/allowances.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Doc } from '../../src/store/port.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
@@ -304,6 +305,23 @@ describe('nmdc_automation/api/nmdcapi.py NmdcRuntimeApi.run_query and _run_query
     expect(run.responses[0]!.status).toBe(403);
     expect(run.responses[0]!.json).toEqual({ detail: expect.stringContaining('aggregate') });
     expect(run.results).toEqual([]);
+  });
+
+  it('workflow_process._map_manifest_to_data_objects -> run_query with the site-client token holding the aggregate allowance: every data object of the manifest', async () => {
+    const allowance = {
+      username: server.siteClient.client_id,
+      action: '/queries:run(query_cmd:AggregateCommand)' as const,
+    };
+    const allowances = new Allowances(server.store);
+    await allowances.create(allowance);
+    try {
+      const run = await runQuery(server.url, siteToken, manifestQuery(POOL_MANIFEST));
+      expect(run.responses.map((r) => r.status)).toEqual([200, 200]);
+      const expected = await storeWhere('data_object_set', has('in_manifest', POOL_MANIFEST));
+      expect(byId(run.results.map(withoutMongoId) as Doc[])).toEqual(expected);
+    } finally {
+      await allowances.remove(allowance);
+    }
   });
 
   it('workflow_process._map_manifest_to_data_objects -> run_query (aggregate manifest_set, $lookup, $unwind, $replaceWith), then getMore to the end', async () => {

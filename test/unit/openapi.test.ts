@@ -103,20 +103,37 @@ describe('the 2.13.0 document', () => {
       ]),
     );
     expect(byTag['Workflow management']?.sort()).toEqual([
+      'get /runs/{run_id}',
       'get /sites',
       'get /sites/{site_id}',
       'post /sites',
       'post /sites/{site_id}:generateCredentials',
     ]);
     expect(byTag['User accounts']?.sort()).toEqual([
+      'delete /admin/allowances',
+      'get /admin/allowances',
+      'get /admin/allowances/actions',
       'get /users/me',
+      'post /admin/allowances',
       'post /logout',
       'post /token',
       'post /users',
     ]);
     expect(byTag['System administration']?.sort()).toEqual(['get /health', 'get /version']);
-    // Persistent identifiers holds /pids once it exists, and nothing that belongs elsewhere.
-    expect(byTag['Persistent identifiers'] ?? []).toEqual([]);
+    expect(byTag['Persistent identifiers']?.sort()).toEqual([
+      'get /pids/resolve/{id_name}',
+      'post /pids/bind',
+      'post /pids/delete',
+      'post /pids/mint',
+    ]);
+    expect(byTag['Metadata access']).toEqual(
+      expect.arrayContaining([
+        'post /metadata/json:validate',
+        'post /metadata/json:submit',
+        'post /metadata/changesheets:validate',
+        'post /metadata/changesheets:submit',
+      ]),
+    );
     const counted = Object.values(byTag).flat().length;
     expect(counted).toBe(operations(current).length);
   });
@@ -183,8 +200,19 @@ describe('the 2.13.0 document', () => {
       .map(({ path, method }) => `${method} ${path}`)
       .sort();
     expect(privateOps).toEqual([
+      'delete /admin/allowances',
+      'get /admin/allowances',
+      'get /admin/allowances/actions',
+      'get /pids/resolve/{id_name}',
+      'get /runs/{run_id}',
       'get /sites',
       'get /users/me',
+      'post /admin/allowances',
+      'post /metadata/changesheets:submit',
+      'post /metadata/json:submit',
+      'post /pids/bind',
+      'post /pids/delete',
+      'post /pids/mint',
       'post /queries:run',
       'post /sites',
       'post /sites/{site_id}:generateCredentials',
@@ -264,7 +292,7 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
     expect(describeProblems(await lint(legacy))).toEqual([]);
   });
 
-  it('is version 1.2.0 with the groups find, metadata, queries, users and sites', () => {
+  it('is version 1.2.0 with the groups find, metadata, queries, users, sites, runs and minter', () => {
     expect(legacy.info.version).toBe('1.2.0');
     expect(legacy.tags.map((t: { name: string }) => t.name)).toEqual([
       'find',
@@ -272,9 +300,11 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
       'queries',
       'users',
       'sites',
+      'runs',
+      'minter',
     ]);
     const used = new Set(operations(legacy).map(({ op }) => op.tags[0]));
-    expect([...used].sort()).toEqual(['find', 'metadata', 'queries', 'sites', 'users']);
+    expect([...used].sort()).toEqual(['find', 'metadata', 'minter', 'queries', 'runs', 'sites', 'users']);
   });
 
   it('groups each operation as 1.2.0 did', () => {
@@ -287,6 +317,9 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
     expect(tagOf('/token', 'post')).toEqual(['users']);
     expect(tagOf('/users/me')).toEqual(['users']);
     expect(tagOf('/sites/{site_id}:generateCredentials', 'post')).toEqual(['sites']);
+    expect(tagOf('/metadata/json:submit', 'post')).toEqual(['metadata']);
+    expect(tagOf('/runs/{run_id}')).toEqual(['runs']);
+    expect(tagOf('/pids/mint', 'post')).toEqual(['minter']);
   });
 
   it('serves planned processes at /activities with an activity_id parameter', () => {
@@ -329,6 +362,8 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
             '/nmdcschema/ids/{doc_id}/collection-name',
             '/nmdcschema/linked_instances',
             '/workflow_executions/{workflow_execution_id}/related_resources',
+            '/admin/allowances',
+            '/admin/allowances/actions',
           ].includes(p),
       )
       .map(renamed);
@@ -338,9 +373,20 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
       LinkedInstances: linkedLater,
       LinkedInstance: linkedItemLater,
       RelatedResources: relatedLater,
+      AllowanceAction: allowanceActionLater,
+      Allowance: allowanceLater,
+      AllowanceList: allowanceListLater,
       ...sharedSchemas
     } = current.components.schemas;
-    for (const schema of [onlyUsedLater, linkedLater, linkedItemLater, relatedLater])
+    for (const schema of [
+      onlyUsedLater,
+      linkedLater,
+      linkedItemLater,
+      relatedLater,
+      allowanceActionLater,
+      allowanceLater,
+      allowanceListLater,
+    ])
       expect(schema).toBeDefined();
     expect(legacy.components.schemas).toEqual(sharedSchemas);
     expect(legacy.paths['/queries:run'].post.requestBody).toEqual(

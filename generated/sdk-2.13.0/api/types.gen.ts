@@ -352,6 +352,15 @@ export type User = {
 
 export type UserCreate = {
     username: string;
+    /**
+     * Any characters (spaces and emoji too; counted as Unicode code points), at least 12
+     * (more when the service sets `PASSWORD_MIN_LENGTH`) and at most 128. No composition rules,
+     * but refused (422, naming the rule) when it is a common or breached password, is made of
+     * the username, or is estimated guessable in under 10^8 attempts (zxcvbn score below 3:
+     * repeats, sequences, keyboard patterns, single dictionary words). A few unrelated words
+     * make a good password.
+     *
+     */
     password: string;
     site_admin?: Array<string>;
     email?: string;
@@ -374,6 +383,87 @@ export type SiteList = {
 export type SiteCreate = {
     id: string;
     capability_ids?: Array<string>;
+};
+
+/**
+ * An action that allowances can permit.
+ */
+export type AllowanceAction = '/metadata/changesheets:submit' | '/queries:run(query_cmd:DeleteCommand)' | '/queries:run(query_cmd:AggregateCommand)' | '/metadata/json:submit' | '/wf_file_staging' | '/admin/allowances' | '/admin/site_clients';
+
+/**
+ * A username-action pair saying that the user may perform the action.
+ */
+export type Allowance = {
+    username: string;
+    action: AllowanceAction;
+};
+
+export type AllowanceList = {
+    resources: Array<Allowance>;
+};
+
+/**
+ * What to mint. Both fields have the original's defaults (`nmdc:Biosample`, 1).
+ */
+export type MintRequest = {
+    /**
+     * The schema class of the records the ids are for.
+     */
+    schema_class?: {
+        /**
+         * The class as a CURIE, e.g. `nmdc:Biosample`, `nmdc:DataObject`.
+         */
+        id: string;
+    };
+    /**
+     * How many ids to mint.
+     */
+    how_many?: number;
+};
+
+/**
+ * A minted identifier and what it is bound to.
+ */
+export type Identifier = {
+    id: string;
+    /**
+     * The identifier itself (equal to `id`).
+     */
+    name: string;
+    typecode: {
+        id: string;
+        schema_class?: string;
+        name?: string;
+    };
+    shoulder: {
+        id: string;
+        /**
+         * The minting service the shoulder belongs to.
+         */
+        assigned_to?: string;
+        name?: string;
+    };
+    /**
+     * After DataCite's DOI states; only a `draft` id can be bound or deleted.
+     */
+    status: 'draft' | 'registered' | 'findable';
+    /**
+     * The metadata record last bound to the identifier, or null.
+     */
+    bindings: {
+        [key: string]: unknown;
+    } | null;
+};
+
+export type BindingRequest = {
+    id_name: string;
+    metadata_record: {
+        [key: string]: unknown;
+    };
+};
+
+export type DeleteIdRequest = {
+    id_name: string;
 };
 
 export type ClientCredentials = {
@@ -1430,6 +1520,263 @@ export type RunQueryResponses = {
 
 export type RunQueryResponse = RunQueryResponses[keyof RunQueryResponses];
 
+export type ValidateJsonData = {
+    /**
+     * An NMDC `Database` object: each key a collection name, each value a list of records.
+     * `@type` (`Database` or `nmdc:Database`) may be present.
+     *
+     */
+    body: {
+        '@type'?: string;
+        [key: string]: Array<{
+            [key: string]: unknown;
+        }> | string | undefined;
+    };
+    path?: never;
+    query?: never;
+    url: '/metadata/json:validate';
+};
+
+export type ValidateJsonErrors = {
+    /**
+     * The body is larger than `MAX_BODY_BYTES`.
+     */
+    413: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ValidateJsonError = ValidateJsonErrors[keyof ValidateJsonErrors];
+
+export type ValidateJsonResponses = {
+    /**
+     * The validation answer (valid or not).
+     */
+    200: {
+        result: 'All Okay!' | 'errors';
+        /**
+         * Collection name -> messages (present when `result` is `errors`).
+         */
+        detail?: {
+            [key: string]: Array<string>;
+        };
+    };
+};
+
+export type ValidateJsonResponse = ValidateJsonResponses[keyof ValidateJsonResponses];
+
+export type SubmitJsonData = {
+    /**
+     * An NMDC `Database` object; `@type` (`Database`) may be present.
+     */
+    body: {
+        [key: string]: unknown;
+    };
+    path?: never;
+    query?: never;
+    url: '/metadata/json:submit';
+};
+
+export type SubmitJsonErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller has no allowance to submit JSON.
+     */
+    403: ErrorDetail;
+    /**
+     * The body is larger than `MAX_BODY_BYTES`.
+     */
+    413: ErrorDetail;
+    /**
+     * The payload is not valid; its validation answer, and nothing was written.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type SubmitJsonError = SubmitJsonErrors[keyof SubmitJsonErrors];
+
+export type SubmitJsonResponses = {
+    /**
+     * Applied; the run that did it.
+     */
+    200: {
+        type: 'success';
+        detail: {
+            run_id: string;
+        };
+    };
+};
+
+export type SubmitJsonResponse = SubmitJsonResponses[keyof SubmitJsonResponses];
+
+export type ValidateChangesheetData = {
+    body: {
+        /**
+         * The changesheet file (`.tsv` or `.csv`), UTF-8.
+         */
+        uploaded_file: Blob | File;
+    };
+    path?: never;
+    query?: never;
+    url: '/metadata/changesheets:validate';
+};
+
+export type ValidateChangesheetErrors = {
+    /**
+     * The sheet cannot be read or applied; each bad line, column and problem.
+     */
+    400: ErrorDetail;
+    /**
+     * The file is larger than `MAX_BODY_BYTES`.
+     */
+    413: ErrorDetail;
+    /**
+     * The records would break the schema (`detail.validation_errors`: the messages of each
+     * such record), or the body has no `uploaded_file` file.
+     *
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ValidateChangesheetError = ValidateChangesheetErrors[keyof ValidateChangesheetErrors];
+
+export type ValidateChangesheetResponses = {
+    /**
+     * What the changesheet would change.
+     */
+    200: {
+        /**
+         * Per record id, its collection and its update statements (MongoDB update syntax).
+         */
+        update_cmd: {
+            [key: string]: {
+                /**
+                 * The record's collection.
+                 */
+                update: string;
+                updates: Array<{
+                    q: {
+                        [key: string]: unknown;
+                    };
+                    u: {
+                        [key: string]: unknown;
+                    };
+                }>;
+            };
+        };
+        results_of_updates: Array<{
+            id: string;
+            /**
+             * The record now.
+             */
+            doc_before: {
+                [key: string]: unknown;
+            };
+            /**
+             * Statements that matched (`n`) and that changed the record (`nModified`).
+             */
+            update_info: {
+                n?: number;
+                nModified?: number;
+                ok?: number;
+            };
+            /**
+             * The record as it would become.
+             */
+            doc_after: {
+                [key: string]: unknown;
+            };
+            validation_errors: Array<string>;
+        }>;
+    };
+};
+
+export type ValidateChangesheetResponse = ValidateChangesheetResponses[keyof ValidateChangesheetResponses];
+
+export type SubmitChangesheetData = {
+    body: {
+        /**
+         * The changesheet file (`.tsv` or `.csv`), UTF-8.
+         */
+        uploaded_file: Blob | File;
+    };
+    path?: never;
+    query?: never;
+    url: '/metadata/changesheets:submit';
+};
+
+export type SubmitChangesheetErrors = {
+    /**
+     * The sheet cannot be read or applied; each bad line, column and problem.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller has no allowance to apply changesheets.
+     */
+    403: ErrorDetail;
+    /**
+     * The resource already exists.
+     */
+    409: ErrorDetail;
+    /**
+     * The file is larger than `MAX_BODY_BYTES`.
+     */
+    413: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type SubmitChangesheetError = SubmitChangesheetErrors[keyof SubmitChangesheetErrors];
+
+export type SubmitChangesheetResponses = {
+    /**
+     * The kept changesheet, as a stored object (DRS object with types).
+     */
+    200: {
+        id: string;
+        name?: string;
+        size: number;
+        created_time: string;
+        mime_type: string;
+        description?: string;
+        checksums: Array<{
+            type: string;
+            checksum: string;
+        }>;
+        types?: Array<string>;
+        created_by: string;
+    };
+};
+
+export type SubmitChangesheetResponse = SubmitChangesheetResponses[keyof SubmitChangesheetResponses];
+
 export type LoginData = {
     body: TokenRequest;
     path?: never;
@@ -1745,6 +2092,417 @@ export type GenerateSiteCredentialsResponses = {
 };
 
 export type GenerateSiteCredentialsResponse = GenerateSiteCredentialsResponses[keyof GenerateSiteCredentialsResponses];
+
+export type DeleteAllowanceData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * Username of the allowance to delete.
+         */
+        username: string;
+        /**
+         * Action of the allowance to delete.
+         */
+        action: AllowanceAction;
+    };
+    url: '/admin/allowances';
+};
+
+export type DeleteAllowanceErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type DeleteAllowanceError = DeleteAllowanceErrors[keyof DeleteAllowanceErrors];
+
+export type DeleteAllowanceResponses = {
+    /**
+     * The allowance is deleted.
+     */
+    204: void;
+};
+
+export type DeleteAllowanceResponse = DeleteAllowanceResponses[keyof DeleteAllowanceResponses];
+
+export type ListAllowancesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this user's allowances.
+         */
+        username?: string;
+        /**
+         * Only allowances for this action.
+         */
+        action?: AllowanceAction;
+    };
+    url: '/admin/allowances';
+};
+
+export type ListAllowancesErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListAllowancesError = ListAllowancesErrors[keyof ListAllowancesErrors];
+
+export type ListAllowancesResponses = {
+    /**
+     * The matching allowances, by username then action.
+     */
+    200: AllowanceList;
+};
+
+export type ListAllowancesResponse = ListAllowancesResponses[keyof ListAllowancesResponses];
+
+export type CreateAllowanceData = {
+    body: Allowance;
+    path?: never;
+    query?: never;
+    url: '/admin/allowances';
+};
+
+export type CreateAllowanceErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * The resource already exists.
+     */
+    409: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type CreateAllowanceError = CreateAllowanceErrors[keyof CreateAllowanceErrors];
+
+export type CreateAllowanceResponses = {
+    /**
+     * The new allowance.
+     */
+    201: Allowance;
+};
+
+export type CreateAllowanceResponse = CreateAllowanceResponses[keyof CreateAllowanceResponses];
+
+export type ListAllowanceActionsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/admin/allowances/actions';
+};
+
+export type ListAllowanceActionsErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListAllowanceActionsError = ListAllowanceActionsErrors[keyof ListAllowanceActionsErrors];
+
+export type ListAllowanceActionsResponses = {
+    /**
+     * Every action an allowance can name.
+     */
+    200: Array<AllowanceAction>;
+};
+
+export type ListAllowanceActionsResponse = ListAllowanceActionsResponses[keyof ListAllowanceActionsResponses];
+
+export type GetRunData = {
+    body?: never;
+    path: {
+        /**
+         * The run's id, as `POST /metadata/json:submit` answered it.
+         */
+        run_id: string;
+    };
+    query?: never;
+    url: '/runs/{run_id}';
+};
+
+export type GetRunErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetRunError = GetRunErrors[keyof GetRunErrors];
+
+export type GetRunResponses = {
+    /**
+     * The run.
+     */
+    200: {
+        id: string;
+        status: 'REQUESTED' | 'STARTED' | 'FAIL' | 'COMPLETE';
+        started_at_time: string;
+        ended_at_time?: string;
+        was_started_by: string;
+        inputs: Array<string>;
+        outputs: Array<string>;
+        job: {
+            id: string;
+            description: string;
+            producer?: string;
+            schemaURL?: string;
+        };
+        producer: string;
+        schemaURL: string;
+        /**
+         * The stored object holding the submitted payload.
+         */
+        object_id?: string;
+        /**
+         * Milliseconds spent per phase.
+         */
+        timings_ms?: {
+            [key: string]: number;
+        };
+        /**
+         * Records inserted (new ids) and replaced (existing ids) per collection.
+         */
+        counts?: {
+            [key: string]: {
+                inserted: number;
+                replaced: number;
+            };
+        };
+        errors?: Array<string>;
+    };
+};
+
+export type GetRunResponse = GetRunResponses[keyof GetRunResponses];
+
+export type MintIdsData = {
+    body: MintRequest;
+    path?: never;
+    query?: never;
+    url: '/pids/mint';
+};
+
+export type MintIdsErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * An unknown schema class, a class without a typecode, or `how_many` out of range.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type MintIdsError = MintIdsErrors[keyof MintIdsErrors];
+
+export type MintIdsResponses = {
+    /**
+     * The new identifiers, in the order minted.
+     */
+    200: Array<string>;
+};
+
+export type MintIdsResponse = MintIdsResponses[keyof MintIdsResponses];
+
+export type ResolveIdData = {
+    body?: never;
+    path: {
+        /**
+         * A minted identifier.
+         */
+        id_name: string;
+    };
+    query?: never;
+    url: '/pids/resolve/{id_name}';
+};
+
+export type ResolveIdErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such identifier was minted (or it was deleted).
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ResolveIdError = ResolveIdErrors[keyof ResolveIdErrors];
+
+export type ResolveIdResponses = {
+    /**
+     * The identifier.
+     */
+    200: Identifier;
+};
+
+export type ResolveIdResponse = ResolveIdResponses[keyof ResolveIdResponses];
+
+export type BindIdData = {
+    body: BindingRequest;
+    path?: never;
+    query?: never;
+    url: '/pids/bind';
+};
+
+export type BindIdErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * Another site's identifier, or one no longer a draft.
+     */
+    403: ErrorDetail;
+    /**
+     * No such identifier.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type BindIdError = BindIdErrors[keyof BindIdErrors];
+
+export type BindIdResponses = {
+    /**
+     * The identifier with its bindings.
+     */
+    200: Identifier;
+};
+
+export type BindIdResponse = BindIdResponses[keyof BindIdResponses];
+
+export type DeleteIdData = {
+    body: DeleteIdRequest;
+    path?: never;
+    query?: never;
+    url: '/pids/delete';
+};
+
+export type DeleteIdErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * Another site's identifier, or one no longer a draft.
+     */
+    403: ErrorDetail;
+    /**
+     * No such identifier.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type DeleteIdError = DeleteIdErrors[keyof DeleteIdErrors];
+
+export type DeleteIdResponses = {
+    /**
+     * Always null.
+     */
+    200: {
+        [key: string]: unknown;
+    } | null;
+};
+
+export type DeleteIdResponse = DeleteIdResponses[keyof DeleteIdResponses];
 
 export type GetVersionData = {
     body?: never;
