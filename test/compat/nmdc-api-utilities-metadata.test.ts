@@ -9,8 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USER, startCompatServer, type CompatServer } from './support/server.ts';
 import { send, type WireResponse } from './support/wire.ts';
-import { jsonDumps, requestsForm } from './support/python.ts';
-import { PAGE_HEADERS, TOKEN_HEADERS } from './support/nmdc-api-utilities-client.ts';
+import { jsonDumps } from './support/python.ts';
+import { PAGE_HEADERS, clientCredentialsForm, getToken } from './support/nmdc-api-utilities-client.ts';
 import { jsonPostHeaders } from './support/nmdc-automation-client.ts';
 import { Allowances } from '../../src/accounts/allowances.ts';
 
@@ -21,16 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-async function tokenFor(form: Array<[string, string]>): Promise<string> {
-  const res = await send(server.url, {
-    method: 'POST',
-    target: '/token',
-    headers: TOKEN_HEADERS,
-    body: requestsForm(form),
-  });
-  expect(res.status, res.text).toBe(200);
-  return res.json.access_token;
-}
+const tokenFor = (form: Array<[string, string]>) => getToken(server.url, form);
 
 const userToken = () =>
   tokenFor([
@@ -89,11 +80,7 @@ describe('metadata.py', () => {
 
 describe('nmdc_automation nmdcapi.py', () => {
   it('minter("nmdc:DataObject"): json.dumps of one schema class, answers a list whose first item is the id', async () => {
-    const token = await tokenFor([
-      ['grant_type', 'client_credentials'],
-      ['client_id', server.siteClient.client_id],
-      ['client_secret', server.siteClient.client_secret],
-    ]);
+    const token = await tokenFor(clientCredentialsForm(server.siteClient));
     const res = await send(server.url, {
       method: 'POST',
       target: '/pids/mint',
@@ -106,11 +93,7 @@ describe('nmdc_automation nmdcapi.py', () => {
   });
 
   it('validate_metadata and submit_metadata as a site client holding the allowance', async () => {
-    const token = await tokenFor([
-      ['grant_type', 'client_credentials'],
-      ['client_id', server.siteClient.client_id],
-      ['client_secret', server.siteClient.client_secret],
-    ]);
+    const token = await tokenFor(clientCredentialsForm(server.siteClient));
     const headers = jsonPostHeaders(`Bearer ${token}`);
     const metadata = { data_object_set: [dataObject('a1')] };
     const valid = await send(server.url, {

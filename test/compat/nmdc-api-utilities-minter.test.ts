@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SITE_ID, USER, startCompatServer, type CompatServer } from './support/server.ts';
 import { send, type WireResponse } from './support/wire.ts';
-import { jsonDumps, requestsForm } from './support/python.ts';
-import { READ_HEADERS, TOKEN_HEADERS } from './support/nmdc-api-utilities-client.ts';
+import { jsonDumps } from './support/python.ts';
+import { READ_HEADERS, clientCredentialsForm, getToken } from './support/nmdc-api-utilities-client.ts';
 import { PIDS, idPatternOfClass } from '../../src/pids/index.ts';
 
 let server: CompatServer;
@@ -20,23 +20,9 @@ beforeAll(async () => {
 afterAll(async () => server?.close());
 
 /** `NMDCAuth.get_token`: the form the client posts for its grant; its `access_token`. */
-async function tokenFor(form: Array<[string, string]>): Promise<string> {
-  const res = await send(server.url, {
-    method: 'POST',
-    target: '/token',
-    headers: TOKEN_HEADERS,
-    body: requestsForm(form),
-  });
-  expect(res.status, res.text).toBe(200);
-  return res.json.access_token;
-}
+const tokenFor = (form: Array<[string, string]>) => getToken(server.url, form);
 
-const siteClientToken = () =>
-  tokenFor([
-    ['grant_type', 'client_credentials'],
-    ['client_id', server.siteClient.client_id],
-    ['client_secret', server.siteClient.client_secret],
-  ]);
+const siteClientToken = () => tokenFor(clientCredentialsForm(server.siteClient));
 
 /**
  * The request `Minter.mint` sends: requests' session headers (User-Agent replaced by the client's)

@@ -6,32 +6,19 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_DATA_SET } from '../../src/startup.ts';
-import { kill, processTree, startServer, type ServerProcess } from './process-faults.ts';
+import {
+  kill,
+  processTree,
+  startServer,
+  type ServerProcess,
+  requestOnFreshConnection,
+} from './process-faults.ts';
 
 const ADMIN = { ADMIN_USERNAME: 'cluster-admin', ADMIN_PASSWORD: 'cluster admin password' };
 
-/** One request on a fresh connection. */
-function request(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { agent: false, method: options.method ?? 'GET', headers: options.headers },
-      (res) => {
-        let text = '';
-        res.on('data', (d) => (text += String(d)));
-        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
+const request = requestOnFreshConnection;
 
 const workersOf = (server: ServerProcess) => processTree(server.child.pid!).slice(1);
 

@@ -7,33 +7,22 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { PIDS } from '../../src/pids/index.ts';
-import { ROOT, kill, processTree, startServer, type ServerProcess } from './process-faults.ts';
+import {
+  ROOT,
+  kill,
+  processTree,
+  startServer,
+  type ServerProcess,
+  requestOnFreshConnection,
+} from './process-faults.ts';
 
 const ADMIN = { ADMIN_USERNAME: 'pid-cluster-admin', ADMIN_PASSWORD: 'Wq4-harbor-quartz-63-kestrel' };
 
-function send(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { agent: false, method: options.method ?? 'GET', headers: options.headers },
-      (res) => {
-        let text = '';
-        res.on('data', (d) => (text += String(d)));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
+const send = requestOnFreshConnection;
 
 const form = (fields: Record<string, string>) => ({
   method: 'POST',

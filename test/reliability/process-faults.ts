@@ -3,6 +3,7 @@
  * SIGKILL or SIGTERM, restart on the same data folder.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -88,4 +89,24 @@ export function processTree(pid: number): number[] {
   };
   visit(pid);
   return out;
+}
+
+/** One request on a fresh connection (so each may land on another worker); the JSON body, if any. */
+export function requestOnFreshConnection(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { agent: false, method: options.method ?? 'GET', headers: options.headers },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += String(d)));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
 }

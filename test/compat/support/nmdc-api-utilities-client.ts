@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import { prng } from '../../../src/data/generator.ts';
 import type { Doc } from '../../../src/store/port.ts';
-import { jsonDumps, requestsQuery } from './python.ts';
+import { jsonDumps, requestsForm, requestsQuery } from './python.ts';
 import { send, type WireResponse } from './wire.ts';
 
 /** The released client (0.7.0) names itself; 0.6.x sent requests' default User-Agent. */
@@ -42,6 +42,30 @@ export const TOKEN_HEADERS = {
   Connection: 'keep-alive',
   'Content-Type': 'application/x-www-form-urlencoded',
 };
+
+/** `NMDCAuth.get_token`: posts the form of its grant to /token; the `access_token` (200 expected). */
+export async function getToken(baseUrl: string, form: Array<[string, string]>): Promise<string> {
+  const res = await send(baseUrl, {
+    method: 'POST',
+    target: '/token',
+    headers: TOKEN_HEADERS,
+    body: requestsForm(form),
+  });
+  expect(res.status, res.text).toBe(200);
+  return res.json.access_token;
+}
+
+/** The client-credentials form of a site client. */
+export function clientCredentialsForm(client: {
+  client_id: string;
+  client_secret: string;
+}): Array<[string, string]> {
+  return [
+    ['grant_type', 'client_credentials'],
+    ['client_id', client.client_id],
+    ['client_secret', client.client_secret],
+  ];
+}
 
 export const LEGACY_READ_HEADERS = { ...READ_HEADERS, 'User-Agent': LEGACY_USER_AGENT };
 export const LEGACY_PAGE_HEADERS = { ...PAGE_HEADERS, 'User-Agent': LEGACY_USER_AGENT };
