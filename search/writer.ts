@@ -22,10 +22,7 @@ export class RecordWriter {
 
   /** Upserts by id; records of a collection without ids are kept under a store key. */
   async upsert(collection: string, docs: Array<Doc | Record<string, unknown>>): Promise<WriteResult> {
-    const keyed = docs.map((doc) => keyedRecord(collection, doc) as Doc);
-    const result = await this.store.upsertMany(collection, keyed);
-    await this.afterWrite((index) => index.index(collection, keyed));
-    return result;
+    return this.upsertAll([{ collection, docs }]);
   }
 
   /**

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { ALLOWANCE_ACTIONS, setBcryptCost } from '../../src/accounts/index.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
 
 setBcryptCost(4);
 
@@ -17,14 +17,7 @@ describe('allowances', () => {
   let t: TestApp;
   let admin: string;
 
-  const login = async (username: string, password: string) => {
-    const res = await request(t.app)
-      .post('/token')
-      .type('form')
-      .send({ grant_type: 'password', username, password });
-    expect(res.status).toBe(200);
-    return res.body.access_token as string;
-  };
+  const login = (username: string, password: string) => passwordToken(t.app, username, password);
 
   /** A new non-administrator user and their token. */
   const newUser = async (username: string) => {

@@ -12,7 +12,7 @@ import { openStoredObjects, type StoredObjects } from '../../src/objects/stored-
 import { Changesheets } from '../../src/changesheets/changesheets.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import type { Doc } from '../../src/store/port.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
 
 setBcryptCost(4);
 
@@ -22,14 +22,7 @@ const CURATOR_PASSWORD = 'curator-of-marsh-records-77';
 let t: TestApp;
 let admin: string;
 
-async function login(username: string, password: string): Promise<string> {
-  const res = await request(t.app)
-    .post('/token')
-    .type('form')
-    .send({ grant_type: 'password', username, password });
-  expect(res.status).toBe(200);
-  return res.body.access_token as string;
-}
+const login = (username: string, password: string) => passwordToken(t.app, username, password);
 
 /** A new curator (no allowance yet) and their token. */
 async function newCurator(): Promise<{ username: string; token: string }> {

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
 
 setBcryptCost(4);
 
@@ -46,14 +46,8 @@ describe('POST /metadata/json:submit', () => {
   let plain: string;
   let siteClient: string;
 
-  const login = async (who: { username: string; password: string }) => {
-    const res = await request(t.app)
-      .post('/token')
-      .type('form')
-      .send({ grant_type: 'password', ...who });
-    expect(res.status, res.text).toBe(200);
-    return res.body.access_token as string;
-  };
+  const login = (who: { username: string; password: string }) =>
+    passwordToken(t.app, who.username, who.password);
   const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
   const mint = async (schemaClass: string, howMany: number): Promise<string[]> => {
@@ -306,8 +300,10 @@ describe('POST /metadata/json:submit', () => {
     const word = uniqueWord();
     const { payload, studyId } = await submission(word, 1);
     const original = t.store.upsertAtomically.bind(t.store);
-    t.store.upsertAtomically = async () => {
-      throw new Error('disk full');
+    // Only the submission's own write fails; the failed run is still recorded afterwards.
+    t.store.upsertAtomically = async (writes) => {
+      if (writes.some((w) => w.collection === 'study_set')) throw new Error('disk full');
+      return original(writes);
     };
     let res;
     try {

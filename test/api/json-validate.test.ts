@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { collectionOfId } from '../../src/schema/nmdc.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
 import { prepareData } from '../../src/startup.ts';
 import { loadCurrentDocument } from '../../src/http/openapi-documents.ts';
 
@@ -43,11 +43,7 @@ describe('POST /metadata/json:validate', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' });
-    const login = await request(t.app)
-      .post('/token')
-      .type('form')
-      .send({ grant_type: 'password', username: 'root', password: 'root-password-1' });
-    token = login.body.access_token;
+    token = await passwordToken(t.app, 'root', 'root-password-1');
   });
   afterAll(async () => t.close());
 

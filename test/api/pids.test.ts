@@ -8,7 +8,7 @@ import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { PIDS, idPatternOfClass } from '../../src/pids/index.ts';
 import { SITE_CLIENTS_ONLY } from '../../src/http/routes/pids.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
 import jsonSchema from '../../src/schema/vendor/nmdc-schema-11.23.0/nmdc.schema.json' with { type: 'json' };
 
 setBcryptCost(4);
@@ -25,12 +25,7 @@ let user: Record<string, string>;
 let siteAClientId: string;
 
 async function passwordLogin(username: string, password: string): Promise<Record<string, string>> {
-  const res = await request(t.app)
-    .post('/token')
-    .type('form')
-    .send({ grant_type: 'password', username, password });
-  expect(res.status, res.text).toBe(200);
-  return { Authorization: `Bearer ${res.body.access_token}` };
+  return { Authorization: `Bearer ${await passwordToken(t.app, username, password)}` };
 }
 
 /** A user who administers a new site, that site's client credentials, and the client's token. */

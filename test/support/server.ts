@@ -15,6 +15,8 @@ import { openSearchIndex } from '../../search/index.ts';
 import { openEdgeIndex } from '../../src/provenance/index.ts';
 import type { AppDeps } from '../../src/http/deps.ts';
 import type express from 'express';
+import request from 'supertest';
+import { expect } from 'vitest';
 
 export interface TestApp extends AppDeps {
   app: express.Express;
@@ -84,4 +86,18 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       await testApp.close();
     },
   };
+}
+
+/** Logs in with a password through `POST /token` (200 expected) and returns the access token. */
+export async function passwordToken(
+  app: express.Express,
+  username: string,
+  password: string,
+): Promise<string> {
+  const res = await request(app)
+    .post('/token')
+    .type('form')
+    .send({ grant_type: 'password', username, password });
+  expect(res.status, res.text).toBe(200);
+  return res.body.access_token as string;
 }

@@ -165,22 +165,7 @@ export class MongoDocumentStore implements DocumentStore {
   }
 
   async upsertMany(collection: string, docs: Doc[]): Promise<WriteResult> {
-    const clean = cleanDocs(docs);
-    if (clean.length === 0) return { inserted: 0, updated: 0 };
-    await this.ensureIndexes(collection);
-    const ops: AnyBulkWriteOperation[] = clean.map((doc) => ({
-      replaceOne: { filter: { id: doc.id }, replacement: doc, upsert: true },
-    }));
-    return this.atomically(async (session) => {
-      const result = await this.db.collection(collection).bulkWrite(ops, { ordered: false, session });
-      await this.recordChanges(
-        collection,
-        clean.map((d) => d.id),
-        false,
-        session,
-      );
-      return { inserted: result.upsertedCount, updated: result.matchedCount };
-    });
+    return this.upsertAtomically([{ collection, docs }]);
   }
 
   /** Needs a transaction for all-or-nothing across collections: a replica set or sharded cluster. */
