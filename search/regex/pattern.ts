@@ -7,7 +7,7 @@
  * and the callers fall back to "cannot narrow", which is always safe.
  */
 import regjsparser, { type RootNode } from 'regjsparser';
-import { Unprocessable } from '../../src/http/errors.ts';
+import { UnsupportedQuery } from '../../src/store/errors.ts';
 // The same stripping the evaluator applies, so both read an `x` pattern alike.
 import { stripExtendedSyntax } from '../../src/store/filter.ts';
 
@@ -37,10 +37,10 @@ export function regexFlagsOf(options: string): RegexFlags {
   };
 }
 
-/** Rejects patterns longer than MAX_PATTERN_LENGTH with a 422 the API reports as is. */
+/** Rejects patterns longer than MAX_PATTERN_LENGTH with an UnsupportedQuery the API reports as is. */
 export function assertPatternLength(pattern: string): void {
   if (pattern.length > MAX_PATTERN_LENGTH) {
-    throw new Unprocessable(
+    throw new UnsupportedQuery(
       `$regex pattern is ${pattern.length} characters long; the longest accepted is ${MAX_PATTERN_LENGTH}`,
     );
   }

@@ -1,5 +1,16 @@
 import type { ErrorRequestHandler } from 'express';
+import { InvalidQuery, InvalidRecord, StoreInputError, UnsupportedQuery } from '../store/errors.ts';
 import { HttpError } from './errors.ts';
+
+/**
+ * The status each refusal of the store and query layers answers with: input that can never be
+ * valid is a 400, a well-formed query the service will not run a 422, as the original answers.
+ */
+export function statusOfStoreError(err: StoreInputError): number {
+  if (err instanceof InvalidQuery || err instanceof InvalidRecord) return 400;
+  if (err instanceof UnsupportedQuery) return 422;
+  return 400;
+}
 
 interface ValidatorError {
   status?: number;
@@ -50,6 +61,10 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   }
   if (err instanceof HttpError) {
     res.set(err.headers).status(err.status).json({ detail: err.detail });
+    return;
+  }
+  if (err instanceof StoreInputError) {
+    res.status(statusOfStoreError(err)).json({ detail: err.detail });
     return;
   }
   const status: number | undefined = err?.status ?? err?.statusCode;

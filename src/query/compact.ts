@@ -2,7 +2,7 @@
  * The compact syntax of the find endpoints: `filter=attr:spec,attr.search:text,depth>=...`,
  * `sort=attr:desc,other`, `fields=a,b.c`.
  */
-import { BadRequest } from '../http/errors.ts';
+import { InvalidQuery } from '../store/errors.ts';
 import type { Filter, Sort } from '../store/port.ts';
 
 const FILTER_FORM = 'Filter must be of form: attribute:spec[,attribute:spec]*';
@@ -29,15 +29,15 @@ export function escapeRegex(text: string): string {
 }
 
 function checkAttribute(attribute: string, form: string): void {
-  if (attribute === '') throw new BadRequest(form);
+  if (attribute === '') throw new InvalidQuery(form);
   for (const segment of attribute.split('.')) {
     if (segment === '' || segment.startsWith('$')) {
-      throw new BadRequest(
+      throw new InvalidQuery(
         `Invalid attribute "${attribute}": path segments must be non-empty and must not start with "$"`,
       );
     }
     if (segment === '__proto__' || segment === 'constructor' || segment === 'prototype') {
-      throw new BadRequest(`Invalid attribute "${attribute}": "${segment}" is not an attribute name`);
+      throw new InvalidQuery(`Invalid attribute "${attribute}": "${segment}" is not an attribute name`);
     }
   }
 }
@@ -84,7 +84,7 @@ export function parseCompactFilter(text: string | undefined): Filter {
   for (const rawPair of text.split(',')) {
     const pair = rawPair.trim();
     const colon = pair.indexOf(':');
-    if (colon < 0) throw new BadRequest(FILTER_FORM);
+    if (colon < 0) throw new InvalidQuery(FILTER_FORM);
     let attribute = pair.slice(0, colon).trim();
     const spec = pair.slice(colon + 1).trim();
     let value: unknown;
@@ -107,11 +107,11 @@ export function parseCompactSort(text: string | undefined): Sort | undefined {
   for (const rawKey of text.split(',')) {
     const key = rawKey.trim();
     const [attribute, direction, ...rest] = key.split(':').map((s) => s.trim());
-    if (rest.length > 0 || attribute === undefined) throw new BadRequest(SORT_FORM);
+    if (rest.length > 0 || attribute === undefined) throw new InvalidQuery(SORT_FORM);
     checkAttribute(attribute, SORT_FORM);
     if (direction === undefined || direction === 'asc') sort.push([attribute, 1]);
     else if (direction === 'desc') sort.push([attribute, -1]);
-    else throw new BadRequest(SORT_FORM);
+    else throw new InvalidQuery(SORT_FORM);
   }
   return sort;
 }

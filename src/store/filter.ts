@@ -5,7 +5,7 @@
  */
 import { Context, Query } from 'mingo';
 import { RE2JS } from 're2js';
-import { Unprocessable } from '../http/errors.ts';
+import { UnsupportedQuery } from './errors.ts';
 import type { Filter } from './port.ts';
 
 type Predicate = (doc: Record<string, unknown>) => boolean;
@@ -98,7 +98,8 @@ function compileRegexUncached(pattern: string, options: string): RE2JS {
     else if (flag === 's') flags |= RE2JS.DOTALL;
     else if (flag === 'x') source = stripExtendedSyntax(source);
     else if (flag === 'u') continue;
-    else throw new Unprocessable(`Unsupported $regex option "${flag}"; supported options are i, m, s and x`);
+    else
+      throw new UnsupportedQuery(`Unsupported $regex option "${flag}"; supported options are i, m, s and x`);
   }
   // After the `x` stripping, which keeps escaped pairs whole (an escaped space stays a space).
   source = literalNonAsciiEscapes(source);
@@ -107,7 +108,7 @@ function compileRegexUncached(pattern: string, options: string): RE2JS {
     compiled = RE2JS.compile(source, flags);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new Unprocessable(
+    throw new UnsupportedQuery(
       `$regex pattern ${JSON.stringify(pattern)} is not supported: ${why}. ` +
         'Patterns run on a linear-time engine: lookaround and backreferences are not available.',
     );
@@ -168,16 +169,16 @@ function rewriteRegexes(node: unknown): unknown {
   const hasRegex = '$regex' in node;
   for (const [key, value] of Object.entries(node)) {
     if (key === '$options') {
-      if (!hasRegex) throw new Unprocessable('$options needs a $regex beside it');
+      if (!hasRegex) throw new UnsupportedQuery('$options needs a $regex beside it');
       continue;
     }
     if (key === '$regex') {
       if (typeof value !== 'string') {
-        throw new Unprocessable('$regex must be a string');
+        throw new UnsupportedQuery('$regex must be a string');
       }
       const options = node.$options;
       if (options !== undefined && typeof options !== 'string') {
-        throw new Unprocessable('$options must be a string');
+        throw new UnsupportedQuery('$options must be a string');
       }
       out[RE2_OPERATOR] = compileRegex(value, options ?? '');
       continue;
@@ -187,7 +188,7 @@ function rewriteRegexes(node: unknown): unknown {
   return out;
 }
 
-/** Throws Unprocessable when a filter holds a regex the linear-time engine cannot run. */
+/** Throws UnsupportedQuery when a filter holds a regex the linear-time engine cannot run. */
 export function assertRegexesSupported(filter: Filter): void {
   rewriteRegexes(filter);
 }

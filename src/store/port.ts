@@ -26,6 +26,59 @@ export interface FindOptions {
   candidateIds?: Iterable<string>;
   /** Keyset paging on `id` order: only records with id greater than this (only when sort is empty). */
   afterId?: string;
+  /**
+   * The access path the query planner chose (src/query/planner). Adapters that cannot follow it
+   * answer the same records their own way; the answer never depends on it.
+   */
+  access?: AccessDirective;
+  /** Filled in by adapters that count their work (the planner's `executionStats`). */
+  stats?: ExecutionStats;
+}
+
+/**
+ * How the embedded store reads a find's records:
+ * - `id-walk`: every record in id order, stopping when the page is full;
+ * - `candidate-ids`: the ids in `FindOptions.candidateIds` (from the search index);
+ * - `attribute-index`: the attribute index narrows by the filter's equality and range conditions;
+ * - `sorted-index-walk`: the sort key's attribute index in key order, stopping when the page is full;
+ * - `sort-keys`: sort keys read with SQL JSON functions, only the page parsed (exact filters);
+ * - `sort-in-memory`: every match parsed and sorted.
+ */
+export type AccessPathKind =
+  'id-walk' | 'candidate-ids' | 'attribute-index' | 'sorted-index-walk' | 'sort-keys' | 'sort-in-memory';
+
+export interface AccessDirective {
+  path: AccessPathKind;
+  /**
+   * A test of the stored JSON text every match passes, as SQL on the column `x.body`: records
+   * that fail it are skipped unparsed (src/query/planner/body-prefilter.ts).
+   */
+  bodyTest?: { sql: string; params: string[] };
+}
+
+export interface ExecutionStats {
+  /** Records read (bodies tested or parsed). */
+  docsExamined: number;
+  /** Index entries read (attribute index rows, candidate ids). */
+  keysExamined: number;
+  /** Record bodies parsed from JSON. */
+  docsParsed: number;
+  /** The access path that actually served the read. */
+  path?: AccessPathKind;
+}
+
+/** What the attribute index knows of a filter (see `DocumentStore.conditionEstimates`). */
+export interface AttributeIndexEstimates {
+  /**
+   * One per condition: a short description, its entry count (capped at `cap`), and whether its
+   * entries come in id order (equality), so a walk along them can stop early.
+   */
+  conditions: Array<{ condition: string; entries: number; ordered: boolean }>;
+  /** True when the conditions alone decide the filter (no record needs the full check). */
+  exact: boolean;
+  cap: number;
+  /** Whether the sort key's path has an attribute index (for sorted walks). */
+  sortIndexed?: boolean;
 }
 
 export interface CollectionStats {
@@ -78,7 +131,12 @@ export interface DocumentStore {
   /** Names of collections that hold at least one record. */
   nonEmptyCollections(): Promise<string[]>;
   find(collection: string, filter: Filter, options?: FindOptions): Promise<Doc[]>;
-  count(collection: string, filter: Filter, candidateIds?: Iterable<string>): Promise<number>;
+  count(
+    collection: string,
+    filter: Filter,
+    candidateIds?: Iterable<string>,
+    options?: Pick<FindOptions, 'access' | 'stats'>,
+  ): Promise<number>;
   getById(collection: string, id: string, projection?: Projection): Promise<Doc | null>;
   /** Upsert records by `id`, all or nothing. */
   upsertMany(collection: string, docs: Doc[]): Promise<WriteResult>;
@@ -104,6 +162,16 @@ export interface DocumentStore {
    * must be exactly `JSON.stringify` of the record: the search index fingerprints the text.
    */
   scanTexts?(collection: string, batchSize?: number): AsyncIterable<string[]>;
+  /**
+   * Optional: about `size` records of a collection drawn evenly across it, as their stored JSON
+   * text, for the planner's estimates (every record when the collection is smaller).
+   */
+  sampleTexts?(collection: string, size: number): Promise<string[]>;
+  /**
+   * Optional: upper-bounded counts of the attribute index entries of each equality or range
+   * condition of the filter (the embedded store's side table), for the planner's estimates.
+   */
+  conditionEstimates?(collection: string, filter: Filter, sortPath?: string): AttributeIndexEstimates;
   readonly state: StateStore;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatTrigramQuery, trigramQueryOf } from '../../search/regex/trigram-query.ts';
 import { luceneRegexpOf } from '../../search/regex/lucene-regexp.ts';
 import { MAX_PATTERN_LENGTH, stripExtendedSyntax } from '../../search/regex/pattern.ts';
+import { UnsupportedQuery } from '../../src/store/errors.ts';
 
 const q = (pattern: string, options = '') => formatTrigramQuery(trigramQueryOf(pattern, options));
 
@@ -69,10 +70,8 @@ describe('trigramQueryOf', () => {
     expect(q('s o i l  # word', 'x')).toBe('AND("soil")');
   });
 
-  it('refuses patterns longer than the cap with a 422', () => {
-    expect(() => trigramQueryOf('a'.repeat(MAX_PATTERN_LENGTH + 1))).toThrow(
-      expect.objectContaining({ status: 422 }),
-    );
+  it('refuses patterns longer than the cap as an unsupported query', () => {
+    expect(() => trigramQueryOf('a'.repeat(MAX_PATTERN_LENGTH + 1))).toThrow(UnsupportedQuery);
   });
 
   it('reads a case-insensitive pattern as lowercase trigrams', () => {

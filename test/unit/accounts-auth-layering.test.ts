@@ -5,32 +5,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { importsOf, relative, ROOT, sourceFiles } from '../support/project-imports.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const ACCOUNTS = path.join(ROOT, 'src/accounts');
 const AUTH = path.join(ROOT, 'src/auth');
 
-const sourceFiles = (dir: string): string[] =>
-  fs
-    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((f) => /\.tsx?$/.test(f))
-    .map((f) => path.join(dir, f));
-
-/** Project files a file imports: static, `export ... from`, `import type` and dynamic `import()`. */
-function importsOf(file: string): string[] {
-  const { importedFiles } = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
-  return importedFiles
-    .map((imported) => imported.fileName)
-    .filter((specifier) => specifier.startsWith('.'))
-    .map((specifier) => path.resolve(path.dirname(file), specifier))
-    .map((target) =>
-      fs.existsSync(target) && fs.statSync(target).isDirectory() ? path.join(target, 'index.ts') : target,
-    );
-}
-
-const relative = (file: string) => path.relative(ROOT, file);
 const insideAuth = (file: string) => file.startsWith(AUTH + path.sep);
 
 describe('src/accounts does not depend on src/auth', () => {

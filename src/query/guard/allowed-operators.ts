@@ -1,4 +1,4 @@
-import { Unprocessable } from '../../http/errors.ts';
+import { UnsupportedQuery } from '../../store/errors.ts';
 
 /** Query operators the service evaluates; every other `$`-key (`$where`, `$expr`, `$function`, ...) is refused. */
 export const ALLOWED_OPERATORS = new Set([
@@ -24,7 +24,7 @@ export const ALLOWED_OPERATORS = new Set([
 
 export function checkOperatorAllowed(key: string, path: string): void {
   if (key.startsWith('$') && !ALLOWED_OPERATORS.has(key)) {
-    throw new Unprocessable(
+    throw new UnsupportedQuery(
       `Operator ${key} is not allowed${path ? ` (at ${path})` : ''}; allowed operators: ${[...ALLOWED_OPERATORS].join(', ')}`,
     );
   }

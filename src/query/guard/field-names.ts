@@ -1,4 +1,4 @@
-import { Unprocessable } from '../../http/errors.ts';
+import { UnsupportedQuery } from '../../store/errors.ts';
 
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -6,8 +6,8 @@ const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 export function checkFieldPath(field: string): void {
   for (const segment of field.split('.')) {
     if (FORBIDDEN_SEGMENTS.has(segment)) {
-      throw new Unprocessable(`Field "${field}" is not allowed: "${segment}" is not an attribute name`);
+      throw new UnsupportedQuery(`Field "${field}" is not allowed: "${segment}" is not an attribute name`);
     }
-    if (segment === '') throw new Unprocessable(`Field "${field}" has an empty path segment`);
+    if (segment === '') throw new UnsupportedQuery(`Field "${field}" has an empty path segment`);
   }
 }

@@ -3,7 +3,7 @@
  * passes here before it reaches a store. It accepts only the operators the service evaluates,
  * checks operand shapes, and bounds nesting depth, pattern length and list sizes.
  */
-import { Unprocessable } from '../../http/errors.ts';
+import { UnsupportedQuery } from '../../store/errors.ts';
 import type { Filter } from '../../store/port.ts';
 import { checkOperatorAllowed } from './allowed-operators.ts';
 import { checkFieldPath } from './field-names.ts';
@@ -18,7 +18,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 
 function checkDepth(depth: number): void {
   if (depth > FILTER_LIMITS.maxDepth) {
-    throw new Unprocessable(`Filter is nested deeper than ${FILTER_LIMITS.maxDepth} levels`);
+    throw new UnsupportedQuery(`Filter is nested deeper than ${FILTER_LIMITS.maxDepth} levels`);
   }
 }
 
@@ -52,10 +52,10 @@ function checkCondition(condition: unknown, at: string, depth: number, options: 
     return;
   }
   if (operators.length !== keys.length) {
-    throw new Unprocessable(`Condition at ${at} mixes operators with field names (${keys.join(', ')})`);
+    throw new UnsupportedQuery(`Condition at ${at} mixes operators with field names (${keys.join(', ')})`);
   }
   if ('$options' in condition && !('$regex' in condition)) {
-    throw new Unprocessable(`$options at ${at} needs a $regex beside it`);
+    throw new UnsupportedQuery(`$options at ${at} needs a $regex beside it`);
   }
   for (const operator of operators) {
     checkOperatorAllowed(operator, at);
@@ -82,7 +82,7 @@ function checkQuery(filter: Record<string, unknown>, depth: number, at: string, 
     if (key.startsWith('$')) {
       checkOperatorAllowed(key, at);
       if (key !== '$and' && key !== '$or' && key !== '$nor') {
-        throw new Unprocessable(`Operator ${key} cannot be used at ${at || 'the top level'} of a filter`);
+        throw new UnsupportedQuery(`Operator ${key} cannot be used at ${at || 'the top level'} of a filter`);
       }
       checkOperand(key, value, at);
       (value as Record<string, unknown>[]).forEach((branch, i) =>
@@ -95,21 +95,21 @@ function checkQuery(filter: Record<string, unknown>, depth: number, at: string, 
   }
 }
 
-/** Throws 422 naming the problem, or returns the filter unchanged. */
+/** Throws UnsupportedQuery naming the problem, or returns the filter unchanged. */
 export function guardFilter(filter: unknown, options: GuardOptions = {}): Filter {
-  if (!isPlainObject(filter)) throw new Unprocessable('Filter must be a JSON object');
+  if (!isPlainObject(filter)) throw new UnsupportedQuery('Filter must be a JSON object');
   checkQuery(filter, 1, '', options);
   return filter;
 }
 
-/** Parses the JSON text of a schema-endpoint filter: 422 when it is not JSON or not an object. */
+/** Parses the JSON text of a schema-endpoint filter: UnsupportedQuery when it is not JSON or not an object. */
 export function parseJsonFilter(text: string | undefined): Filter {
   if (text === undefined || text.trim() === '') return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new Unprocessable(`Filter is not valid JSON: ${(err as Error).message}`);
+    throw new UnsupportedQuery(`Filter is not valid JSON: ${(err as Error).message}`);
   }
   return guardFilter(parsed);
 }

@@ -1,13 +1,13 @@
-import { Unprocessable } from '../../http/errors.ts';
+import { UnsupportedQuery } from '../../store/errors.ts';
 import { FILTER_LIMITS } from './limits.ts';
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** Each operator's operand must have the shape MongoDB requires; a clear 422 beats an engine error later. */
+/** Each operator's operand must have the shape MongoDB requires; a clear refusal beats an engine error later. */
 export function checkOperand(operator: string, operand: unknown, at: string): void {
   const fail = (what: string) => {
-    throw new Unprocessable(`${operator} at ${at || 'top level'} needs ${what}`);
+    throw new UnsupportedQuery(`${operator} at ${at || 'top level'} needs ${what}`);
   };
   switch (operator) {
     case '$and':

@@ -120,6 +120,15 @@ export class MongoDocumentStore implements DocumentStore {
     return this.db.collection(collection).countDocuments(this.query(filter, candidateIds));
   }
 
+  /** A random sample by MongoDB's `$sample` stage, as JSON text (the planner's estimates). */
+  async sampleTexts(collection: string, size: number): Promise<string[]> {
+    const docs = await this.db
+      .collection(collection)
+      .aggregate([{ $sample: { size } }, { $project: { _id: 0 } }])
+      .toArray();
+    return docs.map((d) => JSON.stringify(d));
+  }
+
   async getById(collection: string, id: string, projection?: Projection): Promise<Doc | null> {
     const found = await this.db
       .collection(collection)

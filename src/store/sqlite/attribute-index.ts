@@ -1,9 +1,11 @@
 /**
  * The narrowing side table of the embedded store: which attribute paths are indexed, the values
- * a record holds at them (MongoDB traversal), and the plan that turns a filter's top-level AND
- * into index conditions.
+ * a record holds at them (MongoDB traversal), the plan that turns a filter's top-level AND into
+ * index conditions, and the writes that keep the table in step with the records.
  */
-import type { Filter } from '../port.ts';
+import type { Database as Db } from 'better-sqlite3';
+import type { Doc, Filter } from '../port.ts';
+import type { StatementCache } from './statement-cache.ts';
 
 /**
  * Paths worth an index entry. `id` is the documents table's own key. The others are what the
@@ -193,4 +195,101 @@ export function valueSql(column: string, c: Condition): { sql: string; params: I
       return { sql: `${column} ${cmp} ?${bound}`, params: [c.value] };
     }
   }
+}
+
+export const ATTRIBUTE_INDEX_SCHEMA = `
+  -- value has no declared type so strings stay TEXT and numbers stay numeric.
+  CREATE TABLE IF NOT EXISTS attr_index (
+    collection TEXT NOT NULL,
+    path TEXT NOT NULL,
+    value NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (collection, path, value, id)
+  ) WITHOUT ROWID;
+  -- Records whose attr_index entries at path do not decide their sort key there (indexRecord).
+  CREATE TABLE IF NOT EXISTS attr_irregular (
+    collection TEXT NOT NULL,
+    path TEXT NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (collection, path, id)
+  ) WITHOUT ROWID;
+`;
+
+/** Version of what the side tables hold besides the indexed paths; a change rebuilds them on open. */
+const INDEX_LAYOUT = 2;
+/** Records read per page while rebuilding. */
+const REBUILD_PAGE = 1000;
+
+const INSERT_ENTRY = 'INSERT OR IGNORE INTO attr_index(collection, path, value, id) VALUES (?, ?, ?, ?)';
+const INSERT_IRREGULAR = 'INSERT OR IGNORE INTO attr_irregular(collection, path, id) VALUES (?, ?, ?)';
+const DELETE_ENTRY = 'DELETE FROM attr_index WHERE collection = ? AND path = ? AND value = ? AND id = ?';
+const DELETE_IRREGULAR = 'DELETE FROM attr_irregular WHERE collection = ? AND path = ? AND id = ?';
+
+/**
+ * Rebuilds the attribute index and its irregular-key table when the indexed paths or the
+ * layout differ from the ones they were built with. Checked again inside the write
+ * transaction, so processes opening the file together rebuild it once.
+ */
+export function ensureAttributeIndex(db: Db): void {
+  const wanted = JSON.stringify({ layout: INDEX_LAYOUT, paths: [...INDEXED_PATHS].sort() });
+  const built = db.prepare("SELECT value FROM meta WHERE key = 'indexed_paths'");
+  const current = () => (built.get() as { value: string } | undefined)?.value;
+  if (current() === wanted) return;
+  const insertAttr = db.prepare(INSERT_ENTRY);
+  const insertIrregular = db.prepare(INSERT_IRREGULAR);
+  // Read in pages: the connection cannot write while a statement is still stepping.
+  const page = db.prepare(
+    'SELECT collection, id, body FROM docs WHERE (collection, id) > (?, ?) ORDER BY collection, id LIMIT ?',
+  );
+  db.transaction(() => {
+    if (current() === wanted) return;
+    db.exec('DELETE FROM attr_index; DELETE FROM attr_irregular; DROP INDEX IF EXISTS attr_by_doc;');
+    let after = { collection: '', id: '' };
+    for (;;) {
+      const rows = page.all(after.collection, after.id, REBUILD_PAGE) as Array<{
+        collection: string;
+        id: string;
+        body: string;
+      }>;
+      for (const r of rows) {
+        const { entries, irregular } = indexRecord(JSON.parse(r.body) as Doc);
+        for (const [p, v] of entries) insertAttr.run(r.collection, p, v, r.id);
+        for (const p of irregular) insertIrregular.run(r.collection, p, r.id);
+      }
+      if (rows.length < REBUILD_PAGE) break;
+      after = rows[rows.length - 1]!;
+    }
+    db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_paths', ?)").run(wanted);
+  }).immediate();
+}
+
+/**
+ * Writes a record's index entries inside the caller's transaction. Given the record as it was
+ * (`before`), first removes the entries and irregular marks the new version no longer has.
+ */
+export function addEntries(statements: StatementCache, collection: string, doc: Doc, before?: Doc): void {
+  const { entries, irregular } = indexRecord(doc);
+  if (before) {
+    const keep = new Set(entries.map(([p, v]) => `${p}\u0000${typeof v}\u0000${v}`));
+    const old = indexRecord(before);
+    const deleteEntry = statements.get(DELETE_ENTRY);
+    const deleteIrregular = statements.get(DELETE_IRREGULAR);
+    for (const [p, v] of old.entries) {
+      if (!keep.has(`${p}\u0000${typeof v}\u0000${v}`)) deleteEntry.run(collection, p, v, doc.id);
+    }
+    for (const p of old.irregular) if (!irregular.includes(p)) deleteIrregular.run(collection, p, doc.id);
+  }
+  const insertAttr = statements.get(INSERT_ENTRY);
+  const insertIrregular = statements.get(INSERT_IRREGULAR);
+  for (const [p, v] of entries) insertAttr.run(collection, p, v, doc.id);
+  for (const p of irregular) insertIrregular.run(collection, p, doc.id);
+}
+
+/** Removes every index entry and irregular mark of a deleted record (inside the caller's transaction). */
+export function removeEntries(statements: StatementCache, collection: string, doc: Doc): void {
+  const { entries, irregular } = indexRecord(doc);
+  const deleteEntry = statements.get(DELETE_ENTRY);
+  const deleteIrregular = statements.get(DELETE_IRREGULAR);
+  for (const [p, v] of entries) deleteEntry.run(collection, p, v, doc.id);
+  for (const p of irregular) deleteIrregular.run(collection, p, doc.id);
 }

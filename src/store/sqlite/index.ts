@@ -6,5 +6,6 @@ export {
   type WriteHook,
   type SqliteStoreOptions,
   type SqliteStoreCounters,
+  type PageStrategy,
 } from './document-store.ts';
 export { INDEXED_PATHS } from './attribute-index.ts';

@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { guardFilter, parseJsonFilter, FILTER_LIMITS } from '../../../src/query/guard/index.ts';
+import { statusOfStoreError } from '../../../src/http/error-handler.ts';
+import { UnsupportedQuery } from '../../../src/store/errors.ts';
 
 const refusal = (fn: () => unknown): { status: number; detail: string } => {
   try {
     fn();
   } catch (err) {
+    // The guard refuses in the query layer's words; the API answers with the status the handler maps it to.
+    expect(err).toBeInstanceOf(UnsupportedQuery);
     return {
-      status: (err as { status: number }).status,
-      detail: String((err as { detail: unknown }).detail),
+      status: statusOfStoreError(err as UnsupportedQuery),
+      detail: (err as UnsupportedQuery).detail,
     };
   }
   throw new Error('expected a refusal');

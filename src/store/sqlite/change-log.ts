@@ -1,0 +1,83 @@
+/**
+ * The change log: one row per record written or deleted, numbered in commit order, which search
+ * indexes and caches read to catch up (`changesSince`). Old rows are swept past a retention
+ * window; a reader asking from before the sweep learns that it missed changes (`gap`).
+ */
+import type { Database as Db } from 'better-sqlite3';
+import type { ChangePage } from '../port.ts';
+import type { StatementCache } from './statement-cache.ts';
+
+export const CHANGE_LOG_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    deleted INTEGER NOT NULL
+  );
+`;
+
+/** Change-log rows one `changesSince` reads at most. */
+const CHANGES_PAGE = 100_000;
+
+export class ChangeLog {
+  constructor(
+    private readonly db: Db,
+    private readonly statements: StatementCache,
+    /** Change-log rows kept for `changesSince`. */
+    private readonly retained: number,
+  ) {}
+
+  /** Logs a write or delete of a record (inside the caller's transaction); returns its sequence number. */
+  append(collection: string, id: string, deleted: boolean): number {
+    const sql = `INSERT INTO changes(collection, id, deleted) VALUES (?, ?, ${deleted ? 1 : 0})`;
+    return Number(this.statements.get(sql).run(collection, id).lastInsertRowid);
+  }
+
+  /** Removes change-log rows older than the retention window. */
+  sweep(): void {
+    this.db
+      .transaction(() => {
+        const cutoff = this.latestSeq() - this.retained;
+        if (cutoff <= this.prunedThrough()) return;
+        const removed = this.statements.get('DELETE FROM changes WHERE seq <= ?').run(cutoff).changes;
+        // Remembered so a reader asking from before it learns that changes are missing (`gap`).
+        if (removed > 0)
+          this.statements
+            .get(
+              "INSERT INTO meta(key, value) VALUES ('changes_pruned_through', ?) " +
+                'ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+            )
+            .run(String(cutoff));
+      })
+      .immediate();
+  }
+
+  /** The newest change-log sequence number the sweep has removed (0 when none). */
+  prunedThrough(): number {
+    const row = this.statements.get("SELECT value FROM meta WHERE key = 'changes_pruned_through'").get() as
+      { value: string } | undefined;
+    return row ? Number(row.value) : 0;
+  }
+
+  /** Records changed after `sinceSeq`, each once with its latest state, in the order of their last change. */
+  changesSince(sinceSeq: number): ChangePage {
+    if (sinceSeq < this.prunedThrough()) {
+      return { changes: [], seq: this.latestSeq(), gap: true };
+    }
+    const rows = this.statements
+      .get('SELECT seq, collection, id, deleted FROM changes WHERE seq > ? ORDER BY seq LIMIT ?')
+      .all(sinceSeq, CHANGES_PAGE) as Array<{ seq: number; collection: string; id: string; deleted: number }>;
+    const latest = new Map<string, { collection: string; id: string; deleted: boolean }>();
+    for (const r of rows) {
+      const key = `${r.collection}\u0000${r.id}`;
+      latest.delete(key);
+      latest.set(key, { collection: r.collection, id: r.id, deleted: r.deleted === 1 });
+    }
+    const seq = rows.length > 0 ? rows[rows.length - 1]!.seq : Math.max(sinceSeq, this.latestSeq());
+    return { changes: [...latest.values()], seq };
+  }
+
+  latestSeq(): number {
+    return (this.statements.get('SELECT max(seq) AS m FROM changes').get() as { m: number | null }).m ?? 0;
+  }
+}

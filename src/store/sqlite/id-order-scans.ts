@@ -1,0 +1,288 @@
+/**
+ * Scans that hand out a filter's matches in id order, chunk by chunk, so a caller can stop after
+ * a page: three ways to find the candidates (every record, the caller's candidate ids, the
+ * attribute index), each checked by the compiled filter unless the index decides it exactly.
+ */
+import { compileFilter } from '../filter.ts';
+import type { Doc, ExecutionStats, Filter } from '../port.ts';
+import { planIndex } from './attribute-index.ts';
+import { candidateIdSql, conditionsSql, NO_CONDITIONS, type CandidateIds } from './attribute-plans.ts';
+import { loadBodies } from './records.ts';
+import { CHUNK, parseBody, type Row, type SqlParam, type StoreContext } from './store-context.ts';
+
+/** Longest stretch a scan keeps the event loop before letting other requests run. */
+const TURN_MS = 10;
+/** The record scan offers a pause after every PAUSE_EVERY + 1 records it tests. */
+const PAUSE_EVERY = 63;
+export const PAUSE = Symbol('pause');
+export type Pause = typeof PAUSE;
+
+/**
+ * Turn-taking for long scans: better-sqlite3 is synchronous, so a scan verifying 10^5 records
+ * would hold the process for its whole length. Scans read in chunks with no statement left
+ * open between records, so they can pause between records: the scan offers PAUSE, and a reader
+ * outside a transaction takes it when TURN_MS have passed.
+ */
+export class Turns {
+  private started = performance.now();
+
+  due(): boolean {
+    return performance.now() - this.started > TURN_MS;
+  }
+
+  async give(): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    this.started = performance.now();
+  }
+}
+
+/** The ways a scan in id order finds its candidates. */
+export type IdOrderStrategy = 'id-walk' | 'candidate-ids' | 'attribute-index';
+
+export interface IdOrderQuery {
+  collection: string;
+  filter: Filter;
+  /** Restrict to these ids (from the search index). */
+  candidateIds?: Iterable<string>;
+  /** Only records with an id greater than this. */
+  afterId?: string;
+  /** Records read per statement: about a page, so a small page reads little. */
+  chunkSize: number;
+  /**
+   * 'id-walk' only: SQL on `x.body` every match passes (the planner's body test); records that
+   * fail it are skipped without being parsed.
+   */
+  bodyTest?: { sql: string; params: string[] };
+  /** Counts what the scan reads (explain's executionStats). */
+  stats?: ExecutionStats;
+}
+
+type Test = (doc: Doc) => boolean;
+const ALWAYS: Test = () => true;
+
+/** Parses each row, yields the records `test` passes, and offers PAUSE every PAUSE_EVERY + 1 records. */
+function* verified(
+  ctx: StoreContext,
+  chunks: Iterable<Row[]>,
+  test: Test,
+  stats: ExecutionStats | undefined,
+): Generator<Doc | Pause> {
+  let tested = 0;
+  for (const rows of chunks) {
+    if (rows.length === 0) yield PAUSE; // the scan read records that none passed
+    for (const row of rows) {
+      if (stats) {
+        stats.docsExamined++;
+        stats.docsParsed++;
+      }
+      const doc = parseBody(ctx, row.body);
+      if (test(doc)) yield doc;
+      if ((++tested & PAUSE_EVERY) === 0) yield PAUSE;
+    }
+  }
+}
+
+/** 'candidate-ids': the caller's candidates, index conditions checked in SQL where it can. */
+export function* candidateIdsScan(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {
+  const predicate = compileFilter(q.filter);
+  const plan = planIndex(q.filter);
+  const { collection, afterId, chunkSize } = q;
+  const sorted = [...new Set(q.candidateIds ?? [])]
+    .filter((id) => afterId === undefined || id > afterId)
+    .sort();
+  const params: SqlParam[] = [];
+  const conds = conditionsSql('x', plan.conditions, params);
+  const sql =
+    'SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
+    conds.sql +
+    ' ORDER BY x.id';
+  function* chunks(): Generator<Row[]> {
+    for (let i = 0; i < sorted.length; i += chunkSize) {
+      yield ctx.statements
+        .get(sql)
+        .all(collection, JSON.stringify(sorted.slice(i, i + chunkSize)), ...params) as Row[];
+    }
+  }
+  if (q.stats) q.stats.keysExamined += sorted.length;
+  yield* verified(ctx, chunks(), plan.exact && conds.complete ? ALWAYS : predicate, q.stats);
+}
+
+/**
+ * Reads the records of a candidate-id SQL in id order and checks them with `test`. Candidates
+ * that come in id order are read a chunk at a time; the others are sorted once up front, which
+ * beats re-sorting them for every chunk.
+ */
+function* candidatesScan(
+  ctx: StoreContext,
+  q: IdOrderQuery,
+  candidates: CandidateIds,
+  test: Test,
+): Generator<Doc | Pause> {
+  const { collection, afterId, chunkSize } = q;
+  const { from, where, params, ordered } = candidates;
+  const bodiesInline = from === 'docs x';
+  function* sortedChunks(): Generator<Row[]> {
+    const ids = (
+      ctx.statements
+        .get(
+          `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id`,
+        )
+        .all(...params, afterId ?? '') as Array<{ id: string }>
+    ).map((r) => r.id);
+    for (let i = 0; i < ids.length; i += chunkSize)
+      yield loadBodies(ctx.statements, collection, ids.slice(i, i + chunkSize));
+  }
+  function* orderedChunks(): Generator<Row[]> {
+    const sql =
+      `SELECT ${bodiesInline ? 'x.id AS id, x.body AS body' : 'DISTINCT x.id AS id'} FROM ${from} WHERE ${where.join(' AND ')}` +
+      ' AND x.id > ? ORDER BY x.id LIMIT ?';
+    let cursor = afterId ?? '';
+    for (;;) {
+      const rows = ctx.statements.get(sql).all(...params, cursor, chunkSize) as Row[];
+      if (rows.length === 0) return;
+      yield bodiesInline
+        ? rows
+        : loadBodies(
+            ctx.statements,
+            collection,
+            rows.map((r) => r.id),
+          );
+      if (rows.length < chunkSize) return;
+      cursor = rows[rows.length - 1]!.id;
+    }
+  }
+  yield* verified(ctx, ordered ? orderedChunks() : sortedChunks(), test, q.stats);
+}
+
+/** 'id-walk': every record of the collection in id order, each checked by the filter. */
+export function* idWalk(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {
+  const predicate = compileFilter(q.filter);
+  if (q.bodyTest) {
+    yield* verified(ctx, bodyTestedRanges(ctx, q, q.bodyTest), predicate, q.stats);
+    return;
+  }
+  yield* candidatesScan(ctx, q, candidateIdSql(ctx.estimates, q.collection, NO_CONDITIONS), predicate);
+}
+
+/** Records a body-tested walk reads per statement at first; each range doubles it, up to RANGE_MAX. */
+const RANGE_FIRST = 256;
+const RANGE_MAX = 8192;
+
+/**
+ * The rows of a walk in id order whose stored text passes `test`, in ranges of ids: a statement
+ * reads at most one range (the id RANGE rows ahead bounds it), so a test that few records pass
+ * cannot hold the process for the whole collection, and turns are taken between ranges. Ranges
+ * grow as the walk goes on: a page of a broad predicate ends in the first one.
+ */
+function* bodyTestedRanges(
+  ctx: StoreContext,
+  q: IdOrderQuery,
+  test: { sql: string; params: string[] },
+): Generator<Row[]> {
+  const { collection, chunkSize, stats } = q;
+  const boundary = ctx.statements.get(
+    'SELECT id FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT 1 OFFSET ?',
+  );
+  const within = ctx.statements.get(
+    `SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id > ? AND x.id <= ? AND (${test.sql}) ORDER BY x.id LIMIT ?`,
+  );
+  const beyond = ctx.statements.get(
+    `SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id > ? AND (${test.sql}) ORDER BY x.id LIMIT ?`,
+  );
+  const rowsBetween = ctx.statements.get(
+    'SELECT count(*) AS n FROM docs WHERE collection = ? AND id > ? AND id <= ?',
+  );
+  let from = q.afterId ?? '';
+  let range = RANGE_FIRST;
+  for (;;) {
+    const bound = (boundary.get(collection, from, range - 1) as { id: string } | undefined)?.id;
+    let cursor = from;
+    for (;;) {
+      const rows = (
+        bound === undefined
+          ? beyond.all(collection, cursor, ...test.params, chunkSize)
+          : within.all(collection, cursor, bound, ...test.params, chunkSize)
+      ) as Row[];
+      const last = rows.length > 0 ? rows[rows.length - 1]!.id : undefined;
+      const rangeDone = rows.length < chunkSize;
+      // Records skipped by the test count as examined (explain only: it costs a count).
+      if (stats) {
+        const upTo = rangeDone ? bound : last;
+        const read =
+          upTo === undefined
+            ? (rowsBetween.get(collection, cursor, '\u{10FFFF}') as { n: number }).n
+            : (rowsBetween.get(collection, cursor, upTo) as { n: number }).n;
+        stats.docsExamined += read - rows.length;
+      }
+      if (rows.length > 0) yield rows;
+      if (rangeDone) break;
+      cursor = last!;
+    }
+    if (bound === undefined) return;
+    from = bound;
+    range = Math.min(range * 2, RANGE_MAX);
+    yield []; // a place for the caller to take a turn between ranges
+  }
+}
+
+/** 'attribute-index': candidates read off the index by the filter's most selective condition. */
+export function* attributeIndexScan(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {
+  const predicate = compileFilter(q.filter);
+  const plan = planIndex(q.filter);
+  const candidates = candidateIdSql(ctx.estimates, q.collection, plan);
+  yield* candidatesScan(ctx, q, candidates, plan.exact && candidates.complete ? ALWAYS : predicate);
+}
+
+/**
+ * Matching records in id order, after `afterId`, parsed chunk by chunk so callers can stop early.
+ * `served` learns which strategy the scan chose before the first record is read.
+ */
+export function* matchesInIdOrder(
+  ctx: StoreContext,
+  q: IdOrderQuery,
+  served?: (strategy: IdOrderStrategy) => void,
+): Generator<Doc | Pause> {
+  if (q.candidateIds !== undefined) {
+    served?.('candidate-ids');
+    yield* candidateIdsScan(ctx, q);
+    return;
+  }
+  const predicate = compileFilter(q.filter);
+  const plan = planIndex(q.filter);
+  let candidates = candidateIdSql(ctx.estimates, q.collection, plan);
+  let test = plan.exact && candidates.complete ? ALWAYS : predicate;
+  if (!candidates.ordered && q.chunkSize < CHUNK && ctx.estimates.isBroad(q.collection, candidates.driver!)) {
+    // A few matches of a broad range turn up sooner walking records in id order than
+    // sorting every candidate id first.
+    candidates = candidateIdSql(ctx.estimates, q.collection, NO_CONDITIONS);
+    test = predicate;
+  }
+  served?.(candidates.from === 'docs x' ? 'id-walk' : 'attribute-index');
+  yield* candidatesScan(ctx, q, candidates, test);
+}
+
+/**
+ * Hands every match, in id order, to `visit` until it returns true, taking the scan's pauses
+ * when a turn is due (see Turns). Not for use inside a transaction.
+ */
+export async function eachMatch(
+  ctx: StoreContext,
+  q: IdOrderQuery,
+  visit: (doc: Doc) => boolean | void,
+  served?: (strategy: IdOrderStrategy) => void,
+): Promise<void> {
+  await visitMatches(matchesInIdOrder(ctx, q, served), visit);
+}
+
+/** Hands a scan's matches to `visit` until it returns true, taking the scan's pauses when a turn is due. */
+export async function visitMatches(
+  matches: Iterable<Doc | Pause>,
+  visit: (doc: Doc) => boolean | void,
+): Promise<void> {
+  const turns = new Turns();
+  for (const doc of matches) {
+    if (doc === PAUSE) {
+      if (turns.due()) await turns.give();
+    } else if (visit(doc)) return;
+  }
+}

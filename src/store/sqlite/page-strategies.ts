@@ -1,0 +1,278 @@
+/**
+ * How the embedded store reads a page of a find or a count: the strategies it knows, and the
+ * choice among them the store makes today. Each strategy is a function of the store's context
+ * and the query, so a planner can call the one it chose directly; the last find's strategy is
+ * kept in `counters.lastStrategy` for an explain.
+ */
+import { compileFilter } from '../filter.ts';
+import { sortDocs } from '../ordering.ts';
+import { compileProjection } from '../projection.ts';
+import { InvalidQuery } from '../errors.ts';
+import type { Doc, Filter, FindOptions, Sort } from '../port.ts';
+import { planIndex } from './attribute-index.ts';
+import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
+import {
+  attributeIndexScan,
+  candidateIdsScan,
+  eachMatch,
+  idWalk,
+  matchesInIdOrder,
+  visitMatches,
+  type IdOrderStrategy,
+  type Pause,
+} from './id-order-scans.ts';
+import { sortKeysPage } from './sort-keys.ts';
+import { sortedIndexWalk } from './sorted-index-walk.ts';
+import { recordCount } from './statistics.ts';
+import { CHUNK, type SqlParam, type StoreContext } from './store-context.ts';
+
+/**
+ * The ways a page is read. In id order: walking every record ('id-walk'), the caller's candidate
+ * ids ('candidate-ids'), candidates off the attribute index ('attribute-index'). Sorted otherwise:
+ * a walk of the sort key's index ('sorted-index-walk'), keys read by SQLite's JSON functions
+ * ('sort-keys'), or every match parsed and sorted ('sort-in-memory').
+ */
+export type PageStrategy = IdOrderStrategy | 'sorted-index-walk' | 'sort-keys' | 'sort-in-memory';
+
+/** A page of matches in a sort order other than plain id order. */
+export interface SortedPageQuery {
+  collection: string;
+  filter: Filter;
+  sort: Sort;
+  skip: number;
+  limit: number | undefined;
+  /** Restrict to these ids (from the search index). */
+  candidateIds?: Iterable<string>;
+  /** Keyset paging on id (only the in-memory sort honours it). */
+  afterId?: string;
+}
+
+/**
+ * 'sort-in-memory': every match parsed, sorted, and the page cut out. Always applies. The matches
+ * come from `matches` when given (a planner's chosen scan), else from the store's own choice.
+ */
+export async function sortInMemory(
+  ctx: StoreContext,
+  q: SortedPageQuery,
+  matches?: Iterable<Doc | Pause>,
+): Promise<Doc[]> {
+  const all: Doc[] = [];
+  const scan = {
+    collection: q.collection,
+    filter: q.filter,
+    candidateIds: q.candidateIds,
+    afterId: q.afterId,
+  };
+  await visitMatches(matches ?? matchesInIdOrder(ctx, { ...scan, chunkSize: CHUNK }), (doc) => {
+    all.push(doc);
+  });
+  sortDocs(all, q.sort);
+  return all.slice(q.skip, q.limit === undefined ? undefined : q.skip + q.limit);
+}
+
+/** What a find asks for, read once from its options. */
+interface PageRequest {
+  skip: number;
+  limit: number | undefined;
+  project: (doc: Doc) => Doc;
+  /** Undefined for plain id order. */
+  sort: Sort | undefined;
+  candidateIds?: Iterable<string>;
+  afterId?: string;
+}
+
+function pageRequest(options: FindOptions): PageRequest {
+  const skip = options.skip ?? 0;
+  const limit = options.limit && options.limit > 0 ? options.limit : undefined;
+  if (skip < 0) throw new InvalidQuery('skip must not be negative');
+  const project = compileProjection(options.projection);
+  let sort = options.sort && options.sort.length > 0 ? options.sort : undefined;
+  if (sort && sort.length === 1 && sort[0]![0] === 'id' && sort[0]![1] === 1) sort = undefined;
+  return { skip, limit, project, sort, candidateIds: options.candidateIds, afterId: options.afterId };
+}
+
+/** A page in id order off a scan: matches before `skip` are passed over, the scan stops at the page's end. */
+async function idOrderPage(
+  r: PageRequest,
+  scan: (chunkSize: number) => Iterable<Doc | Pause>,
+): Promise<Doc[]> {
+  const need = r.limit === undefined ? Infinity : r.skip + r.limit;
+  const chunkSize = Math.min(CHUNK, Math.max(need === Infinity ? CHUNK : need, 32));
+  const out: Doc[] = [];
+  let seen = 0;
+  await visitMatches(scan(chunkSize), (doc) => {
+    if (seen++ >= r.skip) out.push(r.project(doc));
+    return seen >= need;
+  });
+  return out;
+}
+
+/** A page of a find: id order by scanning, other orders by the cheapest sorted strategy that applies. */
+export async function findPage(
+  ctx: StoreContext,
+  collection: string,
+  filter: Filter,
+  options: FindOptions,
+): Promise<Doc[]> {
+  const r = pageRequest(options);
+  const served = (strategy: PageStrategy) => {
+    ctx.counters.lastStrategy = strategy;
+  };
+  const { candidateIds, afterId } = r;
+  if (!r.sort) {
+    return idOrderPage(r, (chunkSize) =>
+      matchesInIdOrder(ctx, { collection, filter, candidateIds, afterId, chunkSize }, served),
+    );
+  }
+  const q: SortedPageQuery = {
+    collection,
+    filter,
+    sort: r.sort,
+    skip: r.skip,
+    limit: r.limit,
+    candidateIds,
+    afterId,
+  };
+  if (afterId === undefined) {
+    const walked = candidateIds === undefined ? sortedIndexWalk(ctx, q) : undefined;
+    if (walked) {
+      served('sorted-index-walk');
+      return walked.map(r.project);
+    }
+    const keyed = sortKeysPage(ctx, q);
+    if (keyed) {
+      served('sort-keys');
+      return keyed.map(r.project);
+    }
+  }
+  served('sort-in-memory');
+  return (await sortInMemory(ctx, q)).map(r.project);
+}
+
+/**
+ * A page of a find read by the strategy given, for a planner that chose it: the same page
+ * `findPage` answers, or undefined when that strategy cannot answer this find (an id-order
+ * strategy for another order, 'candidate-ids' without candidates, a sorted strategy with
+ * keyset paging, an index strategy the filter or sort gives nothing to work with).
+ */
+export async function findPageWith(
+  ctx: StoreContext,
+  strategy: PageStrategy,
+  collection: string,
+  filter: Filter,
+  options: FindOptions,
+): Promise<Doc[] | undefined> {
+  const r = pageRequest(options);
+  const { candidateIds, afterId } = r;
+  const { bodyTest } = options.access ?? {};
+  const stats = options.stats;
+  const scan = (chunkSize: number) => ({
+    collection,
+    filter,
+    candidateIds,
+    afterId,
+    chunkSize,
+    bodyTest,
+    stats,
+  });
+  const sorted = r.sort ?? [['id', 1] as [string, 1]];
+  const q: SortedPageQuery = {
+    collection,
+    filter,
+    sort: sorted,
+    skip: r.skip,
+    limit: r.limit,
+    candidateIds,
+    afterId,
+  };
+  let page: Doc[] | undefined;
+  switch (strategy) {
+    case 'id-walk':
+      if (candidateIds !== undefined) return undefined;
+      if (r.sort) {
+        page = await sortInMemory(ctx, q, idWalk(ctx, scan(CHUNK)));
+        break;
+      }
+      return idOrderPage(r, (chunkSize) => idWalk(ctx, scan(chunkSize)));
+    case 'attribute-index':
+      if (candidateIds !== undefined || planIndex(filter).conditions.length === 0) return undefined;
+      if (r.sort) {
+        page = await sortInMemory(ctx, q, attributeIndexScan(ctx, scan(CHUNK)));
+        break;
+      }
+      return idOrderPage(r, (chunkSize) => attributeIndexScan(ctx, scan(chunkSize)));
+    case 'candidate-ids':
+      if (candidateIds === undefined) return undefined;
+      if (r.sort) {
+        page = sortKeysPage(ctx, q) ?? (await sortInMemory(ctx, q, candidateIdsScan(ctx, scan(CHUNK))));
+        break;
+      }
+      return idOrderPage(r, (chunkSize) => candidateIdsScan(ctx, scan(chunkSize)));
+    case 'sorted-index-walk':
+      page = afterId === undefined && candidateIds === undefined ? sortedIndexWalk(ctx, q) : undefined;
+      break;
+    case 'sort-keys':
+      page = afterId === undefined ? sortKeysPage(ctx, q) : undefined;
+      break;
+    case 'sort-in-memory':
+      page = await sortInMemory(ctx, q);
+      break;
+  }
+  return page?.map(r.project);
+}
+
+/** How many records match: from statistics, from index SQL when it decides the filter, else by scanning. */
+export async function countMatches(
+  ctx: StoreContext,
+  collection: string,
+  filter: Filter,
+  candidateIds?: Iterable<string>,
+  options: Pick<FindOptions, 'access' | 'stats'> = {},
+): Promise<number> {
+  const plan = planIndex(filter);
+  const empty = Object.keys(filter).length === 0;
+  const { access, stats } = options;
+  if (access?.path === 'id-walk' && candidateIds === undefined && !empty && !plan.exact) {
+    // The planner chose to read every record (with its body test) over the other paths.
+    let n = 0;
+    const walk = idWalk(ctx, { collection, filter, chunkSize: CHUNK, bodyTest: access.bodyTest, stats });
+    await visitMatches(walk, () => {
+      n++;
+    });
+    return n;
+  }
+  if (candidateIds === undefined) {
+    if (empty) return recordCount(ctx.statements, collection);
+    const exact = plan.exact ? candidateIdSql(ctx.estimates, collection, plan) : undefined;
+    if (exact?.complete) {
+      compileFilter(filter); // same validation as every other read
+      const { from, where, params } = exact;
+      const row = ctx.statements
+        .get(`SELECT count(DISTINCT x.id) AS n FROM ${from} WHERE ${where.join(' AND ')}`)
+        .get(...params) as { n: number };
+      return row.n;
+    }
+  } else if (empty || (plan.exact && conditionsSql('x', plan.conditions, []).complete)) {
+    compileFilter(filter);
+    const ids = [...new Set(candidateIds)];
+    const params: SqlParam[] = [];
+    const conds = conditionsSql('x', plan.conditions, params);
+    const sql =
+      'SELECT count(*) AS n FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
+      conds.sql;
+    let n = 0;
+    for (let i = 0; i < ids.length; i += CHUNK * 10) {
+      n += (
+        ctx.statements.get(sql).get(collection, JSON.stringify(ids.slice(i, i + CHUNK * 10)), ...params) as {
+          n: number;
+        }
+      ).n;
+    }
+    return n;
+  }
+  let n = 0;
+  await eachMatch(ctx, { collection, filter, candidateIds, chunkSize: CHUNK, stats }, () => {
+    n++;
+  });
+  return n;
+}

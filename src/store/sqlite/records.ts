@@ -1,0 +1,187 @@
+/**
+ * The records of the embedded store: opening the file, the docs and meta tables, reads of
+ * record bodies, and the write path that keeps the attribute index, change log, statistics and
+ * write hooks in the same transaction as the records.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Database as Db } from 'better-sqlite3';
+import { cleanDocs } from '../clean-docs.ts';
+import type { Doc, WriteResult } from '../port.ts';
+import { addEntries, removeEntries } from './attribute-index.ts';
+import type { ChangeLog } from './change-log.ts';
+import type { StatementCache } from './statement-cache.ts';
+import { adjustStats } from './statistics.ts';
+import { parseBody, type Row, type StoreContext } from './store-context.ts';
+
+export const RECORDS_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS docs (
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (collection, id)
+  );
+  CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+`;
+
+/** Opens (creating it and its folder when missing) the database file with the store's settings. */
+export function openDatabase(file: string): Db {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -65536'); // 64 MiB page cache
+  db.pragma('mmap_size = 1073741824'); // reads through the OS page cache, up to 1 GiB
+  db.pragma('temp_store = MEMORY');
+  return db;
+}
+
+/** The stored body of one record, or undefined when there is none. */
+export function bodyOf(statements: StatementCache, collection: string, id: string): string | undefined {
+  const row = statements.get('SELECT body FROM docs WHERE collection = ? AND id = ?').get(collection, id) as
+    { body: string } | undefined;
+  return row?.body;
+}
+
+/** Bodies of the records with these ids, in id order (missing ids are left out). */
+export function loadBodies(statements: StatementCache, collection: string, ids: string[]): Row[] {
+  if (ids.length === 0) return [];
+  return statements
+    .get(
+      'SELECT id, body FROM docs WHERE collection = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id',
+    )
+    .all(collection, JSON.stringify(ids)) as Row[];
+}
+
+/** Every record body of a collection in id order, `batchSize` at a time, with no statement left open between batches. */
+export async function* scanTexts(
+  statements: StatementCache,
+  collection: string,
+  batchSize: number,
+): AsyncIterable<string[]> {
+  let cursor = '';
+  for (;;) {
+    const rows = statements
+      .get('SELECT id, body FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT ?')
+      .all(collection, cursor, batchSize) as Row[];
+    if (rows.length === 0) return;
+    yield rows.map((r) => r.body);
+    if (rows.length < batchSize) return;
+    cursor = rows[rows.length - 1]!.id;
+  }
+}
+
+/** Called synchronously inside the write transaction, so a co-located index commits or rolls back with the records. */
+export interface WriteHook {
+  onUpsert(collection: string, docs: Doc[]): void;
+  onDelete(collection: string, ids: string[]): void;
+}
+
+/** Record writes, each in one immediate transaction with everything kept beside the records. */
+export class RecordWrites {
+  private readonly hooks: WriteHook[] = [];
+
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly changeLog: ChangeLog,
+  ) {}
+
+  addHook(hook: WriteHook): void {
+    this.hooks.push(hook);
+  }
+
+  upsertMany(collection: string, docs: Doc[]): WriteResult {
+    const clean = cleanDocs(docs);
+    return this.ctx.db.transaction(() => this.upsertInTransaction(collection, clean)).immediate();
+  }
+
+  upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): WriteResult {
+    const cleaned = writes.map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }));
+    return this.ctx.db
+      .transaction((): WriteResult => {
+        const total = { inserted: 0, updated: 0 };
+        for (const { collection, docs } of cleaned) {
+          const r = this.upsertInTransaction(collection, docs);
+          total.inserted += r.inserted;
+          total.updated += r.updated;
+        }
+        return total;
+      })
+      .immediate();
+  }
+
+  insertIfAbsent(collection: string, doc: Doc): boolean {
+    const [clean] = cleanDocs([doc]);
+    const exists = this.ctx.statements.get('SELECT 1 FROM docs WHERE collection = ? AND id = ?');
+    return this.ctx.db
+      .transaction((): boolean => {
+        if (exists.get(collection, clean!.id)) return false;
+        this.upsertInTransaction(collection, [clean!]);
+        return true;
+      })
+      .immediate();
+  }
+
+  /** Upserts inside the caller's transaction: records, attribute index, change log, statistics, hooks. */
+  private upsertInTransaction(collection: string, clean: Doc[]): WriteResult {
+    const { statements } = this.ctx;
+    const existing = statements.get('SELECT body, size FROM docs WHERE collection = ? AND id = ?');
+    const insertDoc = statements.get(
+      'INSERT INTO docs(collection, id, body, size, seq) VALUES (?, ?, ?, ?, ?)',
+    );
+    const updateDoc = statements.get(
+      'UPDATE docs SET body = ?, size = ?, seq = ? WHERE collection = ? AND id = ?',
+    );
+    let inserted = 0;
+    let updated = 0;
+    let sizeDelta = 0;
+    const changed: Doc[] = [];
+    for (const doc of clean) {
+      const body = JSON.stringify(doc);
+      const size = Buffer.byteLength(body);
+      const before = existing.get(collection, doc.id) as { body: string; size: number } | undefined;
+      if (before) {
+        updated++;
+        // Rewriting an identical record would only churn pages, the change log and the index.
+        if (before.body === body) continue;
+        const seq = this.changeLog.append(collection, doc.id, false);
+        updateDoc.run(body, size, seq, collection, doc.id);
+        addEntries(statements, collection, doc, parseBody(this.ctx, before.body));
+        sizeDelta += size - before.size;
+      } else {
+        inserted++;
+        const seq = this.changeLog.append(collection, doc.id, false);
+        insertDoc.run(collection, doc.id, body, size, seq);
+        addEntries(statements, collection, doc);
+        sizeDelta += size;
+      }
+      changed.push(doc);
+    }
+    adjustStats(statements, collection, inserted, sizeDelta);
+    if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed);
+    return { inserted, updated };
+  }
+
+  /** Deletes these records inside the caller's transaction; returns their ids. */
+  deleteInTransaction(collection: string, victims: Doc[]): string[] {
+    const { statements } = this.ctx;
+    const removeDoc = statements.get('DELETE FROM docs WHERE collection = ? AND id = ? RETURNING size');
+    const ids = victims.map((d) => d.id);
+    let sizeDelta = 0;
+    for (const doc of victims) {
+      const row = removeDoc.get(collection, doc.id) as { size: number } | undefined;
+      sizeDelta -= row?.size ?? 0;
+      removeEntries(statements, collection, doc);
+      this.changeLog.append(collection, doc.id, true);
+    }
+    if (ids.length > 0) {
+      adjustStats(statements, collection, -ids.length, sizeDelta);
+      for (const hook of this.hooks) hook.onDelete(collection, ids);
+    }
+    return ids;
+  }
+}

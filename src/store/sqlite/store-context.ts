@@ -1,0 +1,39 @@
+/**
+ * What every part of the embedded store works through: the connection, its prepared statements,
+ * the counters tests and benchmarks read, and the kept estimates of index conditions. The
+ * SqliteDocumentStore makes one and hands it to the record reads, scans and page strategies.
+ */
+import type { Database as Db } from 'better-sqlite3';
+import type { Doc } from '../port.ts';
+import type { ConditionEstimates } from './attribute-plans.ts';
+import type { PageStrategy } from './page-strategies.ts';
+import type { StatementCache } from './statement-cache.ts';
+
+/** Counters tests and benchmarks read to check that narrowing works. */
+export interface SqliteStoreCounters {
+  /** Record bodies parsed from JSON. */
+  bodiesParsed: number;
+  /** Sorted pages read off the sort key's attribute index. */
+  sortedIndexWalks: number;
+  /** How the last find read its page (unset before the first), for a planner's explain. */
+  lastStrategy?: PageStrategy;
+}
+
+export interface StoreContext {
+  readonly db: Db;
+  readonly statements: StatementCache;
+  readonly counters: SqliteStoreCounters;
+  readonly estimates: ConditionEstimates;
+}
+
+export type Row = { id: string; body: string };
+export type SqlParam = string | number;
+
+/** Records (or ids) one statement reads at a time, so a scan can stop early and take turns. */
+export const CHUNK = 1000;
+
+/** Parses a stored record body, counting it: parsing is what narrowing saves. */
+export function parseBody(ctx: StoreContext, body: string): Doc {
+  ctx.counters.bodiesParsed++;
+  return JSON.parse(body) as Doc;
+}

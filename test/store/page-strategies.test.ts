@@ -1,0 +1,207 @@
+/**
+ * The page strategies of the embedded store: `find` records which one served it
+ * (`counters.lastStrategy`), and each one, called directly through `findWith`, answers the same
+ * page as the reference (filter and sort over every record) or says it cannot answer (undefined).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileFilter } from '../../src/store/filter.ts';
+import { sortDocs } from '../../src/store/ordering.ts';
+import type { Doc, Filter, FindOptions } from '../../src/store/port.ts';
+import { SqliteDocumentStore, type PageStrategy } from '../../src/store/sqlite/index.ts';
+
+const C = 'biosample_set';
+const CATEGORIES = ['Terrestrial', 'Aquatic', 'Plants'];
+const TYPES = ['Soil', 'Marine', 'Freshwater', 'Leaf', 'Root'];
+// Enough records that an index walk beats reading keys (a condition must match 1,000 or more).
+const docs: Doc[] = Array.from({ length: 3000 }, (_, i) => ({
+  id: `nmdc:bsm-11-${String(i).padStart(5, '0')}`,
+  type: 'nmdc:Biosample',
+  name: `sample ${(i * 7919) % 3000}`,
+  ecosystem_category: CATEGORIES[i % 3],
+  ecosystem_type: TYPES[i % 5],
+  ...(i % 50 === 0 ? {} : { depth: { has_numeric_value: i % 97 } }),
+}));
+
+function reference(filter: Filter, options: FindOptions): Doc[] {
+  const predicate = compileFilter(filter);
+  const candidates = options.candidateIds ? new Set(options.candidateIds) : undefined;
+  const matches = docs.filter((d) => predicate(d) && (!candidates || candidates.has(d.id)));
+  const sorted = sortDocs(matches, options.sort?.length ? options.sort : [['id', 1]]);
+  const skip = options.skip ?? 0;
+  return sorted.slice(skip, options.limit ? skip + options.limit : undefined);
+}
+
+const ALL: PageStrategy[] = [
+  'id-walk',
+  'candidate-ids',
+  'attribute-index',
+  'sorted-index-walk',
+  'sort-keys',
+  'sort-in-memory',
+];
+const everyThird = docs.filter((_, i) => i % 3 === 0).map((d) => d.id);
+
+/** A find, the strategy the store chooses for it, and every strategy that can answer it. */
+const CASES: Array<{
+  name: string;
+  filter: Filter;
+  options: FindOptions;
+  chosen: PageStrategy;
+  able: PageStrategy[];
+}> = [
+  {
+    name: 'a page of the whole collection in id order',
+    filter: {},
+    options: { skip: 40, limit: 10 },
+    chosen: 'id-walk',
+    able: ['id-walk', 'sort-keys', 'sort-in-memory'],
+  },
+  {
+    name: 'an indexed equality in id order',
+    filter: { ecosystem_type: 'Marine' },
+    options: { limit: 15 },
+    chosen: 'attribute-index',
+    able: ['id-walk', 'attribute-index', 'sort-keys', 'sort-in-memory'],
+  },
+  {
+    name: "the search index's candidates in id order",
+    filter: { ecosystem_category: 'Terrestrial' },
+    options: { candidateIds: everyThird, limit: 12, skip: 3 },
+    chosen: 'candidate-ids',
+    able: ['candidate-ids', 'sort-keys', 'sort-in-memory'],
+  },
+  {
+    name: 'a page sorted by an indexed path',
+    filter: {},
+    options: { sort: [['depth.has_numeric_value', -1]], skip: 20, limit: 10 },
+    chosen: 'sorted-index-walk',
+    able: ['id-walk', 'sorted-index-walk', 'sort-keys', 'sort-in-memory'],
+  },
+  {
+    name: 'an index-decided filter sorted by a path without an index',
+    filter: { ecosystem_category: 'Plants' },
+    options: { sort: [['name', 1]], limit: 10 },
+    chosen: 'sort-keys',
+    able: ['id-walk', 'attribute-index', 'sort-keys', 'sort-in-memory'],
+  },
+  {
+    name: 'a filter the index cannot decide, sorted',
+    filter: { name: { $regex: '7$' } },
+    options: { sort: [['name', -1]], limit: 10 },
+    chosen: 'sort-in-memory',
+    able: ['id-walk', 'sort-in-memory'],
+  },
+];
+
+describe('SQLite page strategies', () => {
+  let dir: string;
+  let store: SqliteDocumentStore;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-strategies-'));
+    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    await store.upsertMany(C, docs);
+  });
+
+  afterAll(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const c of CASES) {
+    it(`serves ${c.name} by ${c.chosen} and records it`, async () => {
+      const expected = reference(c.filter, c.options);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(await store.find(C, c.filter, c.options)).toEqual(expected);
+      expect(store.counters.lastStrategy).toBe(c.chosen);
+    });
+
+    it(`answers ${c.name} alike by every strategy that can, and undefined by the others`, async () => {
+      const expected = reference(c.filter, c.options);
+      for (const strategy of ALL) {
+        const page = await store.findWith(strategy, C, c.filter, c.options);
+        if (c.able.includes(strategy)) expect(page, strategy).toEqual(expected);
+        else expect(page, strategy).toBeUndefined();
+      }
+    });
+  }
+
+  it('applies the projection whichever strategy reads the page', async () => {
+    const options: FindOptions = { sort: [['name', 1]], limit: 3, projection: ['name'] };
+    const expected = reference({ ecosystem_category: 'Plants' }, options).map((d) => ({
+      id: d.id,
+      name: d.name,
+    }));
+    for (const strategy of ['sort-keys', 'sort-in-memory'] as const)
+      expect(await store.findWith(strategy, C, { ecosystem_category: 'Plants' }, options)).toEqual(expected);
+  });
+});
+
+describe('the id walk with a body test', () => {
+  let dir: string;
+  let store: SqliteDocumentStore;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-body-test-'));
+    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    await store.upsertMany(C, docs);
+  });
+
+  afterAll(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cases: Array<{ filter: Filter; bodyTest: { sql: string; params: string[] } }> = [
+    // Broad: the page ends in the first range.
+    {
+      filter: { name: { $regex: 'sample 1' } },
+      bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 1%'] },
+    },
+    // Rare: the walk crosses every range (256, 512, ... rows) before it has its matches.
+    {
+      filter: { name: { $regex: '^sample 2999$' } },
+      bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 2999%'] },
+    },
+    // A test that passes records the filter then refuses.
+    {
+      filter: { name: { $regex: 'e 7$' } },
+      bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%e 7%'] },
+    },
+  ];
+
+  it('answers the same pages, counts and sorted pages as the reference, counting what it read', async () => {
+    for (const { filter, bodyTest } of cases) {
+      const access = { path: 'id-walk' as const, bodyTest };
+      for (const options of [
+        { limit: 5 },
+        { skip: 3, limit: 40 },
+        {},
+        { afterId: docs[1500]!.id, limit: 7 },
+      ]) {
+        const expected = reference(filter, {}).filter((d) => !options.afterId || d.id > options.afterId);
+        const skip = (options as FindOptions).skip ?? 0;
+        const limit = (options as FindOptions).limit;
+        const stats = { docsExamined: 0, keysExamined: 0, docsParsed: 0 };
+        const page = await store.find(C, filter, { ...options, access, stats });
+        expect(page, JSON.stringify({ filter, options })).toEqual(
+          expected.slice(skip, limit ? skip + limit : undefined),
+        );
+        expect(stats.path).toBe('id-walk');
+        // Parsed only what passed the test; examined at least every record up to the last match.
+        expect(stats.docsParsed).toBeLessThanOrEqual(stats.docsExamined);
+        if (page.length > 0) {
+          const upTo = docs.findIndex((d) => d.id === page[page.length - 1]!.id);
+          const from = options.afterId ? docs.findIndex((d) => d.id === options.afterId) + 1 : 0;
+          expect(stats.docsExamined).toBeGreaterThanOrEqual(upTo - from + 1);
+        }
+      }
+      expect(await store.count(C, filter, undefined, { access })).toBe(reference(filter, {}).length);
+      const sorted = { sort: [['name', -1]] as Array<[string, 1 | -1]>, limit: 4 };
+      expect(await store.find(C, filter, { ...sorted, access })).toEqual(reference(filter, sorted));
+    }
+  });
+});

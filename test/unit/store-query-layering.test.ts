@@ -1,0 +1,70 @@
+/**
+ * The store and query layers (src/store, src/query, search/) sit below the HTTP layer: they throw
+ * their own errors (src/store/errors.ts) and no file of theirs imports from src/http, directly or
+ * through other modules of the project (type-only imports included). The HTTP error handler maps
+ * their errors to statuses.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importsOf, relative, ROOT, sourceFiles } from '../support/project-imports.ts';
+import { statusOfStoreError } from '../../src/http/error-handler.ts';
+import { InvalidQuery, InvalidRecord, UnsupportedQuery } from '../../src/store/errors.ts';
+
+const LOWER_LAYERS = ['src/store', 'src/query', 'search'].map((dir) => path.join(ROOT, dir));
+const HTTP = path.join(ROOT, 'src/http');
+
+const insideHttp = (file: string) => file.startsWith(HTTP + path.sep);
+
+describe('the store and query layers do not depend on src/http', () => {
+  it('has no file under src/store, src/query or search/ that imports from src/http', () => {
+    const offending = LOWER_LAYERS.flatMap(sourceFiles).flatMap((file) =>
+      importsOf(file)
+        .filter(insideHttp)
+        .map((target) => `${relative(file)} -> ${relative(target)}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('reaches no file under src/http through other modules either', () => {
+    // Breadth-first over project imports from every lower-layer file, remembering how each was reached.
+    const reachedFrom = new Map<string, string | null>(
+      LOWER_LAYERS.flatMap(sourceFiles).map((f) => [f, null]),
+    );
+    const queue = [...reachedFrom.keys()];
+    while (queue.length) {
+      const file = queue.shift()!;
+      if (!fs.existsSync(file)) continue;
+      for (const target of importsOf(file)) {
+        if (reachedFrom.has(target)) continue;
+        reachedFrom.set(target, file);
+        queue.push(target);
+      }
+    }
+    const chains = [...reachedFrom.keys()].filter(insideHttp).map((file) => {
+      const chain = [file];
+      for (let from = reachedFrom.get(file); from; from = reachedFrom.get(from)) chain.unshift(from);
+      return chain.map(relative).join(' -> ');
+    });
+    expect(chains).toEqual([]);
+  });
+
+  it('reads the import specifiers it checks (a self-test on a file known to import src/http)', () => {
+    expect(importsOf(path.join(ROOT, 'src/app.ts')).some(insideHttp)).toBe(true);
+  });
+});
+
+describe('statusOfStoreError', () => {
+  it('answers 400 for input that can never be valid and 422 for a query the service will not run', () => {
+    expect(statusOfStoreError(new InvalidQuery('skip must not be negative'))).toBe(400);
+    expect(statusOfStoreError(new InvalidRecord('record 0 has no string id'))).toBe(400);
+    expect(statusOfStoreError(new UnsupportedQuery('$regex must be a string'))).toBe(422);
+  });
+
+  it('keeps the detail as given and names the error by its class', () => {
+    const err = new UnsupportedQuery('Filter is nested deeper than 20 levels');
+    expect(err.detail).toBe('Filter is nested deeper than 20 levels');
+    expect(err.message).toBe(err.detail);
+    expect(err.name).toBe('UnsupportedQuery');
+  });
+});
