@@ -20,7 +20,7 @@ import { validationRouter } from './http/routes/validation.ts';
 import { pidsRouter } from './http/routes/pids.ts';
 import { createAuth } from './auth/index.ts';
 import { queriesRouter } from './http/routes/queries.ts';
-import { QueryPlanner } from '../search/planner.ts';
+import { QueryPlanner } from './query/planner/planner.ts';
 import { RecordWriter } from '../search/writer.ts';
 import { submissionRouter } from './http/routes/submission.ts';
 import { runsRouter } from './runs/routes.ts';
@@ -79,7 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
 
   app.use(corsMiddleware(deps.config.corsOrigins));
 
-  const planner = new QueryPlanner(deps.store, deps.searchIndex);
+  const planner = new QueryPlanner(deps.store, deps.searchIndex, { logger: deps.logger });
   const auth = await createAuth(deps, planner);
   app.use(auth.preRouter);
   app.use(docsRouter(deps));

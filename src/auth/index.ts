@@ -5,7 +5,7 @@
  */
 import express, { type RequestHandler } from 'express';
 import type { AppDeps } from '../http/deps.ts';
-import type { QueryPlanner } from '../../search/planner.ts';
+import type { QueryPlanner } from '../query/planner/planner.ts';
 import { Allowances, accountsRouter, allowancesRouter, ensureAccounts } from '../accounts/index.ts';
 import { loadServiceKeys } from './keys.ts';
 import { ExternalIdentity } from './external-identity.ts';

@@ -3,7 +3,7 @@
  * span five collections and must page, sort and count across them as if they were one.
  */
 import { Aggregator } from 'mingo';
-import type { QueryPlanner } from '../../search/planner.ts';
+import type { QueryPlanner } from '../query/planner/planner.ts';
 import type { Doc, Filter, Sort } from '../store/port.ts';
 import { compileProjection } from '../store/projection.ts';
 
@@ -54,6 +54,25 @@ export class CollectionsReader {
   async count(collections: string[], filter: Filter): Promise<number> {
     const counts = await Promise.all(collections.map((c) => this.planner.count(c, filter)));
     return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** How the planner would read (and, with `executionStats`, reads) a find or count of one collection. */
+  explain(
+    collection: string,
+    filter: Filter,
+    page: ReadPage,
+    purpose: 'page' | 'count',
+    verbosity: 'queryPlanner' | 'executionStats',
+    databaseName: string,
+  ): Promise<Record<string, unknown>> {
+    return this.planner.explain(
+      collection,
+      filter,
+      { ...page, sort: withIdTieBreaker(page.sort) },
+      purpose,
+      verbosity,
+      databaseName,
+    );
   }
 
   /** The first of the collections holding a record with this id. */

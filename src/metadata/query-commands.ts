@@ -148,13 +148,16 @@ export class QueryCommands {
   }
 
   async run(command: Command, principal: Principal): Promise<Record<string, unknown>> {
+    if ('explain' in command) return this.explain(command);
     if ('find' in command) return this.find(command, principal);
     if ('getMore' in command) return this.getMore(command, principal);
     if ('count' in command) return this.count(command);
     if ('aggregate' in command) return this.aggregate(command, principal);
     if ('update' in command) return this.update(command, principal);
     if ('delete' in command) return this.delete(command, principal);
-    throw new Unprocessable('The command must be one of find, getMore, count, aggregate, update, delete');
+    throw new Unprocessable(
+      'The command must be one of find, getMore, count, aggregate, update, delete, explain',
+    );
   }
 
   private collectionOf(command: Command, key: string): string {
@@ -230,6 +233,49 @@ export class QueryCommands {
       remaining,
     });
     return { batch, id };
+  }
+
+  /** MongoDB's explain of a find or count: the planner's chosen and rejected paths. */
+  private async explain(command: Command) {
+    const inner = command.explain;
+    if (!isObject(inner) || !('find' in inner || 'count' in inner))
+      throw new Unprocessable(
+        'explain must hold a find or count command, e.g. {"explain": {"find": "study_set"}}',
+      );
+    const verbosity = command.verbosity ?? 'queryPlanner';
+    if (verbosity !== 'queryPlanner' && verbosity !== 'executionStats')
+      throw new Unprocessable('verbosity must be queryPlanner or executionStats');
+    let answer: Record<string, unknown>;
+    if ('find' in inner) {
+      const collection = this.collectionOf(inner, 'find');
+      const limit = positiveInt(inner.limit, 'limit', 0);
+      const batchSize = positiveInt(inner.batchSize, 'batchSize', DEFAULT_FIND_BATCH) || DEFAULT_FIND_BATCH;
+      const sort = parseSort(inner.sort);
+      answer = await this.reader.explain(
+        collection,
+        guardFilter(inner.filter ?? {}),
+        {
+          sort: sort ?? undefined,
+          projection: parseProjection(inner.projection).include ?? undefined,
+          // The first batch, as the find would read it (one more to know whether more follow).
+          limit: (limit > 0 ? Math.min(limit, batchSize) : batchSize) + 1,
+        },
+        'page',
+        verbosity,
+        this.databaseName,
+      );
+    } else {
+      const collection = this.collectionOf(inner, 'count');
+      answer = await this.reader.explain(
+        collection,
+        guardFilter(inner.query ?? {}),
+        {},
+        'count',
+        verbosity,
+        this.databaseName,
+      );
+    }
+    return { ...answer, ok: 1 };
   }
 
   private async count(command: Command) {

@@ -15,7 +15,7 @@ import { errorHandler } from '../../src/http/error-handler.ts';
 import { NotFound } from '../../src/http/errors.ts';
 import { createAuth, type Principal } from '../../src/auth/index.ts';
 import type { DocumentStore } from '../../src/store/port.ts';
-import type { QueryPlanner } from '../../search/planner.ts';
+import type { QueryPlanner } from '../../src/query/planner/planner.ts';
 import type { EdgeIndex } from '../../src/provenance/port.ts';
 import type { SearchIndex } from '../../search/port.ts';
 

@@ -14,7 +14,7 @@ import { compileFilter } from '../../src/store/filter.ts';
 import { sortDocs } from '../../src/store/ordering.ts';
 import type { Doc, Filter, Sort } from '../../src/store/port.ts';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
-import { QueryPlanner } from '../../search/planner.ts';
+import { QueryPlanner } from '../../src/query/planner/planner.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import { checkCollection, hasDrift } from '../../search/maintenance.ts';

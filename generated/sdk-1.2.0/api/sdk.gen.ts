@@ -135,6 +135,19 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * search index with exactly MongoDB's results. `getMore` continuations expire after an hour
  * of inactivity.
  *
+ * `explain` shows how a `find` or `count` would be read, as MongoDB's explain does:
+ * `{"explain": {"find": "biosample_set", "filter": {...}, "limit": 25}, "verbosity":
+ * "queryPlanner"}`. `queryPlanner.winningPlan` is the access path the planner chose
+ * (`COLLSCAN` walks records in id order and stops when the page is full, skipping unparsed
+ * the records whose text lacks the filter's substrings; `SEARCH_INDEX` reads candidate ids
+ * from the search index; `IXSCAN` reads the attribute index; `SORT_KEY_GENERATOR` and `SORT`
+ * order the matches), with its estimated records and index entries read and its estimated
+ * cost; `rejectedPlans` lists the other paths with theirs. Estimates come from a sample of
+ * the collection (`queryPlanner.estimate`). With `"verbosity": "executionStats"` the command
+ * is also run and `executionStats` reports records returned, records and index entries
+ * examined, records parsed and the time taken. The plan never changes the answer, only what
+ * it costs.
+ *
  */
 export const runQuery = <ThrowOnError extends boolean = false>(options: Options<RunQueryData, ThrowOnError>) => (options.client ?? client).post<RunQueryResponses, RunQueryErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],

@@ -155,7 +155,20 @@ export type CollectionNameOfId = {
 /**
  * One database command; the key naming the command says which.
  */
-export type QueryCommand = FindCommand | GetMoreCommand | CountCommand | AggregateCommand | UpdateCommand | DeleteCommand;
+export type QueryCommand = FindCommand | GetMoreCommand | CountCommand | AggregateCommand | UpdateCommand | DeleteCommand | ExplainCommand;
+
+export type ExplainCommand = {
+    /**
+     * The `find` or `count` command to explain (see FindCommand and CountCommand).
+     */
+    explain: {
+        [key: string]: unknown;
+    };
+    /**
+     * `queryPlanner` (the default) or `executionStats` (also run the command).
+     */
+    verbosity?: string;
+};
 
 /**
  * MongoDB query syntax. `$regex` (with `$options` `i`, `m`, `s`, `x`) means what MongoDB
@@ -259,7 +272,53 @@ export type DeleteCommand = {
 /**
  * The result of the command that was run.
  */
-export type QueryResult = CursorResult | CountResult | UpdateResult | DeleteResult;
+export type QueryResult = CursorResult | CountResult | UpdateResult | DeleteResult | ExplainResult;
+
+/**
+ * Result of `explain`.
+ */
+export type ExplainResult = {
+    ok: number;
+    queryPlanner: {
+        namespace: string;
+        parsedQuery?: {
+            [key: string]: unknown;
+        };
+        collectionSize?: number;
+        estimate?: {
+            [key: string]: unknown;
+        };
+        bodyTest?: string;
+        winningPlan: ExplainedPath;
+        rejectedPlans: Array<ExplainedPath>;
+        planningTimeMillis?: number;
+        /**
+         * The plan in one line, as the debug log writes it.
+         */
+        summary: string;
+        [key: string]: unknown;
+    };
+    executionStats?: {
+        nReturned?: number;
+        count?: number;
+        executionTimeMillis?: number;
+        totalKeysExamined?: number;
+        totalDocsExamined?: number;
+        totalDocsParsed?: number;
+        accessPath?: string;
+    };
+};
+
+export type ExplainedPath = {
+    stage: string;
+    accessPath: 'id-walk' | 'candidate-ids' | 'attribute-index' | 'sorted-index-walk' | 'sort-keys' | 'sort-in-memory';
+    estimatedDocsExamined?: number;
+    estimatedKeysExamined?: number;
+    estimatedCostMillis?: number | null;
+    applicable?: boolean;
+    note: string;
+    bodyTest?: string;
+};
 
 /**
  * Result of `find`, `getMore` and `aggregate`.

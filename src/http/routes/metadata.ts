@@ -4,7 +4,7 @@
  */
 import express, { type Request } from 'express';
 import type { AppDeps } from '../deps.ts';
-import type { QueryPlanner } from '../../../search/planner.ts';
+import type { QueryPlanner } from '../../query/planner/planner.ts';
 import { NotFound } from '../errors.ts';
 import { CollectionsReader } from '../../metadata/collections-reader.ts';
 import { CompactFind, type CompactFindParams } from '../../metadata/compact-find.ts';

@@ -1,7 +1,7 @@
 import express from 'express';
 import type { AppDeps } from '../deps.ts';
 import type { Auth, Principal } from '../../auth/index.ts';
-import type { QueryPlanner } from '../../../search/planner.ts';
+import type { QueryPlanner } from '../../query/planner/planner.ts';
 import { CollectionsReader } from '../../metadata/collections-reader.ts';
 import { QueryCommands, type RecordWrites } from '../../metadata/query-commands.ts';
 

@@ -1,0 +1,151 @@
+/**
+ * A cheap first test of a record's stored JSON text, before it is parsed: the substrings every
+ * match of the filter's text predicates must contain (the trigram analysis of `search/regex/`).
+ * A record whose text lacks them cannot match, so a walk can skip it without parsing; a record
+ * that has them is parsed and decided by the full filter. A superset, never a narrower set.
+ *
+ * Why the stored text holds the value's substrings verbatim: the body is `JSON.stringify` of the
+ * record, which writes every character as itself except `"`, `\`, control characters and lone
+ * surrogates; atoms with those are left out. Case: the test folds ASCII letters only (SQLite
+ * LIKE), and the atoms are lowercase, so it is a superset for case-sensitive predicates too. A
+ * case-insensitive regex may match `k` with the Kelvin sign and `s` with the long s, which no
+ * ASCII fold sees, so caseless atoms are cut at those letters.
+ */
+import type { IndexablePredicate } from '../../../search/port.ts';
+import type { Conjunct } from '../../../search/filter-predicates.ts';
+import { trigramQueryOfPredicate } from '../../../search/predicates.ts';
+import type { TrigramQuery } from '../../../search/regex/trigram-query.ts';
+import { WORD_PATTERN } from '../../../search/words.ts';
+
+/** A boolean test of the record text; `true`/`false` are constants. */
+export type BodyTest = true | false | { op: 'and' | 'or'; atoms: string[]; subs: BodyTest[] };
+
+/** Atoms shorter than this pass too many records to be worth a test. */
+const MIN_ATOM = 3;
+/** Characters JSON.stringify writes as escapes (and so never verbatim in the text). */
+const ESCAPED = /["\\\u0000-\u001f\uD800-\uDFFF]/;
+
+function usableAtoms(atom: string, caseless: boolean): string[] {
+  if (ESCAPED.test(atom)) return [];
+  const pieces = caseless ? atom.split(/[ks]/) : [atom];
+  return pieces.filter((p) => [...p].length >= MIN_ATOM);
+}
+
+function combine(op: 'and' | 'or', given: string[], subs: BodyTest[]): BodyTest {
+  const atoms = [...given];
+  const kept: BodyTest[] = [];
+  for (const s of subs) {
+    if (s === (op === 'and')) continue; // neutral element
+    if (s === (op !== 'and')) return s; // absorbing element
+    if (s === true || s === false) continue;
+    if (s.op === op || (s.atoms.length === 1 && s.subs.length === 0)) {
+      atoms.push(...s.atoms);
+      kept.push(...s.subs);
+    } else kept.push(s);
+  }
+  if (atoms.length === 0 && kept.length === 0) return op === 'and';
+  if (atoms.length === 0 && kept.length === 1) return kept[0]!;
+  return { op, atoms: [...new Set(atoms)], subs: kept };
+}
+
+function ofTrigramQuery(q: TrigramQuery, caseless: boolean): BodyTest {
+  if (q.op === 'all') return true;
+  if (q.op === 'none') return false;
+  const subs = q.subs.map((s) => ofTrigramQuery(s, caseless));
+  if (q.op === 'and') {
+    return combine(
+      'and',
+      q.atoms.flatMap((a) => usableAtoms(a, caseless)),
+      subs,
+    );
+  }
+  // Under OR an atom that cannot be tested makes the whole OR pass.
+  const atoms: string[] = [];
+  for (const a of q.atoms) {
+    const usable = usableAtoms(a, caseless);
+    if (usable.length === 0) return true;
+    // A cut atom is the AND of its pieces.
+    if (usable.length === 1) atoms.push(usable[0]!);
+    else subs.push({ op: 'and', atoms: usable, subs: [] });
+  }
+  return combine('or', atoms, subs);
+}
+
+function isCaseless(p: IndexablePredicate): boolean {
+  return p.kind !== 'regex' || p.flags.includes('i');
+}
+
+export function bodyTestOfPredicate(p: IndexablePredicate): BodyTest {
+  if (p.kind === 'words') {
+    const words = [...p.text.matchAll(WORD_PATTERN)].map((m) => m[0].toLowerCase());
+    return combine(
+      'and',
+      words.flatMap((w) => usableAtoms(w, true)),
+      [],
+    );
+  }
+  return ofTrigramQuery(trigramQueryOfPredicate(p), isCaseless(p));
+}
+
+/** The test every match of the AND of `conjuncts` passes. */
+export function bodyTestOf(conjuncts: Conjunct[]): BodyTest {
+  const parts = conjuncts.map((c): BodyTest =>
+    c.kind === 'predicate'
+      ? bodyTestOfPredicate(c.predicate)
+      : combine(
+          'or',
+          [],
+          c.branches.map((b) => bodyTestOf(b)),
+        ),
+  );
+  return combine('and', [], parts);
+}
+
+/** Lowercases ASCII letters only, as SQLite's LIKE folds them. */
+function foldAscii(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
+/** The test as a JavaScript function of the record text (estimates on a sample). */
+export function bodyTestFunction(test: BodyTest): (text: string) => boolean {
+  const onFolded = foldedTest(test);
+  return (text) => onFolded(foldAscii(text));
+}
+
+function foldedTest(test: BodyTest): (folded: string) => boolean {
+  if (test === true || test === false) return () => test;
+  const atoms = test.atoms.map(foldAscii);
+  const subs = test.subs.map(foldedTest);
+  return test.op === 'and'
+    ? (folded) => atoms.every((a) => folded.includes(a)) && subs.every((s) => s(folded))
+    : (folded) => atoms.some((a) => folded.includes(a)) || subs.some((s) => s(folded));
+}
+
+/** The test as SQL on a text column, with its parameters (LIKE with `\` as escape). */
+export function bodyTestSql(test: BodyTest, column: string): { sql: string; params: string[] } {
+  if (test === true) return { sql: '1', params: [] };
+  if (test === false) return { sql: '0', params: [] };
+  const parts: string[] = [];
+  const params: string[] = [];
+  for (const atom of test.atoms) {
+    parts.push(`${column} LIKE ? ESCAPE '\\'`);
+    params.push(`%${atom.replace(/[\\%_]/g, '\\$&')}%`);
+  }
+  for (const sub of test.subs) {
+    const s = bodyTestSql(sub, column);
+    parts.push(`(${s.sql})`);
+    params.push(...s.params);
+  }
+  return { sql: parts.join(test.op === 'and' ? ' AND ' : ' OR '), params };
+}
+
+/** One line for plans and logs, e.g. `"tundra" AND ("kel" OR "col")`. */
+export function describeBodyTest(test: BodyTest): string {
+  if (test === true) return 'true';
+  if (test === false) return 'false';
+  const parts = [
+    ...test.atoms.map((a) => JSON.stringify(a)),
+    ...test.subs.map((s) => `(${describeBodyTest(s)})`),
+  ];
+  return parts.join(test.op === 'and' ? ' AND ' : ' OR ');
+}
