@@ -1,243 +1,286 @@
 /**
- * Search benchmark on the embedded default: selective and unselective `.search` and `$regex`
- * queries through HTTP on 127.0.0.1, answered with the FTS5 index and, in the same run, by a
- * second app on the same store whose index never narrows (a full scan of the source of truth).
- * Reports p50/p99, candidates per hit, index build rate and index size.
+ * Search benchmark, side by side with PostgreSQL: the generator's biosamples are loaded into a
+ * fresh embedded store (every index) and, when PostgreSQL with pg_trgm is installed, into a
+ * private PostgreSQL cluster (COPY, then a trigram GIN index per queried path, ANALYZE). For every
+ * query shape of issue 16 it prints, per size: our p50/p99 for the first page of 25 by id through
+ * HTTP on 127.0.0.1, our floor (the same request with filter `{}`), PostgreSQL's p50/p99 for the
+ * same page as a prepared statement over its wire protocol, and `(ours - floor) / PostgreSQL`;
+ * then a compact find with a large `meta.count` (first request and p50 after it) against
+ * PostgreSQL's `count(*)`, and the load rates and index sizes of both. Both sides must return the
+ * same ids for every shape, or the run stops. Without PostgreSQL it says so and measures our side.
  *
- *   npm run bench:search -- [--sizes 10000,100000,1000000] [--requests 200] [--scan-seconds 10]
+ *   npm run bench:search -- [--sizes 100000,1000000] [--requests 200] [--seconds 30] [--without-postgres]
+ *                           [--with-scan [--scan-seconds 10]]
+ *
+ * Each p50/p99 is over `--requests` sequential requests, or as many as fit in `--seconds` (at least
+ * 10). `--with-scan` adds the older comparisons: the same queries on a scan-only app, and the search
+ * index's rebuild rates. PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
+ * and `pg_config --bindir`; as root the cluster runs as the `postgres` user.
  */
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import Database from 'better-sqlite3';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { pino } from 'pino';
-import { loadConfig } from '../../src/config.ts';
-import { buildApp } from '../../src/app.ts';
-import type { DocumentStore, Filter } from '../../src/store/port.ts';
-import type { Candidates, SearchIndex } from '../../search/port.ts';
-import { QueryPlanner } from '../../search/planner.ts';
-import { reindexCollection, type ReindexResult } from '../../search/maintenance.ts';
-import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
-import { flag, percentile, startBenchServer, table } from '../support/embedded.ts';
+import type { SqliteDocumentStore } from '../../src/store/sqlite/document-store.ts';
+import type { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
+import { flag, percentile, startBenchServer, table, type BenchServer } from '../support/embedded.ts';
+import { findPostgres, startPostgres, type PostgresCluster } from '../support/postgres.ts';
+import {
+  loadPeer,
+  peerCount,
+  peerMatches,
+  peerPageIds,
+  timePeerCount,
+  timePeerPage,
+  type PeerLoad,
+} from './peer.ts';
+import { rebuildRow, scanRows, timedRequests } from './scan-comparison.ts';
+import {
+  countPath,
+  countShape,
+  indexedPaths,
+  pageFilter,
+  pagePath,
+  pageShapes,
+  type PageShape,
+} from './shapes.ts';
 
-const C = 'biosample_set';
+type Row = Record<string, string | number>;
 
 function listFlag(name: string, fallback: number[]): number[] {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1]!.split(',').map(Number) : fallback;
 }
 
-const sizes = listFlag('sizes', [10_000, 100_000]);
+const sizes = listFlag('sizes', [100_000, 1_000_000]);
 const requests = flag('requests', 200);
+/** Per measurement: `requests`, or as many as fit in this many seconds (at least 10). */
+const budget = flag('seconds', 30);
 const scanSeconds = flag('scan-seconds', 10);
+const withScan = process.argv.includes('--with-scan');
+const withoutPostgres = process.argv.includes('--without-postgres');
 
-/** An index that never narrows: every query is a scan of the source of truth. */
-class ScanOnlyIndex implements SearchIndex {
-  readonly engine = 'sqlite-fts5' as const;
-  readonly synchronous = true;
-  async index(): Promise<void> {}
-  async remove(): Promise<void> {}
-  async candidates(): Promise<Candidates> {
-    return { all: true };
+const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+const perSecond = (records: number, seconds: number) => Math.round(records / seconds).toLocaleString('en-US');
+
+/** Ids of our first page, and the match count when the response carries one. */
+async function ourPage(url: string, path: string): Promise<{ ids: string[]; count?: number; ms: number }> {
+  const t0 = performance.now();
+  const res = await fetch(url + path);
+  const body = (await res.json()) as {
+    resources?: Array<{ id: string }>;
+    results?: Array<{ id: string }>;
+    meta?: { count: number };
+  };
+  const elapsed = performance.now() - t0;
+  if (!res.ok) throw new Error(`${path} -> ${res.status} ${JSON.stringify(body)}`);
+  return {
+    ids: (body.resources ?? body.results ?? []).map((d) => d.id),
+    count: body.meta?.count,
+    ms: elapsed,
+  };
+}
+
+/** A bench comparing different answers is wrong: stop. */
+function assertSameIds(label: string, ours: string[], theirs: string[]): void {
+  if (ours.length !== theirs.length || ours.some((id, i) => id !== theirs[i])) {
+    throw new Error(
+      `${label}: different first pages\n  ours:       ${ours.slice(0, 5).join(' ')} ... (${ours.length})\n` +
+        `  PostgreSQL: ${theirs.slice(0, 5).join(' ')} ... (${theirs.length})`,
+    );
   }
-  async clear(): Promise<void> {}
-  async *fingerprints(): AsyncIterable<Array<{ id: string; fingerprint: string }>> {}
-  async watermark(): Promise<number> {
-    return 0;
-  }
-  async setWatermark(): Promise<void> {}
-  async close(): Promise<void> {}
 }
 
-interface Scenario {
-  name: string;
-  /** Request paths (rotated) and the filter each one runs. */
-  variants: Array<{ path: string; filter: Filter }>;
+/** Bytes of our attribute index and records table (dbstat), when the store is the embedded one. */
+function ourTableBytes(bench: BenchServer): { attribute: number; records: number } {
+  const db = (bench.store as Partial<SqliteDocumentStore>).db;
+  if (!db) return { attribute: NaN, records: NaN };
+  const bytesOf = (tables: string[]) =>
+    (
+      db
+        .prepare(
+          `SELECT sum(pgsize) AS bytes FROM dbstat
+            WHERE name IN (SELECT name FROM sqlite_schema WHERE tbl_name IN (${tables.map(() => '?').join(',')}))`,
+        )
+        .get(...tables) as { bytes: number | null }
+    ).bytes ?? 0;
+  return { attribute: bytesOf(['attr_index', 'attr_irregular']), records: bytesOf(['docs']) };
 }
 
-const enc = encodeURIComponent;
-const search = (attr: string, text: string) => ({
-  path: `/biosamples?filter=${enc(`${attr}.search:${text}`)}&per_page=25`,
-  filter: { [attr]: { $regex: text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), $options: 'i' } },
-});
-const regex = (filter: Filter) => ({
-  path: `/nmdcschema/${C}?filter=${enc(JSON.stringify(filter))}&max_page_size=25`,
-  filter,
-});
-
-function scenarios(size: number, sampleNames: string[], sampNames: string[], goldIds: string[]): Scenario[] {
-  const pick = (xs: string[], n: number) =>
-    Array.from({ length: n }, (_, i) => xs[Math.floor((i * xs.length) / n)]!);
-  return [
-    {
-      name: 'selective .search (name, ~1 hit)',
-      variants: pick(sampleNames, 20).map((n) => search('name', n.split(' ').slice(1, 4).join(' '))),
-    },
-    {
-      name: 'selective $regex (^gold id prefix)',
-      variants: pick(goldIds, 20).map((g) =>
-        regex({ alternative_identifiers: { $regex: `^${g.slice(0, -1)}` } }),
-      ),
-    },
-    {
-      name: 'selective $regex, i + alternation',
-      variants: pick(sampNames, 20).map((n, i, all) =>
-        regex({ samp_name: { $regex: `^(${n}|${all[(i + 1) % all.length]!})$`, $options: 'i' } }),
-      ),
-    },
-    {
-      name: 'unselective .search (geo_loc_name, a site)',
-      variants: ['kellogg', 'columbia', 'harvard', 'yellowstone'].map((t) =>
-        search('geo_loc_name.has_raw_value', t),
-      ),
-    },
-    {
-      name: 'unselective $regex (biome$, most records)',
-      variants: [regex({ 'env_broad_scale.term.name': { $regex: 'biome$' } })],
-    },
-  ].map((s) => ({ ...s, name: `${s.name} @${size.toLocaleString('en-US')}` }));
-}
-
-async function listen(app: import('express').Express): Promise<{ url: string; server: Server }> {
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
-/** Sequential requests rotating over the variants, for at most `count` requests or `seconds`. */
-async function timed(url: string, paths: string[], count: number, seconds: number): Promise<number[]> {
-  const out: number[] = [];
-  const deadline = performance.now() + seconds * 1000;
-  for (let i = 0; i < count && (i < 3 || performance.now() < deadline); i++) {
-    const t0 = performance.now();
-    const res = await fetch(url + paths[i % paths.length]);
-    await res.arrayBuffer();
-    if (!res.ok) throw new Error(`${paths[i % paths.length]} -> ${res.status}`);
-    out.push(performance.now() - t0);
-  }
-  return out;
-}
-
-/**
- * Builds the collection's index from nothing in a file of its own: every string is new and
- * tokenized (a rebuild in place keeps the strings it already has).
- */
-async function buildFromEmpty(store: DocumentStore): Promise<ReindexResult> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-bench-index-'));
-  const db = new Database(path.join(dir, 'index.sqlite'));
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('cache_size = -65536'); // 64 MiB page cache, as the embedded store's
-  const index = new FtsSearchIndex(db, { hooked: false, ownsDatabase: true });
+async function measureSize(size: number, cluster: PostgresCluster | undefined) {
+  const options = { studies: 10, biosamples: size, dataObjects: 0, seed: 7 };
+  console.error(`loading ${size.toLocaleString('en-US')} biosamples into the embedded store ...`);
+  const bench = await startBenchServer(options);
+  const pageRows: Row[] = [];
+  const extraRows: { rebuild?: Row; scan: Row[] } = { scan: [] };
+  let peer: PeerLoad | undefined;
   try {
-    return await reindexCollection(store, index, C);
+    const ourRate = perSecond(bench.records, bench.loadSeconds);
+    console.error(`  ours: ${bench.records} records in ${bench.loadSeconds.toFixed(1)} s (${ourRate}/s)`);
+    if (cluster) {
+      console.error(`loading ${size.toLocaleString('en-US')} biosamples into PostgreSQL ...`);
+      peer = await loadPeer(cluster.client, options, indexedPaths(size));
+      if (peer.records !== size) throw new Error(`PostgreSQL copied ${peer.records} rows, expected ${size}`);
+      console.error(
+        `  PostgreSQL: COPY ${peer.copySeconds.toFixed(1)} s, indexes ${peer.indexSeconds.toFixed(1)} s, ANALYZE ${peer.analyzeSeconds.toFixed(1)} s`,
+      );
+    }
+
+    // The count shape first, while nothing has touched its path: the first request is cold.
+    const counted = countPath(countShape);
+    const first = await ourPage(bench.url, counted);
+    const after = await timedRequests(bench.url, [counted], requests, budget);
+    let countRow: Row = {
+      shape: `${countShape.label} (meta.count)`,
+      matches: first.count ?? '-',
+      'ours first ms': ms(first.ms),
+      'ours p50 ms': ms(percentile(after, 50)),
+      'ours p99 ms': ms(percentile(after, 99)),
+      'PG first ms': '-',
+      'PG p50 ms': '-',
+      'runs ours/PG': `${after.length}/-`,
+    };
+    if (cluster) {
+      const pgTimes = await timePeerCount(cluster.client, countShape, 'count_shape', requests, budget);
+      const theirs = await peerCount(cluster.client, countShape);
+      if (theirs.count !== first.count)
+        throw new Error(`${countShape.label}: count ${first.count} vs PostgreSQL ${theirs.count}`);
+      assertSameIds(countShape.label, first.ids, theirs.ids);
+      countRow = {
+        ...countRow,
+        'PG first ms': ms(pgTimes.first),
+        'PG p50 ms': ms(pgTimes.p50),
+        'runs ours/PG': `${after.length}/${pgTimes.runs}`,
+      };
+    }
+    console.error(countRow);
+
+    const floorPath = pagePath({});
+    const shapes = pageShapes(size);
+    for (const [i, shape] of shapes.entries()) {
+      pageRows.push(await measureShape(bench, cluster, shape, i, floorPath));
+      console.error(pageRows[pageRows.length - 1]);
+    }
+    const floor = await timedRequests(bench.url, [floorPath], requests, budget);
+    pageRows.push({
+      shape: 'floor: the same page, filter {}',
+      matches: size,
+      'ours p50 ms': ms(percentile(floor, 50)),
+      'ours p99 ms': ms(percentile(floor, 99)),
+      'floor p50 ms': ms(percentile(floor, 50)),
+      'PG p50 ms': '-',
+      'PG p99 ms': '-',
+      '(ours-floor)/PG': '-',
+      'runs ours/PG': `${floor.length}/-`,
+    });
+
+    if (withScan) {
+      extraRows.scan = await scanRows(bench, size, requests, scanSeconds);
+      extraRows.rebuild = await rebuildRow(bench, size);
+    }
+
+    const fts = bench.searchIndex as Partial<FtsSearchIndex>;
+    const searchBytes = fts.sizeBytes?.() ?? NaN;
+    const ourTables = ourTableBytes(bench);
+    const loadRow: Row = {
+      biosamples: size.toLocaleString('en-US'),
+      'ours rec/s (store + every index)': ourRate,
+      'PG rec/s (COPY + indexes)': peer ? perSecond(size, peer.copySeconds + peer.indexSeconds) : '-',
+      'PG COPY rec/s': peer ? perSecond(size, peer.copySeconds) : '-',
+      'PG index build s': peer ? peer.indexSeconds.toFixed(1) : '-',
+      'ours index MiB (search + attribute)': `${mib(searchBytes + ourTables.attribute)} (${mib(searchBytes)} + ${mib(ourTables.attribute)})`,
+      'PG index MiB (trigram + pkey)': peer ? mib(peer.indexBytes) : '-',
+      'ours records MiB': mib(ourTables.records),
+      'PG table MiB': peer ? mib(peer.tableBytes) : '-',
+    };
+    return { pageRows, countRow, loadRow, ...extraRows };
   } finally {
-    await index.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await bench.close();
   }
+}
+
+async function measureShape(
+  bench: BenchServer,
+  cluster: PostgresCluster | undefined,
+  shape: PageShape,
+  index: number,
+  floorPath: string,
+): Promise<Row> {
+  const path = pagePath(pageFilter(shape));
+  const checked = await ourPage(bench.url, path);
+  if (cluster) assertSameIds(shape.label, checked.ids, await peerPageIds(cluster.client, shape));
+  await timedRequests(bench.url, [path], Math.min(20, requests)); // warm-up
+  const ours = await timedRequests(bench.url, [path], requests, budget);
+  // Beside each shape, so a change in the machine's load shows in both.
+  const floor = await timedRequests(bench.url, [floorPath], requests, budget);
+  const oursP50 = percentile(ours, 50);
+  const floorP50 = percentile(floor, 50);
+  const theirs = cluster
+    ? await timePeerPage(cluster.client, shape, `page_${index}`, requests, budget)
+    : undefined;
+  return {
+    shape: shape.label,
+    matches: cluster
+      ? await peerMatches(cluster.client, shape)
+      : checked.ids.length < 25
+        ? checked.ids.length
+        : '>= 25',
+    'ours p50 ms': ms(oursP50),
+    'ours p99 ms': ms(percentile(ours, 99)),
+    'floor p50 ms': ms(floorP50),
+    'PG p50 ms': theirs ? ms(theirs.p50) : '-',
+    'PG p99 ms': theirs ? ms(theirs.p99) : '-',
+    '(ours-floor)/PG': theirs ? ((oursP50 - floorP50) / theirs.p50).toFixed(2) : '-',
+    'runs ours/PG': `${ours.length}/${theirs?.runs ?? '-'}`,
+  };
 }
 
 async function main() {
-  const rows: Array<Record<string, string | number>> = [];
-  const buildRows: Array<Record<string, string | number>> = [];
-  for (const size of sizes) {
-    console.error(`loading ${size.toLocaleString('en-US')} biosamples ...`);
-    const bench = await startBenchServer({ studies: 10, biosamples: size, dataObjects: 0, seed: 7 });
-    try {
-      const fts = bench.searchIndex as FtsSearchIndex;
-      // A rebuild of an exact index (it verifies every row and writes none), then one that must
-      // write every row again (the map emptied, records and strings kept).
-      const rebuilt = await reindexCollection(bench.store, fts, C);
-      fts.db.exec('DELETE FROM search_values');
-      const repaired = await reindexCollection(bench.store, fts, C);
-      const fresh = await buildFromEmpty(bench.store);
-      const rate = (r: { records: number; seconds: number }) =>
-        Math.round(r.records / r.seconds).toLocaleString('en-US');
-      buildRows.push({
-        biosamples: size.toLocaleString('en-US'),
-        'load (store + index) rec/s': Math.round(bench.records / bench.loadSeconds).toLocaleString('en-US'),
-        'index rebuild rec/s': rate(rebuilt),
-        'rebuild, all rows lost rec/s': rate(repaired),
-        'index build from empty rec/s': rate(fresh),
-        'index size MiB': (fts.sizeBytes() / 2 ** 20).toFixed(1),
-        'index bytes/record': Math.round(fts.sizeBytes() / size),
-      });
-
-      const sample = await bench.store.find(C, {}, { limit: 2000, skip: Math.floor(size / 4) });
-      const names = sample.map((d) => String(d.name));
-      const sampNames = sample.map((d) => String(d.samp_name));
-      const gold = sample.flatMap((d) =>
-        (d.alternative_identifiers as string[]).filter((a) => a.startsWith('gold:')),
-      );
-
-      const config = loadConfig({
-        DATA_DIR: '/nonexistent',
-        DEMO_DATA: 'false',
-        LOG_LEVEL: 'silent',
-        HOST: '127.0.0.1',
-      });
-      const logger = pino({ level: 'silent' });
-      const scanApp = await buildApp({
-        config,
-        store: bench.store,
-        searchIndex: new ScanOnlyIndex(),
-        edgeIndex: bench.edgeIndex,
-        logger,
-      });
-      const scan = await listen(scanApp.app);
-      const planner = new QueryPlanner(bench.store, bench.searchIndex);
-      try {
-        for (const s of scenarios(size, names, sampNames, gold)) {
-          const paths = s.variants.map((v) => v.path);
-          await timed(bench.url, paths, Math.min(20, requests), 5); // warm-up
-          const indexed = await timed(bench.url, paths, requests, 30);
-          const scanned = await timed(scan.url, paths, requests, scanSeconds);
-          let candidates = 0;
-          let hits = 0;
-          let narrowed = 0;
-          for (const v of s.variants) {
-            const plan = await planner.plan(C, v.filter);
-            // Exact (verified on the candidates; the differential test holds it equal to a scan).
-            const n = await planner.count(C, v.filter);
-            hits += n;
-            if (plan.candidates) {
-              candidates += plan.candidates.size;
-              narrowed++;
-            } else candidates += size;
-          }
-          const p50 = percentile(indexed, 50);
-          const scanP50 = percentile(scanned, 50);
-          rows.push({
-            scenario: s.name,
-            'hits/query': Math.round(hits / s.variants.length),
-            narrowed: `${narrowed}/${s.variants.length}`,
-            'candidates/hit': hits ? (candidates / hits).toFixed(2) : '-',
-            'p50 ms': p50.toFixed(1),
-            'p99 ms': percentile(indexed, 99).toFixed(1),
-            'scan p50 ms': scanP50.toFixed(1),
-            'scan p99 ms': percentile(scanned, 99).toFixed(1),
-            speed_up: `${(scanP50 / p50).toFixed(0)}x`,
-          });
-          console.error(rows[rows.length - 1]);
-        }
-      } finally {
-        scan.server.closeAllConnections();
-        await new Promise((r) => scan.server.close(r));
-        await scanApp.close();
-      }
-    } finally {
-      await bench.close();
-    }
+  const install = withoutPostgres ? undefined : findPostgres();
+  if (!install) {
+    console.error(
+      withoutPostgres
+        ? 'PostgreSQL left out (--without-postgres): our side only.'
+        : 'PostgreSQL with pg_trgm not found (PG_BINDIR, /usr/lib/postgresql/<v>/bin, pg_config): our side only.',
+    );
   }
-  console.log('\nIndex build (embedded FTS5, biosample_set)\n');
-  console.log(table(buildRows));
+  const cluster = install ? await startPostgres(install) : undefined;
+  const results: Array<{ size: number } & Awaited<ReturnType<typeof measureSize>>> = [];
+  try {
+    for (const size of sizes) results.push({ size, ...(await measureSize(size, cluster)) });
+  } finally {
+    await cluster?.stop();
+  }
+
+  const [load1] = os.loadavg();
   console.log(
-    '\nQueries through HTTP, sequential, page of 25 (indexed vs full scan, same store, same run)\n',
+    `\n${os.cpus().length} cores, load average ${load1!.toFixed(2)} at the end; ` +
+      (install
+        ? `${install.version}, stock settings (${Object.entries(cluster!.settings)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ')})`
+        : 'no PostgreSQL'),
   );
-  console.log(table(rows));
+  for (const r of results) {
+    console.log(
+      `\nFirst page of 25 by id, ${r.size.toLocaleString('en-US')} biosamples: ours through HTTP ` +
+        `(/nmdcschema/biosample_set, filter $regex), PostgreSQL as a prepared statement; ` +
+        `${requests} sequential requests each, or as many as fit in ${budget} s (runs)\n`,
+    );
+    console.log(table(r.pageRows));
+    console.log(
+      `\nCompact find with meta.count, ${r.size.toLocaleString('en-US')} biosamples (PostgreSQL: count(*))\n`,
+    );
+    console.log(table([r.countRow]));
+  }
+  console.log('\nLoad (generated biosamples) and index sizes\n');
+  console.log(table(results.map((r) => r.loadRow)));
+  if (withScan) {
+    console.log('\nSearch index rebuild (embedded FTS5, biosample_set)\n');
+    console.log(table(results.flatMap((r) => (r.rebuild ? [r.rebuild] : []))));
+    console.log(
+      '\nQueries through HTTP, sequential, page of 25 (indexed vs full scan, same store, same run)\n',
+    );
+    console.log(table(results.flatMap((r) => r.scan)));
+  }
 }
 
 main().catch((err) => {
