@@ -122,6 +122,20 @@ describe('MongoDB adapter golden calls', () => {
     ]);
   });
 
+  it("draws the planner's sample with $sample, without _id, as JSON text", async () => {
+    const { store, take } = fakeDb({
+      'biosample_set.aggregate': [[{ id: 'nmdc:bsm-11-a', name: 'core' }]],
+    });
+    expect(await store.sampleTexts('biosample_set', 2000)).toEqual(['{"id":"nmdc:bsm-11-a","name":"core"}']);
+    expect(take()).toEqual([
+      {
+        collection: 'biosample_set',
+        op: 'aggregate',
+        args: [[{ $sample: { size: 2000 } }, { $project: { _id: 0 } }]],
+      },
+    ]);
+  });
+
   it('gets one record by id without _id', async () => {
     const { store, take } = fakeDb({ 'study_set.findOne': [{ id: 'nmdc:sty-11-a' }] });
     expect(await store.getById('study_set', 'nmdc:sty-11-a', ['name'])).toEqual({ id: 'nmdc:sty-11-a' });

@@ -1,8 +1,8 @@
 /**
- * Samples of a collection for the query planner's estimates: records drawn evenly across the
- * collection's rows (by a hash of the rowid, so a pattern in the order records were written
- * does not line up with the draw), read as their stored JSON text. The draw reads the primary
- * key index and only the drawn rows' bodies: tens of milliseconds for a million records.
+ * Samples of a collection for the query planner's estimates: each record is drawn with the same
+ * chance (SQLite's random(), so no pattern in the order records were written or in their ids can
+ * line up with the draw), read as its stored JSON text. The draw reads the primary key index and
+ * only the drawn rows' bodies: tens of milliseconds for a million records.
  */
 import type { Database } from 'better-sqlite3';
 
@@ -21,9 +21,7 @@ export function sampleTexts(
   }
   const stride = Math.max(1, Math.floor(collectionSize / size));
   return db
-    .prepare(
-      'SELECT body FROM docs WHERE collection = ? AND ((rowid * 2654435761) % 4294967296) % ? = 0 LIMIT ?',
-    )
+    .prepare('SELECT body FROM docs WHERE collection = ? AND abs(random() % ?) = 0 LIMIT ?')
     .pluck()
     .all(collection, stride, size * 2) as string[];
 }
