@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilter } from '../../src/store/filter.ts';
 import { sortDocs } from '../../src/store/ordering.ts';
-import type { Doc, Filter, FindOptions } from '../../src/store/port.ts';
+import type { Doc, ExecutionStats, Filter, FindOptions } from '../../src/store/port.ts';
 import { SqliteDocumentStore, type PageStrategy } from '../../src/store/sqlite/index.ts';
 
 const C = 'biosample_set';
@@ -185,7 +185,7 @@ describe('the id walk with a body test', () => {
         const expected = reference(filter, {}).filter((d) => !options.afterId || d.id > options.afterId);
         const skip = (options as FindOptions).skip ?? 0;
         const limit = (options as FindOptions).limit;
-        const stats = { docsExamined: 0, keysExamined: 0, docsParsed: 0 };
+        const stats: ExecutionStats = { docsExamined: 0, keysExamined: 0, docsParsed: 0 };
         const page = await store.find(C, filter, { ...options, access, stats });
         expect(page, JSON.stringify({ filter, options })).toEqual(
           expected.slice(skip, limit ? skip + limit : undefined),

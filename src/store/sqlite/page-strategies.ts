@@ -21,6 +21,7 @@ import {
   type IdOrderStrategy,
   type Pause,
 } from './id-order-scans.ts';
+import { countPathRegexMatches, pathRegexOf } from './path-regex-count.ts';
 import { sortKeysPage } from './sort-keys.ts';
 import { sortedIndexWalk } from './sorted-index-walk.ts';
 import { recordCount } from './statistics.ts';
@@ -269,6 +270,12 @@ export async function countMatches(
       ).n;
     }
     return n;
+  }
+  const pathRegex = candidateIds !== undefined ? pathRegexOf(filter) : undefined;
+  if (pathRegex) {
+    const ids = [...new Set(candidateIds)];
+    if (stats) stats.keysExamined += ids.length;
+    return countPathRegexMatches(ctx, collection, filter, pathRegex, ids);
   }
   let n = 0;
   await eachMatch(ctx, { collection, filter, candidateIds, chunkSize: CHUNK, stats }, () => {
