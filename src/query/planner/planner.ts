@@ -322,7 +322,7 @@ export class QueryPlanner {
       out.executionStats = {
         ...(purpose === 'count' ? { count: returned } : { nReturned: returned }),
         executionTimeMillis: Math.round((performance.now() - t0 + planningMillis) * 100) / 100,
-        totalKeysExamined: stats.keysExamined + (plan.candidates?.size ?? 0),
+        totalKeysExamined: stats.keysExamined,
         totalDocsExamined: stats.docsExamined,
         totalDocsParsed: stats.docsParsed,
         accessPath: stats.path ?? plan.chosen.path,
