@@ -258,7 +258,15 @@ describe('the 2.13.0 document', () => {
     const alternatives = current.components.schemas.QueryCommand.anyOf.map(
       (s: { $ref: string }) => current.components.schemas[s.$ref.split('/').pop()!].required,
     );
-    expect(alternatives).toEqual([['find'], ['getMore'], ['count'], ['aggregate'], ['update'], ['delete'], ['explain']]);
+    expect(alternatives).toEqual([
+      ['find'],
+      ['getMore'],
+      ['count'],
+      ['aggregate'],
+      ['update'],
+      ['delete'],
+      ['explain'],
+    ]);
   });
 
   it('describes records as open objects with a string id', () => {
