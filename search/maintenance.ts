@@ -121,6 +121,24 @@ export async function reindexCollections(
   return results;
 }
 
+/**
+ * The rebuild of derived indexes a bulk load ends with (src/store/sqlite/bulk-load.ts): each index
+ * rebuilds the loaded collections it covers from the store, one after the other.
+ */
+export function rebuildEach(
+  store: DocumentStore,
+  indexes: Array<MaintainedIndex | undefined>,
+  onProgress?: (p: ReindexProgress) => void,
+): (collections: string[]) => Promise<void> {
+  return async (collections) => {
+    for (const index of indexes) {
+      if (!index) continue;
+      const covered = collections.filter((c) => index.covers?.(c) ?? true);
+      if (covered.length > 0) await reindexCollections(store, index, covered, undefined, onProgress);
+    }
+  };
+}
+
 export interface DriftReport {
   collection: string;
   checked: number;

@@ -1,12 +1,15 @@
 /**
- * Start-up data preparation: on first start of an empty store, a small seeded demo data set
- * (with records matching the documentation's examples) so the service answers real queries.
+ * Start-up data preparation: the indexes a bulk load left unbuilt when its process died are
+ * built before anything is served; on first start of an empty store, a small seeded demo data
+ * set (with records matching the documentation's examples) so the service answers real queries.
  */
 import { Readable } from 'node:stream';
 import type { AppDeps } from './http/deps.ts';
 import { COLLECTION_NAMES } from './schema/nmdc.ts';
 import { databaseJsonChunks, generateRecords, type GenerateOptions } from './data/generator.ts';
 import { loadRecords } from './data/loader.ts';
+import { finishInterruptedBulkLoad, isBulkLoadable } from './store/sqlite/bulk-load.ts';
+import { rebuildEach } from '../search/maintenance.ts';
 
 /**
  * Big enough to page through and filter on, small enough to load in well under a second: every
@@ -20,6 +23,15 @@ export async function prepareData(
   deps: Pick<AppDeps, 'config' | 'store' | 'searchIndex' | 'logger'> & Partial<Pick<AppDeps, 'edgeIndex'>>,
 ): Promise<void> {
   const { config, store, searchIndex, edgeIndex, logger } = deps;
+  if (isBulkLoadable(store)) {
+    const started = performance.now();
+    const rebuilt = await finishInterruptedBulkLoad(store, rebuildEach(store, [searchIndex, edgeIndex]));
+    if (rebuilt.length > 0)
+      logger.warn(
+        { collections: rebuilt, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) },
+        'a bulk load did not finish: built the indexes of its collections from the records',
+      );
+  }
   if (!config.demoData) return;
   const nonEmpty = await store.nonEmptyCollections();
   if (nonEmpty.some((c) => (COLLECTION_NAMES as readonly string[]).includes(c))) return;

@@ -13,6 +13,8 @@ import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { openEdgeIndex } from '../../src/provenance/index.ts';
+import { BULK_BATCH, isBulkLoadable, SqliteBulkLoad } from '../../src/store/sqlite/bulk-load.ts';
+import { rebuildEach } from '../../search/maintenance.ts';
 import { buildApp } from '../../src/app.ts';
 import { generateRecords, type GenerateOptions } from '../../src/data/generator.ts';
 import type { Doc, DocumentStore } from '../../src/store/port.ts';
@@ -48,6 +50,12 @@ export async function startBenchServer(
     workers?: number;
     /** When the edge index is attached: before the load (written with the records, the default) or after it (built from the store, timed as `edgeBuildSeconds`). */
     edges?: 'during' | 'after';
+    /**
+     * How records are written: `bulk` (the default; records first, then every index built in one
+     * pass, src/store/sqlite/bulk-load.ts) or `transactional` (upserts with the indexes written
+     * row by row in each transaction, the path of small loads), to compare the two.
+     */
+    load?: 'bulk' | 'transactional';
   } = {},
 ): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-bench-'));
@@ -65,11 +73,17 @@ export async function startBenchServer(
   const started = performance.now();
   let records = 0;
   const batch = new Map<string, Doc[]>();
+  const bulk =
+    serving.load !== 'transactional' && isBulkLoadable(store) ? new SqliteBulkLoad(store) : undefined;
+  const batchSize = bulk ? BULK_BATCH : 2000;
   const flush = async (collection: string) => {
     const docs = batch.get(collection) ?? [];
     if (!docs.length) return;
-    await store.upsertMany(collection, docs);
-    await searchIndex.index(collection, docs);
+    if (bulk) bulk.write(collection, docs);
+    else {
+      await store.upsertMany(collection, docs);
+      await searchIndex.index(collection, docs);
+    }
     records += docs.length;
     batch.set(collection, []);
     if (records % 100_000 < docs.length) process.stderr.write(`  loaded ${records} records\n`);
@@ -78,9 +92,10 @@ export async function startBenchServer(
     const docs = batch.get(collection) ?? [];
     docs.push(doc);
     batch.set(collection, docs);
-    if (docs.length >= 2000) await flush(collection);
+    if (docs.length >= batchSize) await flush(collection);
   }
   for (const c of batch.keys()) await flush(c);
+  await bulk?.finish(rebuildEach(store, [searchIndex, edgeIndex]));
   const loadSeconds = (performance.now() - started) / 1000;
   const buildStarted = performance.now();
   edgeIndex ??= await openEdgeIndex(config, store, logger);

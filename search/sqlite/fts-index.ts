@@ -132,6 +132,21 @@ const FREQUENCY_CACHE_SIZE = 200_000;
 const REBUILD_CACHE_KIB = 256 * 1024;
 /** A renewing batch of at least this many rows, most of them written, turns the rebuild to bulk. */
 const BULK_AFTER_ROWS = 1000;
+/**
+ * Records a build from empty writes per transaction. Each commit writes every page it dirtied,
+ * and string inserts dirty the strings' unique index at random: 2,000 records a commit cost five
+ * times what one large transaction does. Not larger: another writer waits for a commit (5 s at most).
+ */
+const BULK_COMMIT_RECORDS = 25_000;
+/**
+ * FTS5 merge settings (with SQLite's defaults) a build from empty turns down while it writes:
+ * segments are then merged when the build ends rather than over and over while it grows.
+ */
+const MERGE_DEFAULTS = { automerge: 4, crisismerge: 16, usermerge: 4 } as const;
+const BULK_MERGE = { automerge: 0, crisismerge: 64, usermerge: 16 } as const;
+type MergeSetting = keyof typeof MERGE_DEFAULTS;
+/** search_meta key set while a build from empty has the merge settings turned down (see `restoreAfterBulkBuild`). */
+const BULK_BUILD_KEY = 'bulk_build';
 
 export class FtsSearchIndex implements SearchIndex {
   readonly engine = 'sqlite-fts5' as const;
@@ -162,6 +177,9 @@ export class FtsSearchIndex implements SearchIndex {
       const columns = db.prepare("SELECT name FROM pragma_table_info('search_records')").pluck().all();
       if (!columns.includes('grp')) db.exec('ALTER TABLE search_records ADD COLUMN grp INTEGER');
       db.exec(BY_GROUP_INDEX);
+      // A build from empty that died leaves its settings turned down (SCHEMA made the
+      // by-string index again); its collections are rebuilt by whoever started it.
+      this.restoreAfterBulkBuild();
     }).immediate();
     this.synchronous = mode.hooked;
     this.preparer = new WorkerPreparer(db.memory ? undefined : db.name, REBUILD_CACHE_KIB);
@@ -443,7 +461,20 @@ export class FtsSearchIndex implements SearchIndex {
     const turn = this.turns
       .then(() => prepared)
       .then((batch) => {
+        const bulk = this.bulkBuild?.collection === collection ? this.bulkBuild : null;
+        if (bulk && !bulk.open) {
+          this.db.exec('BEGIN IMMEDIATE');
+          bulk.open = true;
+        }
         this.db.transaction(() => this.apply(collection, batch, false))();
+        if (bulk) {
+          bulk.records += batch.ids.length;
+          if (bulk.records >= BULK_COMMIT_RECORDS) {
+            this.db.exec('COMMIT');
+            bulk.open = false;
+            bulk.records = 0;
+          }
+        }
       });
     this.turns = turn.catch(() => {});
     return turn;
@@ -614,20 +645,89 @@ export class FtsSearchIndex implements SearchIndex {
    */
   private renewing: { collection: string; groups: Set<number>; bulkable: boolean; bulk: boolean } | null =
     null;
+  /**
+   * A build from empty: batches are written in transactions of BULK_COMMIT_RECORDS records (`open`
+   * while one is), with the merge settings turned down.
+   */
+  private bulkBuild: { collection: string; records: number; open: boolean } | null = null;
+
+  /** The merge settings stored in the FTS5 table (undefined: SQLite's default). */
+  private mergeSettings(): Record<MergeSetting, number | undefined> {
+    const read = this.db.prepare('SELECT v FROM search_trigram_config WHERE k = ?').pluck();
+    const out = {} as Record<MergeSetting, number | undefined>;
+    for (const k of Object.keys(MERGE_DEFAULTS) as MergeSetting[]) out[k] = read.get(k) as number | undefined;
+    return out;
+  }
+
+  private setMergeSettings(values: Record<MergeSetting, number>): void {
+    const set = this.db.prepare('INSERT INTO search_trigram(search_trigram, rank) VALUES (?, ?)');
+    // As integers: FTS5 refuses a REAL, which is how a JS number is bound.
+    for (const [k, v] of Object.entries(values)) set.run(k, BigInt(v));
+  }
+
+  /** Turns the merge settings down for a build from empty, remembering them (caller's transaction). */
+  private turnDownMerging(): void {
+    const saved = this.mergeSettings();
+    const remember = this.db.prepare(
+      'INSERT INTO search_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+    );
+    // Saved only by the first build: one that died left the turned-down values in place.
+    if (this.db.prepare('SELECT 1 FROM search_meta WHERE key = ?').get(BULK_BUILD_KEY) === undefined) {
+      for (const k of Object.keys(MERGE_DEFAULTS) as MergeSetting[])
+        remember.run(`${BULK_BUILD_KEY}_${k}`, saved[k] ?? MERGE_DEFAULTS[k]);
+      remember.run(BULK_BUILD_KEY, 1);
+    }
+    this.setMergeSettings(BULK_MERGE);
+  }
+
+  /**
+   * Puts back the merge settings a build from empty turned down, and checks that they read back
+   * (caller's transaction). Nothing to do when no build left them down.
+   */
+  restoreAfterBulkBuild(): void {
+    const meta = this.db.prepare('SELECT value FROM search_meta WHERE key = ?').pluck();
+    if (meta.get(BULK_BUILD_KEY) === undefined) return;
+    const wanted = {} as Record<MergeSetting, number>;
+    for (const k of Object.keys(MERGE_DEFAULTS) as MergeSetting[])
+      wanted[k] = (meta.get(`${BULK_BUILD_KEY}_${k}`) as number | undefined) ?? MERGE_DEFAULTS[k];
+    this.setMergeSettings(wanted);
+    const now = this.mergeSettings();
+    for (const k of Object.keys(wanted) as MergeSetting[])
+      if ((now[k] ?? MERGE_DEFAULTS[k]) !== wanted[k])
+        throw new Error(`search index: FTS5 setting ${k} reads ${now[k]} after restoring ${wanted[k]}`);
+    this.db
+      .prepare("DELETE FROM search_meta WHERE key = ? OR key LIKE 'bulk\\_build\\_%' ESCAPE '\\'")
+      .run(BULK_BUILD_KEY);
+  }
+
+  /** True while a build from empty has turned settings down or dropped the by-string index. */
+  bulkBuildPending(): boolean {
+    const marked =
+      this.db.prepare('SELECT 1 FROM search_meta WHERE key = ?').get(BULK_BUILD_KEY) !== undefined;
+    const indexed =
+      this.db
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'search_values_by_string'")
+        .get() !== undefined;
+    return marked || !indexed;
+  }
 
   /**
    * A rebuild keeps the strings (most come back, and tokenizing them again is the dearest part of
    * indexing). A collection with entries is renewed in place: each record given is made exact
    * (`apply` deletes only rows that are wrong and writes only rows that are missing, so an index
    * that was right costs reads only), and records not given by a completed rebuild are removed.
-   * A collection without entries is built in bulk: when it is most of the map, the map's
-   * by-string index is dropped and built again in one sorted pass at the end.
+   * A collection without entries is built in bulk: in large transactions with FTS5 merging turned
+   * down until `endRebuild` (a process that dies meanwhile has it restored on the next open), and,
+   * when it is most of the map, without the map's by-string index, built again in one sorted pass
+   * at the end.
    */
   async beginRebuild(collection: string): Promise<void> {
     // A renewal visits records' rows in the store's order, not in the order they were keyed:
     // the map and records tables are read at random, so they get a page cache to hold them.
     this.cacheBefore ??= this.db.pragma('cache_size', { simple: true }) as number;
-    this.db.pragma(`cache_size = -${REBUILD_CACHE_KIB}`);
+    // Never smaller than the cache already set (a bulk load raises it for the same reason).
+    const kib = this.cacheBefore < 0 ? -this.cacheBefore : 0;
+    this.db.pragma(`cache_size = -${Math.max(REBUILD_CACHE_KIB, kib)}`);
     this.db.exec(
       'CREATE TEMP TABLE IF NOT EXISTS search_cleared (rowid INTEGER PRIMARY KEY); DELETE FROM temp.search_cleared; ' +
         'CREATE TEMP TABLE IF NOT EXISTS search_unseen (rowid INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL); ' +
@@ -647,6 +747,9 @@ export class FtsSearchIndex implements SearchIndex {
         };
         return;
       }
+      // Built from empty in large transactions, with merging turned down until the end.
+      this.bulkBuild = { collection, records: 0, open: false };
+      this.turnDownMerging();
       if (this.isMostOfMap(collection)) {
         this.db.exec('DROP INDEX IF EXISTS search_values_by_string');
       } else {
@@ -665,13 +768,19 @@ export class FtsSearchIndex implements SearchIndex {
    * it began), builds the by-string index if it was dropped, and prunes groups and strings.
    */
   async endRebuild(collection: string, completed = true): Promise<void> {
+    await this.turns; // every batch written or failed
     await this.preparer.close();
     if (this.cacheBefore !== null) this.db.pragma(`cache_size = ${this.cacheBefore}`);
     this.cacheBefore = null;
     const renewing = this.renewing?.collection === collection;
     this.renewing = null;
+    const bulk = this.bulkBuild?.collection === collection ? this.bulkBuild : null;
+    this.bulkBuild = null;
+    // A failed build's last rows are kept as committed ones are: the rebuild is redone anyway.
+    if (bulk?.open && this.db.inTransaction) this.db.exec('COMMIT');
     this.db.exec(BY_STRING_INDEX);
     this.db.transaction(() => {
+      this.restoreAfterBulkBuild();
       if (renewing && completed) {
         this.eraseKeys(
           this.stmt(

@@ -39,6 +39,8 @@ the collection and id, and NOTHING is written (exit status 1): fix the files and
 
   --no-validate   skip the schema and reference checks; only ids and collection names are
                   checked, and bad records are reported and skipped while the others load.
+  --no-bulk       write every batch with its index entries (the transactional path) even
+                  when a large load into an empty collection would build the indexes at the end.
   -h, --help      show this help.
 `;
 
@@ -56,7 +58,8 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   const validate = !args.includes('--no-validate');
-  const unknown = args.filter((a) => a.startsWith('-') && a !== '--no-validate');
+  const bulk = !args.includes('--no-bulk');
+  const unknown = args.filter((a) => a.startsWith('-') && a !== '--no-validate' && a !== '--no-bulk');
   const files = args.filter((a) => !a.startsWith('-'));
   if (files.length === 0 || unknown.length > 0) {
     if (unknown.length > 0) process.stderr.write(`unknown option: ${unknown.join(' ')}\n`);
@@ -117,11 +120,18 @@ async function main(args: string[]): Promise<number> {
         source: file,
         // Checked above, all files together (references may cross files).
         validate: false,
+        bulk,
         onReject: (r) => {
           const line = rejectionLine(r);
           if (bar) bar.stop();
           process.stderr.write(line);
           if (bar) bar.start(size, compressedBytes, { records: written });
+        },
+        onIndexProgress: ({ collection, done }) => {
+          if (Date.now() - lastLine < PROGRESS_LINE_EVERY_MS) return;
+          lastLine = Date.now();
+          bar?.stop();
+          process.stderr.write(`${file}: building the indexes of ${collection}: ${done} records\n`);
         },
         onProgress: (p) => {
           bar?.update(compressedBytes, { records: p.records });
@@ -138,8 +148,10 @@ async function main(args: string[]): Promise<number> {
       for (const [c, n] of Object.entries(summary.counts)) totals[c] = (totals[c] ?? 0) + n;
       rejected += summary.rejected.length;
       written += summary.inserted + summary.updated;
+      const bulkNote =
+        summary.bulk.length > 0 ? ` (bulk, indexes built at the end: ${summary.bulk.join(', ')})` : '';
       process.stderr.write(
-        `${file}: ${summary.inserted} inserted, ${summary.updated} updated, ${summary.rejected.length} rejected in ${summary.seconds.toFixed(1)} s\n`,
+        `${file}: ${summary.inserted} inserted, ${summary.updated} updated, ${summary.rejected.length} rejected in ${summary.seconds.toFixed(1)} s${bulkNote}\n`,
       );
     }
   } finally {

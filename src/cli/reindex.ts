@@ -2,14 +2,17 @@
  * `npm run reindex [-- COLLECTION...]` rebuilds the search index and the provenance edge index
  * from the source of truth
  * (every non-empty collection when none is named), with progress and a summary line with
- * counts and rate.
+ * counts and rate. A collection the search index holds nothing of is built from empty in large
+ * transactions (search/sqlite/fts-index.ts); the indexes an interrupted bulk load left unbuilt
+ * are built first.
  */
 import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { openEdgeIndex } from '../provenance/index.ts';
-import { reindexCollections } from '../../search/maintenance.ts';
+import { rebuildEach, reindexCollections } from '../../search/maintenance.ts';
+import { finishInterruptedBulkLoad, isBulkLoadable } from '../store/sqlite/bulk-load.ts';
 import type { MaintainedIndex } from '../../search/port.ts';
 
 const PROGRESS_EVERY_MS = 2000;
@@ -23,6 +26,12 @@ async function main(named: string[]): Promise<number> {
   const started = performance.now();
   let total = 0;
   try {
+    if (isBulkLoadable(store)) {
+      // What a bulk load that died left unbuilt comes first (the rebuild below may name fewer collections).
+      const finished = await finishInterruptedBulkLoad(store, rebuildEach(store, [index, edges]));
+      if (finished.length > 0)
+        process.stderr.write(`built the indexes of an interrupted bulk load: ${finished.join(', ')}\n`);
+    }
     const collections = named.length > 0 ? named : await store.nonEmptyCollections();
     const targets: Array<[MaintainedIndex, string, string[]]> = [
       [index, '', collections],

@@ -11,6 +11,11 @@
  * check, then write, never holding the records); `loadRecords` on a single stream holds the
  * records while it checks them. Without validation, only ids and collection names are checked
  * and bad records are reported and skipped.
+ *
+ * On the embedded store a large load into an empty (or much smaller) collection takes the bulk
+ * path (src/store/sqlite/bulk-load.ts, `prefersBulkLoad`): records are written first and the
+ * search and edge indexes are built from them in one pass at the end. Smaller loads keep the
+ * transactional upsert, each batch with its index entries.
  */
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -19,6 +24,16 @@ import type { Doc, DocumentStore } from '../store/port.ts';
 import { keyedRecord } from '../store/record-keys.ts';
 import { DatabaseCheck } from '../validation/index.ts';
 import type { MaintainedIndex, SearchIndex } from '../../search/port.ts';
+import { rebuildEach } from '../../search/maintenance.ts';
+import {
+  BULK_BATCH,
+  BULK_MIN_RECORDS,
+  finishInterruptedBulkLoad,
+  isBulkLoadable,
+  prefersBulkLoad,
+  SqliteBulkLoad,
+  storedCount,
+} from '../store/sqlite/bulk-load.ts';
 
 export type InputFormat = { kind: 'database' } | { kind: 'jsonl'; collection: string };
 
@@ -39,9 +54,14 @@ export interface LoadProgress {
 
 export interface LoadOptions {
   store: DocumentStore;
-  searchIndex?: Pick<SearchIndex, 'index'>;
+  searchIndex?: Pick<SearchIndex, 'index'> | MaintainedIndex;
   /** The provenance edge index, written here when the store's transaction does not write it. */
-  edgeIndex?: Pick<MaintainedIndex, 'index' | 'synchronous'>;
+  edgeIndex?: Pick<MaintainedIndex, 'index' | 'synchronous'> | MaintainedIndex;
+  /**
+   * Whether large loads into empty or much smaller collections of the embedded store take the
+   * bulk path (default true; it needs the indexes given to be full MaintainedIndexes).
+   */
+  bulk?: boolean;
   input: Readable;
   format: InputFormat;
   /** Name used in rejection reports (the file name). */
@@ -53,6 +73,8 @@ export interface LoadOptions {
    */
   validate?: boolean;
   onProgress?: (progress: LoadProgress) => void;
+  /** Progress of the index build a bulk load ends with: records of a collection indexed so far. */
+  onIndexProgress?: (progress: { collection: string; done: number }) => void;
   onReject?: (rejected: RejectedRecord) => void;
 }
 
@@ -64,6 +86,8 @@ export interface LoadSummary {
   /** Problems found; with validation, any of them means nothing was written. */
   rejected: RejectedRecord[];
   seconds: number;
+  /** Collections written on the bulk path (their indexes built at the end). */
+  bulk: string[];
 }
 
 /** An input `checkInputs` can read: opened once to check it (and again by the caller to load it). */
@@ -360,19 +384,47 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
   const batchSize = options.batchSize ?? 1000;
   const validate = options.validate ?? true;
   const started = process.hrtime.bigint();
-  const summary: LoadSummary = { counts: {}, inserted: 0, updated: 0, rejected: [], seconds: 0 };
+  const summary: LoadSummary = { counts: {}, inserted: 0, updated: 0, rejected: [], seconds: 0, bulk: [] };
   const counter = { bytes: 0 };
   const batches = new Map<string, Doc[]>();
   let records = 0;
   let previous: string | undefined;
+  const indexes = [searchIndex, edgeIndex].filter((i) => i !== undefined);
+  const bulkable = (options.bulk ?? true) && isBulkLoadable(store) && indexes.every(isMaintained);
+  /** The path each collection takes, decided once BULK_MIN_RECORDS of its records are at hand (or all are). */
+  const paths = new Map<string, 'bulk' | 'transactional'>();
+  let bulk: SqliteBulkLoad | undefined;
+  if (bulkable) {
+    // A bulk load that died leaves indexes to build: built before anything else is written.
+    await finishInterruptedBulkLoad(store, rebuildEach(store, indexes as MaintainedIndex[]));
+  }
 
-  const flush = async (collection: string) => {
+  const pathOf = (collection: string, atHand: number, last: boolean) => {
+    let path = paths.get(collection);
+    if (path === undefined && (last || !bulkable || atHand >= BULK_MIN_RECORDS)) {
+      path =
+        bulkable && prefersBulkLoad(storedCount(store.db, collection), atHand) ? 'bulk' : 'transactional';
+      paths.set(collection, path);
+      if (path === 'bulk') summary.bulk.push(collection);
+    }
+    return path;
+  };
+
+  const flush = async (collection: string, last = true) => {
     const batch = batches.get(collection);
     if (!batch || batch.length === 0) return;
+    const path = pathOf(collection, batch.length, last);
+    if (path === undefined) return;
     batches.delete(collection);
-    const result = await store.upsertMany(collection, batch);
-    if (searchIndex) await searchIndex.index(collection, batch);
-    if (edgeIndex && !edgeIndex.synchronous) await edgeIndex.index(collection, batch);
+    let result;
+    if (path === 'bulk' && isBulkLoadable(store)) {
+      bulk ??= new SqliteBulkLoad(store);
+      result = bulk.write(collection, batch);
+    } else {
+      result = await store.upsertMany(collection, batch);
+      if (searchIndex) await searchIndex.index(collection, batch);
+      if (edgeIndex && !edgeIndex.synchronous) await edgeIndex.index(collection, batch);
+    }
     summary.inserted += result.inserted;
     summary.updated += result.updated;
     summary.counts[collection] = (summary.counts[collection] ?? 0) + batch.length;
@@ -387,7 +439,8 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
     let batch = batches.get(collection);
     if (!batch) batches.set(collection, (batch = []));
     batch.push(keyedRecord(collection, record) as Doc);
-    if (batch.length >= batchSize) await flush(collection);
+    const size = paths.get(collection) === 'bulk' ? Math.max(batchSize, BULK_BATCH) : batchSize;
+    if (batch.length >= size) await flush(collection, false);
   };
 
   const reject = (rejected: RejectedRecord) => {
@@ -412,8 +465,15 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
         await write(r.collection, r.record as Record<string, unknown>);
   }
   for (const collection of [...batches.keys()]) await flush(collection);
+  // Every index of the bulk-loaded collections, built in one pass from the records.
+  await bulk?.finish(rebuildEach(store, indexes as MaintainedIndex[], options.onIndexProgress));
   summary.seconds = Number(process.hrtime.bigint() - started) / 1e9;
   return summary;
+}
+
+function isMaintained(index: object): index is MaintainedIndex {
+  const i = index as Partial<MaintainedIndex>;
+  return typeof i.clear === 'function' && typeof i.fingerprints === 'function';
 }
 
 /** The input format a file name implies: `biosample_set.jsonl[.gz]` is JSON lines of that collection. */

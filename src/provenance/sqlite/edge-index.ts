@@ -10,7 +10,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../store/port.ts';
 import { StatementCache } from '../../store/sqlite/statement-cache.ts';
-import { fingerprintOf } from '../../../search/indexed-values.ts';
+import { fingerprintOf, fingerprintOfText } from '../../../search/indexed-values.ts';
 import type { HookableStore } from '../../../search/sqlite/fts-index.ts';
 import { edgesOf, inGraph, typeOf } from '../edges.ts';
 import type { Direction, EdgeIndex, NodeInfo, Step } from '../port.ts';
@@ -171,6 +171,65 @@ export class SqliteEdgeIndex implements EdgeIndex {
 
   async index(collection: string, docs: Doc[]): Promise<void> {
     this.db.transaction(() => this.write(collection, docs))();
+  }
+
+  /**
+   * Records as stored JSON text (a rebuild). Records that are no node of a record yet (all of
+   * them after `clear`) are written a batch at a time, a few statements in all (JSON arrays
+   * expanded by `json_each`): per-record statements would set the rebuild's rate. The others
+   * replace their edges one by one, as `write` does.
+   */
+  async indexTexts(collection: string, texts: string[]): Promise<void> {
+    if (!inGraph(collection) || texts.length === 0) return;
+    const docs = texts.map((t) => JSON.parse(t) as Doc);
+    this.db.transaction(() => {
+      const present = new Set(
+        this.stmt(
+          'SELECT n.id FROM json_each(?) j JOIN graph_nodes n ON n.id = j.value WHERE n.collection IS NOT NULL',
+        )
+          .pluck()
+          .all(JSON.stringify(docs.map((d) => d.id))) as string[],
+      );
+      // The last version of an id wins, as in the store.
+      const latest = new Map<string, number>();
+      docs.forEach((doc, i) => {
+        latest.delete(doc.id);
+        latest.set(doc.id, i);
+      });
+      const nodes: Array<[string, string, string]> = [];
+      const edges: Array<[string, string, string, number]> = [];
+      const referenced = new Set<string>();
+      const oneByOne: Doc[] = [];
+      for (const i of latest.values()) {
+        const doc = docs[i]!;
+        if (present.has(doc.id)) {
+          oneByOne.push(doc);
+          continue;
+        }
+        nodes.push([doc.id, typeOf(doc), fingerprintOfText(texts[i]!)]);
+        for (const edge of edgesOf(doc)) {
+          referenced.add(edge.holder === 'down' ? edge.up : edge.down);
+          edges.push([edge.up, edge.down, edge.slot, edge.holder === 'down' ? DOWN_HOLDS : UP_HOLDS]);
+        }
+      }
+      if (nodes.length > 0)
+        this.stmt(
+          'INSERT INTO graph_nodes(id, collection, type, fingerprint) ' +
+            'SELECT value ->> 0, ?, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ' +
+            'ON CONFLICT(id) DO UPDATE SET collection = excluded.collection, type = excluded.type, fingerprint = excluded.fingerprint',
+        ).run(collection, JSON.stringify(nodes));
+      if (referenced.size > 0)
+        this.stmt('INSERT OR IGNORE INTO graph_nodes(id) SELECT value FROM json_each(?)').run(
+          JSON.stringify([...referenced]),
+        );
+      if (edges.length > 0)
+        this.stmt(
+          'INSERT OR IGNORE INTO graph_edges(up, down, slot, holder) ' +
+            'SELECT u.key, d.key, j.value ->> 2, j.value ->> 3 FROM json_each(?) j ' +
+            'JOIN graph_nodes u ON u.id = j.value ->> 0 JOIN graph_nodes d ON d.id = j.value ->> 1',
+        ).run(JSON.stringify(edges));
+      if (oneByOne.length > 0) this.write(collection, oneByOne);
+    })();
   }
 
   async remove(collection: string, ids: string[]): Promise<void> {
