@@ -16,7 +16,7 @@ import type { DocumentStore, Filter } from '../../src/store/port.ts';
 import type { Candidates, SearchIndex } from '../../search/port.ts';
 import { reindexCollection, type ReindexResult } from '../../search/maintenance.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
-import { percentile, type BenchServer } from '../support/embedded.ts';
+import { percentile, timedRuns, type BenchServer } from '../support/embedded.ts';
 import { COLLECTION as C, pagePath } from './shapes.ts';
 
 type Row = Record<string, string | number>;
@@ -97,16 +97,11 @@ export async function timedRequests(
   count: number,
   seconds = Infinity,
 ): Promise<number[]> {
-  const out: number[] = [];
-  const deadline = performance.now() + seconds * 1000;
-  for (let i = 0; i < count && (i < 10 || performance.now() < deadline); i++) {
-    const t0 = performance.now();
+  return timedRuns(count, seconds, async (i) => {
     const res = await fetch(url + paths[i % paths.length]);
     await res.arrayBuffer();
     if (!res.ok) throw new Error(`${paths[i % paths.length]} -> ${res.status}`);
-    out.push(performance.now() - t0);
-  }
-  return out;
+  });
 }
 
 /**

@@ -168,6 +168,25 @@ export async function hammer(
   };
 }
 
+/**
+ * Times `run` sequentially, in ms: `count` runs, or as many as fit in `seconds` (at least 10), so a
+ * slow case does not hold a benchmark for minutes.
+ */
+export async function timedRuns(
+  count: number,
+  seconds: number,
+  run: (i: number) => Promise<void>,
+): Promise<number[]> {
+  const out: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  for (let i = 0; i < count && (i < 10 || performance.now() < deadline); i++) {
+    const t0 = performance.now();
+    await run(i);
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
 /** Sequential timings of one request each, in ms. */
 export async function timeEach(urls: string[]): Promise<number[]> {
   const out: number[] = [];

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
 import pg from 'pg';
+import { timedRuns } from './embedded.ts';
 
 export interface PostgresInstallation {
   /** Folder of initdb, pg_ctl and postgres. */
@@ -322,12 +323,7 @@ export async function timePrepared(
   count: number,
   seconds = Infinity,
 ): Promise<number[]> {
-  const out: number[] = [];
-  const deadline = performance.now() + seconds * 1000;
-  for (let i = 0; i < count && (i < 10 || performance.now() < deadline); i++) {
-    const t0 = performance.now();
+  return timedRuns(count, seconds, async () => {
     await client.query({ name, text, values, types: rawText });
-    out.push(performance.now() - t0);
-  }
-  return out;
+  });
 }

@@ -58,6 +58,10 @@ export interface CostInputs {
 
 const kb = (c: CostInputs) => Math.max(c.averageBytes, 100) / 1024;
 const sortCost = (n: number) => (n > 1 ? n * Math.log2(n) * COST.sortStep : 0);
+/** Fetching `n` records by id and parsing them. */
+const readById = (c: CostInputs, n: number) => n * (COST.fetchById + COST.parsePerKb * kb(c));
+/** The share of `n` index answers that match the whole filter. */
+const precisionOf = (c: CostInputs, n: number) => (n === 0 ? 1 : Math.min(1, Math.max(c.matches, 0.5) / n));
 
 /** Records a walk in id order reads before it has `need` matches (all of them without a limit). */
 export function rowsWalked(c: CostInputs): number {
@@ -88,13 +92,13 @@ export function idWalkCost(c: CostInputs): PathEstimate {
 
 /** Records read through `candidates` ids in id order (or all of them for another order). */
 export function candidateCost(c: CostInputs, candidates: number): PathEstimate {
-  const precision = candidates === 0 ? 1 : Math.min(1, Math.max(c.matches, 0.5) / candidates);
+  const precision = precisionOf(c, candidates);
   const fetched =
     c.idOrder && Number.isFinite(c.need) ? Math.min(candidates, Math.ceil(c.need / precision)) : candidates;
   const cost =
     COST.searchQuery +
     candidates * COST.candidate +
-    fetched * (COST.fetchById + COST.parsePerKb * kb(c)) +
+    readById(c, fetched) +
     (c.idOrder ? 0 : sortCost(c.matches));
   return {
     path: 'candidate-ids',
@@ -128,13 +132,13 @@ export function attributeIndexCost(
   exact: boolean,
   orderedByDriver: boolean,
 ): PathEstimate {
-  const precision = entries === 0 ? 1 : Math.min(1, Math.max(c.matches, 0.5) / entries);
+  const precision = precisionOf(c, entries);
   const stopsEarly = c.idOrder && Number.isFinite(c.need) && orderedByDriver;
   const keys = stopsEarly ? Math.min(entries, Math.ceil(c.need / precision)) : entries;
   const fetched = exact && c.idOrder ? Math.min(keys, c.need) : keys;
   const cost =
     keys * COST.indexEntry +
-    fetched * (COST.fetchById + COST.parsePerKb * kb(c)) +
+    readById(c, fetched) +
     (!orderedByDriver && c.idOrder ? sortCost(entries) : 0) +
     (c.idOrder ? 0 : sortCost(c.matches));
   return {
@@ -155,7 +159,7 @@ export function sortedIndexWalkCost(c: CostInputs): PathEstimate {
     path: 'sorted-index-walk',
     docsExamined: Math.min(c.need, c.matches),
     keysExamined: keys,
-    cost: keys * COST.indexEntry + Math.min(c.need, c.matches) * (COST.fetchById + COST.parsePerKb * kb(c)),
+    cost: keys * COST.indexEntry + readById(c, Math.min(c.need, c.matches)),
     note: 'walks the sort key index in order until the page is full',
     applicable: true,
   };
