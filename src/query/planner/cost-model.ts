@@ -172,7 +172,7 @@ export function sortKeysCost(c: CostInputs): PathEstimate {
     path: 'sort-keys',
     docsExamined: page,
     keysExamined: Math.round(c.matches),
-    cost: c.matches * COST.sortKey + sortCost(c.matches) + page * (COST.fetchById + COST.parsePerKb * kb(c)),
+    cost: c.matches * COST.sortKey + sortCost(c.matches) + readById(c, page),
     note: 'sort keys of every match from SQL, only the page parsed',
     applicable: true,
   };
