@@ -70,4 +70,34 @@ describe('counting one-path regex candidates', () => {
       expect(await store.count(C, filter, candidates), JSON.stringify(filter)).toBe(expected);
     }
   });
+
+  it('walks in id order to the same pages as the compiled filter, with or without a body test', async () => {
+    for (const filter of [
+      { 'geo.raw': { $regex: 'Toolik' } },
+      { 'geo.raw': { $regex: 'toolik', $options: 'i' } },
+      { geo: { $regex: 'Toolik' } },
+      { 'geo.raw.nested': { $regex: 'T' } },
+    ]) {
+      const predicate = compileFilter(filter);
+      const matches = docs.filter((d) => predicate(d));
+      for (const bodyTest of [undefined, { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%t%'] }]) {
+        const access = { path: 'id-walk' as const, bodyTest };
+        for (const options of [
+          { limit: 7 },
+          { skip: 5, limit: 30 },
+          {},
+          { afterId: docs[600]!.id, limit: 9 },
+        ]) {
+          const from = matches.filter((d) => !options.afterId || d.id > options.afterId);
+          const skip = (options as { skip?: number }).skip ?? 0;
+          const limit = (options as { limit?: number }).limit;
+          expect(
+            await store.find(C, filter, { ...options, access }),
+            JSON.stringify({ filter, options, bodyTest }),
+          ).toEqual(from.slice(skip, limit ? skip + limit : undefined));
+        }
+        expect(await store.count(C, filter, undefined, { access })).toBe(matches.length);
+      }
+    }
+  });
 });

@@ -1,7 +1,8 @@
 /**
- * Counting the candidates of a one-path `$regex` filter (`{"a.b": {"$regex": ..., "$options": ...}}`,
- * what a compact `.search` becomes) without parsing their records: SQLite's JSON functions read
- * the value at the path and the types on the way to it, and the regex runs on that string alone.
+ * Deciding a one-path `$regex` filter (`{"a.b": {"$regex": ..., "$options": ...}}`, what a compact
+ * `.search` becomes) without parsing records, for counts of search candidates:
+ * SQLite's JSON functions read the value at the path and the types on the way to it, and the
+ * regex runs on that string alone.
  * MongoDB (and the compiled filter) match such a filter exactly when the path goes through objects
  * to a string the regex matches; a record whose path meets an array on the way or at its end is
  * parsed and decided by the compiled filter, as every other read is, and a record where the path
@@ -40,6 +41,32 @@ export function pathRegexOf(filter: Filter): PathRegex | undefined {
 
 const jsonPath = (segments: string[]) => '$' + segments.map((s) => `."${s}"`).join('');
 
+/**
+ * SQL select-list columns reading a record's types along the path (`t0`, `t1`, ...) and the value
+ * at its end (`leaf`) from `x.body`, with their parameters (they come before the WHERE's).
+ */
+function pathColumns(q: PathRegex): { sql: string; params: string[] } {
+  const types = q.segments.map((_, i) => `json_type(x.body, ?) AS t${i}`);
+  return {
+    sql: `${types.join(', ')}, json_extract(x.body, ?) AS leaf`,
+    params: [...q.segments.map((_, i) => jsonPath(q.segments.slice(0, i + 1))), jsonPath(q.segments)],
+  };
+}
+
+/**
+ * What a row of `pathColumns` says of the record: it matches, it does not, or its path meets an
+ * array and the compiled filter must decide on the parsed record.
+ */
+function decidePathRow(q: PathRegex, row: Record<string, unknown>): 'match' | 'no' | 'parse' {
+  const last = q.segments.length - 1;
+  for (let s = 0; s <= last; s++) {
+    const type = row[`t${s}`];
+    if (type === 'array') return 'parse';
+    if (s < last ? type !== 'object' : type !== 'text') return 'no';
+  }
+  return q.test(row.leaf as string) ? 'match' : 'no';
+}
+
 /** How many of `ids` match `filter`, which `pathRegexOf` accepted; takes turns between chunks. */
 export async function countPathRegexMatches(
   ctx: StoreContext,
@@ -48,34 +75,23 @@ export async function countPathRegexMatches(
   q: PathRegex,
   ids: string[],
 ): Promise<number> {
-  const types = q.segments.map((_, i) => `json_type(x.body, ?) AS t${i}`);
+  const columns = pathColumns(q);
   const sql =
-    `SELECT x.id AS id, ${types.join(', ')}, json_extract(x.body, ?) AS leaf FROM docs x ` +
+    `SELECT x.id AS id, ${columns.sql} FROM docs x ` +
     'WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))';
-  const pathParams = [
-    ...q.segments.map((_, i) => jsonPath(q.segments.slice(0, i + 1))),
-    jsonPath(q.segments),
-  ];
   const decide = compileFilter(filter);
   let n = 0;
   for (let i = 0; i < ids.length; i += CHUNK) {
     const rows = ctx.statements
       .get(sql)
-      .all(...pathParams, collection, JSON.stringify(ids.slice(i, i + CHUNK))) as Array<
+      .all(...columns.params, collection, JSON.stringify(ids.slice(i, i + CHUNK))) as Array<
       Record<string, unknown>
     >;
     const irregular: string[] = [];
     for (const row of rows) {
-      let plain = true;
-      let ends = false;
-      for (let s = 0; s < q.segments.length; s++) {
-        const type = row[`t${s}`];
-        if (type === 'array') plain = false;
-        else if (s < q.segments.length - 1 ? type !== 'object' : type !== 'text') ends = true;
-        if (!plain || ends) break;
-      }
-      if (!plain) irregular.push(row.id as string);
-      else if (!ends && q.test(row.leaf as string)) n++;
+      const decided = decidePathRow(q, row);
+      if (decided === 'parse') irregular.push(row.id as string);
+      else if (decided === 'match') n++;
     }
     for (const row of loadBodies(ctx.statements, collection, irregular))
       if (decide(parseBody(ctx, row.body))) n++;
