@@ -27,3 +27,26 @@ export function importsOf(file: string): string[] {
 }
 
 export const relative = (file: string) => path.relative(ROOT, file);
+
+/**
+ * Import chains from any of `starts` to a file for which `isTarget` holds, found breadth-first over
+ * project imports, each written `a -> b -> c` relative to the project root. Empty when none exists.
+ */
+export function chainsInto(starts: string[], isTarget: (file: string) => boolean): string[] {
+  const reachedFrom = new Map<string, string | null>(starts.map((f) => [f, null]));
+  const queue = [...reachedFrom.keys()];
+  while (queue.length) {
+    const file = queue.shift()!;
+    if (!fs.existsSync(file)) continue;
+    for (const target of importsOf(file)) {
+      if (reachedFrom.has(target)) continue;
+      reachedFrom.set(target, file);
+      queue.push(target);
+    }
+  }
+  return [...reachedFrom.keys()].filter(isTarget).map((file) => {
+    const chain = [file];
+    for (let from = reachedFrom.get(file); from; from = reachedFrom.get(from)) chain.unshift(from);
+    return chain.map(relative).join(' -> ');
+  });
+}

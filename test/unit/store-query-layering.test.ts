@@ -4,10 +4,9 @@
  * through other modules of the project (type-only imports included). The HTTP error handler maps
  * their errors to statuses.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importsOf, relative, ROOT, sourceFiles } from '../support/project-imports.ts';
+import { chainsInto, importsOf, relative, ROOT, sourceFiles } from '../support/project-imports.ts';
 import { statusOfStoreError } from '../../src/http/error-handler.ts';
 import { InvalidQuery, InvalidRecord, UnsupportedQuery } from '../../src/store/errors.ts';
 
@@ -27,26 +26,7 @@ describe('the store and query layers do not depend on src/http', () => {
   });
 
   it('reaches no file under src/http through other modules either', () => {
-    // Breadth-first over project imports from every lower-layer file, remembering how each was reached.
-    const reachedFrom = new Map<string, string | null>(
-      LOWER_LAYERS.flatMap(sourceFiles).map((f) => [f, null]),
-    );
-    const queue = [...reachedFrom.keys()];
-    while (queue.length) {
-      const file = queue.shift()!;
-      if (!fs.existsSync(file)) continue;
-      for (const target of importsOf(file)) {
-        if (reachedFrom.has(target)) continue;
-        reachedFrom.set(target, file);
-        queue.push(target);
-      }
-    }
-    const chains = [...reachedFrom.keys()].filter(insideHttp).map((file) => {
-      const chain = [file];
-      for (let from = reachedFrom.get(file); from; from = reachedFrom.get(from)) chain.unshift(from);
-      return chain.map(relative).join(' -> ');
-    });
-    expect(chains).toEqual([]);
+    expect(chainsInto(LOWER_LAYERS.flatMap(sourceFiles), insideHttp)).toEqual([]);
   });
 
   it('reads the import specifiers it checks (a self-test on a file known to import src/http)', () => {
