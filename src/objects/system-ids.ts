@@ -14,3 +14,8 @@ export function randomCrockford(length: number): string {
   for (let i = 0; i < length; i++) out += CROCKFORD[bytes[i]! & 31];
   return out;
 }
+
+/** Ids of the runtime's own records (jobs, operations, runs): `nmdc:sys0` and 60 random bits. */
+export function mintSystemId(): string {
+  return `nmdc:sys0${randomCrockford(12)}`;
+}

@@ -8,7 +8,7 @@
  * (succeeded) or `FAIL` (failed).
  */
 import type { Doc, DocumentStore } from '../store/port.ts';
-import { randomCrockford } from '../objects/system-ids.ts';
+import { mintSystemId } from '../objects/system-ids.ts';
 
 export const RUNS = 'runs';
 
@@ -56,7 +56,7 @@ export interface RunRecord {
 
 /** Run ids as the original's (`nmdc:` + the runtime's `sys0` shoulder). */
 export function mintRunId(): string {
-  return `nmdc:sys0${randomCrockford(12)}`;
+  return mintSystemId();
 }
 
 /** A run being carried out: its record, filled in phase by phase. */

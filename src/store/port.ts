@@ -96,6 +96,20 @@ export interface WriteResult {
   updated: number;
 }
 
+/** Names one record: its collection and id. */
+export interface RecordKey {
+  collection: string;
+  id: string;
+}
+
+/** What `readModifyWrite` writes, decided from the records it read. */
+export interface ReadModifyWriteDecision<T> {
+  /** Upserts by id (whole records), written in the same transaction as the read. */
+  writes: Array<{ collection: string; docs: Doc[] }>;
+  /** Handed back by `readModifyWrite`. */
+  value: T;
+}
+
 /** Generic key/value state with expiry, shared by every server process (page tokens, cursors, OIDC). */
 export interface StateStore {
   put(kind: string, key: string, value: unknown, ttlSeconds?: number): Promise<void>;
@@ -144,6 +158,18 @@ export interface DocumentStore {
   upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): Promise<WriteResult>;
   /** Inserts `doc` unless a record with its id exists; true when inserted. Atomic across processes. */
   insertIfAbsent(collection: string, doc: Doc): Promise<boolean>;
+  /**
+   * Reads the records at `keys` (null where absent), asks `decide` what to write given them, and
+   * writes it in one transaction: no other write to those records comes between the read and the
+   * write, across processes (SQLite: an immediate transaction; MongoDB: a session transaction,
+   * retried on a write conflict, so it needs a replica set like `upsertAtomically`). `decide` must be
+   * synchronous and free of side effects (it may run more than once); throwing from it aborts with
+   * nothing written and the error propagates.
+   */
+  readModifyWrite<T>(
+    keys: RecordKey[],
+    decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
+  ): Promise<T>;
   /** Delete matching records; returns the deleted ids. */
   deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]>;
   collectionStats(): Promise<CollectionStats[]>;

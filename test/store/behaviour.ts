@@ -147,6 +147,72 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         expect(logged).toEqual([{ collection: C, id: 'nmdc:bsm-11-race', deleted: false }]);
       });
 
+      it('reads, decides and writes in one step: concurrent read-modify-writes of one record lose nothing', async () => {
+        await store.upsertMany('jobs', [{ id: 'sys-job-1', claims: [] }]);
+        const claims = await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            store.readModifyWrite([{ collection: 'jobs', id: 'sys-job-1' }], ([job]) => {
+              const held = (job!.claims as Array<{ site: string }>).some((c) => c.site === `site-${i % 3}`);
+              if (held) return { writes: [], value: false };
+              const next = {
+                ...job!,
+                claims: [...(job!.claims as unknown[]), { site: `site-${i % 3}`, op: i }],
+              };
+              return {
+                writes: [
+                  { collection: 'jobs', docs: [next] },
+                  { collection: 'ops', docs: [{ id: `op-${i}` }] },
+                ],
+                value: true,
+              };
+            }),
+          ),
+        );
+        // Three sites, each claiming four times: exactly one claim per site, each with its operation.
+        expect(claims.filter(Boolean)).toHaveLength(3);
+        const job = await store.getById('jobs', 'sys-job-1');
+        const held = job!.claims as Array<{ site: string; op: number }>;
+        expect(held.map((c) => c.site).sort()).toEqual(['site-0', 'site-1', 'site-2']);
+        const ops = await store.find('ops', {});
+        expect(ops.map((o) => o.id).sort()).toEqual(held.map((c) => `op-${c.op}`).sort());
+      });
+
+      it('hands absent records to the decision as null, and writes nothing when the decision throws', async () => {
+        const seen: Array<Array<Doc | null>> = [];
+        const value = await store.readModifyWrite(
+          [
+            { collection: 'jobs', id: 'sys-absent' },
+            { collection: C, id: 'nmdc:bsm-11-a1' },
+          ],
+          (current) => {
+            seen.push(current);
+            return {
+              writes: [{ collection: 'jobs', docs: [{ id: 'sys-absent', made: true }] }],
+              value: 'made',
+            };
+          },
+        );
+        expect(value).toBe('made');
+        expect(seen[0]![0]).toBeNull();
+        expect(seen[0]![1]!.id).toBe('nmdc:bsm-11-a1');
+        expect(await store.getById('jobs', 'sys-absent')).toEqual({ id: 'sys-absent', made: true });
+        await expect(
+          store.readModifyWrite([{ collection: 'jobs', id: 'sys-absent' }], () => {
+            throw new Error('refused');
+          }),
+        ).rejects.toThrow('refused');
+        await expect(
+          store.readModifyWrite([{ collection: 'jobs', id: 'sys-absent' }], () => ({
+            writes: [
+              { collection: 'jobs', docs: [{ id: 'sys-absent', made: false }] },
+              { collection: 'jobs', docs: [{ name: 'no id' } as unknown as Doc] },
+            ],
+            value: null,
+          })),
+        ).rejects.toThrow(/no string id/);
+        expect(await store.getById('jobs', 'sys-absent')).toEqual({ id: 'sys-absent', made: true });
+      });
+
       it('upserts into several collections at once, all or nothing', async () => {
         const result = await store.upsertAtomically([
           { collection: 'study_set', docs: [{ id: 'nmdc:sty-11-t1', name: 'study' }] },

@@ -322,6 +322,48 @@ describe('MongoDB adapter golden calls', () => {
     ]);
   });
 
+  it('reads the records a read-modify-write names, then writes what the decision says in the same unit', async () => {
+    const { store, take } = fakeDb({
+      'jobs.findOne': [{ id: 'j1', claims: [] }],
+      'jobs.bulkWrite': [{ upsertedCount: 0, matchedCount: 1 }],
+      'operations.bulkWrite': [{ upsertedCount: 1, matchedCount: 0 }],
+      '_counters.findOneAndUpdate': [
+        { _id: 'changes', seq: 1 },
+        { _id: 'changes', seq: 2 },
+      ],
+    });
+    const value = await store.readModifyWrite([{ collection: 'jobs', id: 'j1' }], ([job]) => ({
+      writes: [
+        { collection: 'jobs', docs: [{ ...job!, claims: [{ op_id: 'o1', site_id: 's' }] }] },
+        { collection: 'operations', docs: [{ id: 'o1', done: false }] },
+      ],
+      value: 'o1',
+    }));
+    expect(value).toBe('o1');
+    const calls = take();
+    expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
+      'jobs.createIndexes',
+      'jobs.findOne',
+      'operations.createIndexes',
+      'jobs.bulkWrite',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+      'operations.bulkWrite',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+    ]);
+    expect(calls[1]!.args).toEqual([{ id: 'j1' }, { projection: { _id: 0 }, session: undefined }]);
+    expect(calls[3]!.args[0]).toEqual([
+      {
+        replaceOne: {
+          filter: { id: 'j1' },
+          replacement: { id: 'j1', claims: [{ op_id: 'o1', site_id: 's' }] },
+          upsert: true,
+        },
+      },
+    ]);
+  });
+
   it('reads changes after a sequence number in order', async () => {
     const { store, take } = fakeDb({
       '_changes.find': [

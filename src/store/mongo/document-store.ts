@@ -14,6 +14,8 @@ import type {
   Filter,
   FindOptions,
   Projection,
+  ReadModifyWriteDecision,
+  RecordKey,
   WriteResult,
 } from '../port.ts';
 import { MongoStateStore, STATE_COLLECTION } from './state-store.ts';
@@ -183,24 +185,59 @@ export class MongoDocumentStore implements DocumentStore {
       .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
       .filter((w) => w.docs.length > 0);
     for (const { collection } of cleaned) await this.ensureIndexes(collection);
+    return this.atomically((session) => this.writeInSession(cleaned, session));
+  }
+
+  /**
+   * The read and the writes share one session transaction: a concurrent write to a record read
+   * here makes one of the two transactions fail with a write conflict, and `withTransaction`
+   * retries it (running `decide` again on the records as they now are).
+   */
+  async readModifyWrite<T>(
+    keys: RecordKey[],
+    decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
+  ): Promise<T> {
+    for (const collection of new Set(keys.map((k) => k.collection))) await this.ensureIndexes(collection);
     return this.atomically(async (session) => {
-      const total = { inserted: 0, updated: 0 };
-      for (const { collection, docs } of cleaned) {
-        const ops: AnyBulkWriteOperation[] = docs.map((doc) => ({
-          replaceOne: { filter: { id: doc.id }, replacement: doc, upsert: true },
-        }));
-        const result = await this.db.collection(collection).bulkWrite(ops, { ordered: false, session });
-        await this.recordChanges(
-          collection,
-          docs.map((d) => d.id),
-          false,
-          session,
-        );
-        total.inserted += result.upsertedCount;
-        total.updated += result.matchedCount;
-      }
-      return total;
+      const current = await Promise.all(
+        keys.map(
+          async ({ collection, id }) =>
+            (await this.db
+              .collection(collection)
+              .findOne({ id }, { projection: { _id: 0 }, session })) as Doc | null,
+        ),
+      );
+      const { writes, value } = decide(current);
+      const cleaned = writes
+        .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
+        .filter((w) => w.docs.length > 0);
+      for (const { collection } of cleaned) await this.ensureIndexes(collection);
+      await this.writeInSession(cleaned, session);
+      return value;
     });
+  }
+
+  /** Replaces (or inserts) each record by id, recording the changes, in the caller's session. */
+  private async writeInSession(
+    writes: Array<{ collection: string; docs: Doc[] }>,
+    session: ClientSession | undefined,
+  ): Promise<WriteResult> {
+    const total = { inserted: 0, updated: 0 };
+    for (const { collection, docs } of writes) {
+      const ops: AnyBulkWriteOperation[] = docs.map((doc) => ({
+        replaceOne: { filter: { id: doc.id }, replacement: doc, upsert: true },
+      }));
+      const result = await this.db.collection(collection).bulkWrite(ops, { ordered: false, session });
+      await this.recordChanges(
+        collection,
+        docs.map((d) => d.id),
+        false,
+        session,
+      );
+      total.inserted += result.upsertedCount;
+      total.updated += result.matchedCount;
+    }
+    return total;
   }
 
   /** The unique index on `id` decides, so concurrent inserts of one id leave exactly one winner. */

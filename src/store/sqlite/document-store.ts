@@ -16,6 +16,8 @@ import type {
   FindOptions,
   AttributeIndexEstimates,
   Projection,
+  ReadModifyWriteDecision,
+  RecordKey,
   WriteResult,
 } from '../port.ts';
 import {
@@ -176,6 +178,13 @@ export class SqliteDocumentStore implements DocumentStore {
 
   async upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): Promise<WriteResult> {
     return this.records.upsertAtomically(writes);
+  }
+
+  async readModifyWrite<T>(
+    keys: RecordKey[],
+    decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
+  ): Promise<T> {
+    return this.records.readModifyWrite(keys, decide);
   }
 
   async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {

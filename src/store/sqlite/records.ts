@@ -8,7 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Database as Db } from 'better-sqlite3';
 import { cleanDocs } from '../clean-docs.ts';
-import type { Doc, WriteResult } from '../port.ts';
+import type { Doc, ReadModifyWriteDecision, RecordKey, WriteResult } from '../port.ts';
 import { addEntries, removeEntries } from './attribute-index.ts';
 import type { ChangeLog } from './change-log.ts';
 import type { StatementCache } from './statement-cache.ts';
@@ -122,6 +122,23 @@ export class RecordWrites {
         if (exists.get(collection, clean!.id)) return false;
         this.upsertInTransaction(collection, [clean!]);
         return true;
+      })
+      .immediate();
+  }
+
+  readModifyWrite<T>(
+    keys: RecordKey[],
+    decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
+  ): T {
+    return this.ctx.db
+      .transaction((): T => {
+        const current = keys.map(({ collection, id }) => {
+          const body = bodyOf(this.ctx.statements, collection, id);
+          return body === undefined ? null : parseBody(this.ctx, body);
+        });
+        const { writes, value } = decide(current);
+        for (const { collection, docs } of writes) this.upsertInTransaction(collection, cleanDocs(docs));
+        return value;
       })
       .immediate();
   }
