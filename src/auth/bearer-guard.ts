@@ -4,7 +4,7 @@
  */
 import type { RequestHandler } from 'express';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
-import { Unauthorized } from '../http/errors.ts';
+import { Forbidden, Unauthorized } from '../http/errors.ts';
 import type { Accounts } from '../accounts/index.ts';
 import type { Principal } from '../accounts/index.ts';
 import type { RevocationList } from './revocation-list.ts';
@@ -79,6 +79,44 @@ export function bearerGuard(
       principal = { kind: 'user', subject, isRuntimeAdmin: accounts.isRuntimeAdmin(user) };
     }
     res.locals.principal = principal;
+    next();
+  };
+}
+
+/**
+ * For public endpoints that answer a logged-in caller differently (a site client's default job
+ * filter): sets `res.locals.principal` when the request carries a valid token, and otherwise
+ * goes on as an anonymous request. Real clients send their token everywhere, even a stale one,
+ * and a public endpoint must not refuse them for it.
+ */
+export function identifyCaller(guard: RequestHandler): RequestHandler {
+  return async (req, res, next) => {
+    if (bearerTokenOf(req.headers.authorization)) {
+      try {
+        await guard(req, res, () => {});
+      } catch (err) {
+        if (!(err instanceof Unauthorized)) throw err;
+        delete res.locals.principal;
+      }
+    }
+    next();
+  };
+}
+
+export const SITE_CLIENTS_ONLY =
+  'This operation is for site clients: log in with your site client credentials (grant_type=client_credentials).';
+
+/** Guard for operations only a site client may call: 401 without a valid token, 403 for a user. */
+export function requireSiteClient(guard: RequestHandler): RequestHandler {
+  return async (req, res, next) => {
+    let authenticated = false;
+    await guard(req, res, () => {
+      authenticated = true;
+    });
+    if (!authenticated) return;
+    if ((res.locals.principal as Principal | undefined)?.kind !== 'site_client') {
+      throw new Forbidden(SITE_CLIENTS_ONLY);
+    }
     next();
   };
 }

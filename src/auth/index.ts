@@ -6,11 +6,23 @@
 import express, { type RequestHandler } from 'express';
 import type { AppDeps } from '../http/deps.ts';
 import type { QueryPlanner } from '../query/planner/planner.ts';
-import { Allowances, accountsRouter, allowancesRouter, ensureAccounts } from '../accounts/index.ts';
+import {
+  Allowances,
+  accountsRouter,
+  allowancesRouter,
+  ensureAccounts,
+  type Accounts,
+} from '../accounts/index.ts';
 import { loadServiceKeys } from './keys.ts';
 import { ExternalIdentity } from './external-identity.ts';
 import { buildProvider } from './provider.ts';
-import { AccessTokenVerifier, bearerGuard, bearerTokenOf } from './bearer-guard.ts';
+import {
+  AccessTokenVerifier,
+  bearerGuard,
+  bearerTokenOf,
+  identifyCaller,
+  requireSiteClient,
+} from './bearer-guard.ts';
 import { RevocationList } from './revocation-list.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';
 import { ProviderTokenIssuer, tokenEndpoint } from './token-endpoint.ts';
@@ -26,6 +38,12 @@ export interface Auth {
   apiRouter: express.Router;
   /** Guard for private routes: sets `res.locals.principal` or answers 401. */
   requireUser: RequestHandler;
+  /** Guard for operations only site clients may call: 401 without a valid token, 403 for a user. */
+  requireSiteClient: RequestHandler;
+  /** For public endpoints: sets `res.locals.principal` when a valid token is sent, never refuses. */
+  identifyCaller: RequestHandler;
+  /** Users, sites and site clients. */
+  accounts: Accounts;
   /** Who may do what beyond reading: `await auth.allowances.permits(principal, action)`. */
   allowances: Allowances;
   close(): Promise<void>;
@@ -102,6 +120,9 @@ export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise
     preRouter,
     apiRouter,
     requireUser,
+    requireSiteClient: requireSiteClient(requireUser),
+    identifyCaller: identifyCaller(requireUser),
+    accounts,
     allowances,
     close: async () => {},
   };
