@@ -8,7 +8,7 @@ import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { PIDS, idPatternOfClass } from '../../src/pids/index.ts';
 import { SITE_CLIENTS_ONLY } from '../../src/http/routes/pids.ts';
-import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
+import { createTestApp, type TestApp, passwordToken, newSiteClient } from '../support/server.ts';
 import jsonSchema from '../../src/schema/vendor/nmdc-schema-11.23.0/nmdc.schema.json' with { type: 'json' };
 
 setBcryptCost(4);
@@ -33,19 +33,7 @@ async function siteClientOf(owner: { username: string; password: string }, siteI
   const admin = await passwordLogin(ADMIN.username, ADMIN.password);
   expect((await request(t.app).post('/users').set(admin).send(owner)).status).toBe(201);
   const ownerAuth = await passwordLogin(owner.username, owner.password);
-  expect((await request(t.app).post('/sites').set(ownerAuth).send({ id: siteId })).status).toBe(201);
-  const credentials = await request(t.app).post(`/sites/${siteId}:generateCredentials`).set(ownerAuth);
-  expect(credentials.status, credentials.text).toBe(200);
-  const login = await request(t.app)
-    .post('/token')
-    .type('form')
-    .send({ grant_type: 'client_credentials', ...credentials.body });
-  expect(login.status, login.text).toBe(200);
-  return {
-    clientId: credentials.body.client_id as string,
-    client: { Authorization: `Bearer ${login.body.access_token}` },
-    owner: ownerAuth,
-  };
+  return { ...(await newSiteClient(t.app, ownerAuth, siteId)), owner: ownerAuth };
 }
 
 const mint = (auth: Record<string, string>, body: unknown) =>

@@ -14,33 +14,16 @@ import { PIDS } from '../../src/pids/index.ts';
 import {
   ROOT,
   kill,
-  processTree,
-  startServer,
   type ServerProcess,
   requestOnFreshConnection,
+  startClusterAsAdmin,
+  form,
+  inParallel,
 } from './process-faults.ts';
 
 const ADMIN = { ADMIN_USERNAME: 'pid-cluster-admin', ADMIN_PASSWORD: 'Wq4-harbor-quartz-63-kestrel' };
 
 const send = requestOnFreshConnection;
-
-const form = (fields: Record<string, string>) => ({
-  method: 'POST',
-  headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  body: new URLSearchParams(fields).toString(),
-});
-
-/** Runs `tasks` with at most `width` in flight. */
-async function inParallel<T>(width: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
-  const out: T[] = new Array(tasks.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      for (let i = next++; i < tasks.length; i = next++) out[i] = await tasks[i]!();
-    }),
-  );
-  return out;
-}
 
 describe('minting on a WORKERS=2 server', () => {
   let dir: string;
@@ -49,19 +32,8 @@ describe('minting on a WORKERS=2 server', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pids-cluster-'));
-    server = await startServer({ DATA_DIR: dir, WORKERS: '2', ...ADMIN });
-    // The primary and its two workers (tsx may add an esbuild helper process beside them).
-    for (let i = 0; i < 300 && processTree(server.child.pid!).length < 3; i++)
-      await new Promise((r) => setTimeout(r, 100));
-    expect(processTree(server.child.pid!).length).toBeGreaterThanOrEqual(3);
-    const admin = await send(
-      `${server.url}/token`,
-      form({ grant_type: 'password', username: ADMIN.ADMIN_USERNAME, password: ADMIN.ADMIN_PASSWORD }),
-    );
-    const asAdmin = {
-      authorization: `Bearer ${admin.body.access_token}`,
-      'content-type': 'application/json',
-    };
+    let asAdmin: Record<string, string>;
+    ({ server, asAdmin } = await startClusterAsAdmin(dir, ADMIN));
     expect(
       (await send(`${server.url}/sites`, { method: 'POST', headers: asAdmin, body: '{"id":"cluster-lab"}' }))
         .status,

@@ -110,3 +110,110 @@ export function requestOnFreshConnection(
     req.end(options.body);
   });
 }
+
+/** A server child whose log (stdout and stderr, `LOG_LEVEL=info`) a test can wait on. */
+export interface LoggingServer {
+  url: string;
+  logs: () => string;
+  /** Resolves once `message` appears in the log; rejects after `timeoutMs` with the log's tail. */
+  waitForLog: (message: string, timeoutMs: number) => Promise<void>;
+  exited: Promise<unknown>;
+  kill: (signal: NodeJS.Signals) => void;
+}
+
+/** Starts `src/main.ts` (one process, info logs) over `env` and waits until it is healthy. */
+export async function startLoggingServer(env: Record<string, string>): Promise<LoggingServer> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DEMO_DATA: 'false',
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: url,
+      WORKERS: '1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const waiters: Array<() => void> = [];
+  const onData = (d: Buffer) => {
+    out += String(d);
+    for (const w of waiters.splice(0)) w();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const waitForLog = (message: string, timeoutMs: number) =>
+    new Promise<void>((resolve, reject) => {
+      const deadline = setTimeout(
+        () => reject(new Error(`no "${message}" in the log:\n${out.slice(-2000)}`)),
+        timeoutMs,
+      );
+      const check = () => {
+        if (out.includes(message)) {
+          clearTimeout(deadline);
+          resolve();
+        } else waiters.push(check);
+      };
+      check();
+    });
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${out}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (i > 600) throw new Error('server did not become healthy');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, logs: () => out, waitForLog, exited, kill: (s) => child.kill(s) };
+}
+
+/** Options of a form-encoded POST (logins). */
+export const form = (fields: Record<string, string>) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields).toString(),
+});
+
+/** Runs `tasks` with at most `width` in flight; results in the tasks' order. */
+export async function inParallel<T>(width: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
+  const out: T[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let i = next++; i < tasks.length; i = next++) out[i] = await tasks[i]!();
+    }),
+  );
+  return out;
+}
+
+/**
+ * A `WORKERS=2` server over `dataDir` with an administrator (`ADMIN_USERNAME`/`ADMIN_PASSWORD` in
+ * `admin`), once its primary and both workers run, and JSON request headers carrying the
+ * administrator's token.
+ */
+export async function startClusterAsAdmin(
+  dataDir: string,
+  admin: { ADMIN_USERNAME: string; ADMIN_PASSWORD: string },
+): Promise<{ server: ServerProcess; asAdmin: Record<string, string> }> {
+  const server = await startServer({ DATA_DIR: dataDir, WORKERS: '2', ...admin });
+  // The primary and its two workers (tsx may add an esbuild helper process beside them).
+  for (let i = 0; i < 300 && processTree(server.child.pid!).length < 3; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  if (processTree(server.child.pid!).length < 3) throw new Error('the server did not start two workers');
+  const login = await requestOnFreshConnection(
+    `${server.url}/token`,
+    form({ grant_type: 'password', username: admin.ADMIN_USERNAME, password: admin.ADMIN_PASSWORD }),
+  );
+  return {
+    server,
+    asAdmin: { authorization: `Bearer ${login.body.access_token}`, 'content-type': 'application/json' },
+  };
+}

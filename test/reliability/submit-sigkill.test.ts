@@ -8,9 +8,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, freePort } from './process-faults.ts';
+import { startLoggingServer, type LoggingServer } from './process-faults.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 
@@ -18,70 +17,15 @@ const BIOSAMPLES = 40_000;
 const ADMIN = { username: 'root', password: 'estuary-root-password-7720' };
 const APPLYING = 'metadata submission: applying';
 
-interface Child {
-  url: string;
-  pid: number;
-  logs: () => string;
-  waitForLog: (message: string, timeoutMs: number) => Promise<void>;
-  exited: Promise<unknown>;
-  kill: (signal: NodeJS.Signals) => void;
-}
+type Child = LoggingServer;
 
-async function startServer(dataDir: string): Promise<Child> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      DEMO_DATA: 'false',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: url,
-      WORKERS: '1',
-      MAX_BODY_BYTES: String(256 * 1024 * 1024),
-      ADMIN_USERNAME: ADMIN.username,
-      ADMIN_PASSWORD: ADMIN.password,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const startServer = (dataDir: string) =>
+  startLoggingServer({
+    DATA_DIR: dataDir,
+    MAX_BODY_BYTES: String(256 * 1024 * 1024),
+    ADMIN_USERNAME: ADMIN.username,
+    ADMIN_PASSWORD: ADMIN.password,
   });
-  let out = '';
-  const waiters: Array<() => void> = [];
-  const onData = (d: Buffer) => {
-    out += String(d);
-    for (const w of waiters.splice(0)) w();
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const waitForLog = (message: string, timeoutMs: number) =>
-    new Promise<void>((resolve, reject) => {
-      const deadline = setTimeout(
-        () => reject(new Error(`no "${message}" in the log:\n${out.slice(-2000)}`)),
-        timeoutMs,
-      );
-      const check = () => {
-        if (out.includes(message)) {
-          clearTimeout(deadline);
-          resolve();
-        } else waiters.push(check);
-      };
-      check();
-    });
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${out}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (i > 600) throw new Error('server did not become healthy');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url, pid: child.pid!, logs: () => out, waitForLog, exited, kill: (s) => child.kill(s) };
-}
 
 async function json(url: string, init?: RequestInit): Promise<any> {
   const res = await fetch(url, init);

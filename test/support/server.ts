@@ -101,3 +101,37 @@ export async function passwordToken(
   expect(res.status, res.text).toBe(200);
   return res.body.access_token as string;
 }
+
+export interface SiteClientLogin {
+  clientId: string;
+  /** `Authorization` header of the logged-in site client. */
+  client: { Authorization: string };
+}
+
+/**
+ * Creates site `siteId` as the caller of `ownerAuth` (who becomes its administrator), generates
+ * client credentials for it and logs the client in (`grant_type=client_credentials`).
+ */
+export async function newSiteClient(
+  app: express.Express,
+  ownerAuth: Record<string, string>,
+  siteId: string,
+  capabilityIds?: string[],
+): Promise<SiteClientLogin> {
+  const site = await request(app)
+    .post('/sites')
+    .set(ownerAuth)
+    .send(capabilityIds ? { id: siteId, capability_ids: capabilityIds } : { id: siteId });
+  expect(site.status, site.text).toBe(201);
+  const credentials = await request(app).post(`/sites/${siteId}:generateCredentials`).set(ownerAuth);
+  expect(credentials.status, credentials.text).toBe(200);
+  const login = await request(app)
+    .post('/token')
+    .type('form')
+    .send({ grant_type: 'client_credentials', ...credentials.body });
+  expect(login.status, login.text).toBe(200);
+  return {
+    clientId: credentials.body.client_id as string,
+    client: { Authorization: `Bearer ${login.body.access_token}` },
+  };
+}
