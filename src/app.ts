@@ -19,14 +19,21 @@ import { provenanceRouter } from './http/routes/provenance.ts';
 import { validationRouter } from './http/routes/validation.ts';
 import { pidsRouter } from './http/routes/pids.ts';
 import { createAuth } from './auth/index.ts';
+import { ensureCatalog } from './workflows/catalog.ts';
+import { workflowCatalogRouter } from './workflows/catalog-routes.ts';
+import { workflowExecutionsRouter } from './workflows/workflow-executions.ts';
 import { queriesRouter } from './http/routes/queries.ts';
 import { QueryPlanner } from './query/planner/planner.ts';
 import { RecordWriter } from '../search/writer.ts';
 import { submissionRouter } from './http/routes/submission.ts';
 import { runsRouter } from './runs/routes.ts';
+import { fileStagingRouter } from './workflows/file-staging-routes.ts';
 import { openStoredObjects } from './objects/stored-objects.ts';
+import { drsRouter } from './objects/drs-routes.ts';
+import { TriggerDispatcher } from './workflows/triggers.ts';
 import { changesheetsRouter } from './http/routes/changesheets.ts';
 import { changesheetUploads } from './changesheets/upload.ts';
+import { jobsRouter } from './workflows/job-routes.ts';
 
 export interface BuiltApp {
   app: express.Express;
@@ -81,6 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
 
   const planner = new QueryPlanner(deps.store, deps.searchIndex, { logger: deps.logger });
   const auth = await createAuth(deps, planner);
+  await ensureCatalog(deps.store, deps.config.workflowCatalog);
   app.use(auth.preRouter);
   app.use(docsRouter(deps));
 
@@ -105,12 +113,24 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.use(provenanceRouter(deps));
   app.use(metadataRouter(deps, planner));
   app.use(validationRouter(deps));
+  app.use(workflowCatalogRouter(deps.store));
+  app.use(
+    workflowExecutionsRouter(
+      deps.store,
+      auth,
+      new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex]),
+    ),
+  );
   app.use(auth.apiRouter);
+  app.use(jobsRouter(deps, auth));
   app.use(pidsRouter(deps.store, auth.requireUser));
   // Submitted payloads (and changesheets) are kept as stored objects; one instance for every route.
   const storedObjects = await openStoredObjects(deps.config.dataDir, deps.store, (err) =>
     deps.logger.warn({ err }, 'sweeping unreferenced stored-object bytes failed'),
   );
+  // Turns queued trigger firings into jobs: now, after each PUT of object types, and every few seconds.
+  const triggerDispatcher = new TriggerDispatcher(deps.store, deps.logger);
+  triggerDispatcher.start();
   app.use(
     submissionRouter(
       deps,
@@ -119,7 +139,9 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
       new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex]),
     ),
   );
+  app.use(fileStagingRouter(deps, auth));
   app.use(runsRouter(deps.store, auth));
+  app.use(drsRouter(deps, auth, storedObjects, triggerDispatcher));
   app.use(
     changesheetsRouter(
       deps,
@@ -139,6 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   return {
     app,
     close: async () => {
+      await triggerDispatcher.stop();
       await auth.close();
     },
   };

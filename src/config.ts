@@ -51,6 +51,12 @@ export interface Config {
    * `http://localhost:<port>`, `https://*.microbiomedata.org` and `https://microbiomedata.github.io`.
    */
   corsOrigins: CorsOrigins;
+  /**
+   * An administrator's workflow catalog (YAML or JSON: capabilities, workflows, object types,
+   * triggers) merged by id over the seed `config/workflow-catalog.yaml` at start. `WORKFLOW_CATALOG`,
+   * a file path; unset: the seed alone. Its contents are checked at start (src/workflows/catalog.ts).
+   */
+  workflowCatalog: string | undefined;
 }
 
 /** Which origins CORS allows: exact origins, or a pattern matched against the whole origin. */
@@ -167,5 +173,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     workers: env.WORKERS === 'auto' ? os.availableParallelism() : integer(env, 'WORKERS', 1, 1, 64),
     corsOrigins: corsOrigins(env),
+    workflowCatalog: env.WORKFLOW_CATALOG ? path.resolve(env.WORKFLOW_CATALOG) : undefined,
   };
 }

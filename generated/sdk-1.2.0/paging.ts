@@ -3,5 +3,9 @@
 /** Operations paged with `page_token` / `next_page_token`; every other paged one uses cursors. */
 export const PAGE_TOKEN_OPERATIONS: ReadonlySet<string> = new Set([
   'listCollectionRecords',
+  'listJobs',
+  'listObjects',
+  'listOperations',
+  'listRunEvents',
   'listSites',
 ]);

@@ -4,5 +4,12 @@
 export const PAGE_TOKEN_OPERATIONS: ReadonlySet<string> = new Set([
   'getLinkedInstances',
   'listCollectionRecords',
+  'listGlobusTasks',
+  'listJgiSamples',
+  'listJgiSequencingProjects',
+  'listJobs',
+  'listObjects',
+  'listOperations',
+  'listRunEvents',
   'listSites',
 ]);

@@ -16,6 +16,7 @@ import {
   type UserRecord,
 } from './records.ts';
 import { generateSecret, hashSecret, verifySecret } from './secrets.ts';
+import { CAPABILITIES } from '../workflows/catalog.ts';
 
 export interface NewUser {
   username: string;
@@ -167,6 +168,45 @@ export class Accounts {
     page: { projection?: Projection; afterId?: string; limit?: number },
   ): Promise<Doc[]> {
     return this.store.find(SITES, filter, page);
+  }
+
+  /** The site, for one of its administrators or a runtime administrator (403), 404 when unknown. */
+  async administeredSite(siteId: string, requester: UserRecord): Promise<SiteRecord> {
+    const site = await this.getSite(siteId);
+    if (!site) throw new NotFound(`No site with id '${siteId}'`);
+    if (!this.isRuntimeAdmin(requester) && !requester.site_admin.includes(siteId)) {
+      throw new Forbidden(`You are not an administrator of site ${siteId}`);
+    }
+    return site;
+  }
+
+  /**
+   * Replaces a site's capabilities (PATCH /sites/{site_id}, PUT /sites/{site_id}/capabilities):
+   * 404 for an unknown site, 403 unless `requester` administers it or is a runtime administrator,
+   * 422 naming the ids the workflow catalog does not hold. The site and the capabilities are read
+   * and the site written in one transaction, so a concurrent edit is never half applied.
+   */
+  async setSiteCapabilities(
+    siteId: string,
+    capabilityIds: string[],
+    requester: UserRecord,
+  ): Promise<SiteRecord> {
+    await this.administeredSite(siteId, requester);
+    const wanted = [...new Set(capabilityIds)];
+    return this.store.readModifyWrite(
+      [{ collection: SITES, id: siteId }, ...wanted.map((id) => ({ collection: CAPABILITIES, id }))],
+      ([site, ...capabilities]) => {
+        if (!site) throw new NotFound(`No site with id '${siteId}'`);
+        const unknown = wanted.filter((_, i) => capabilities[i] === null);
+        if (unknown.length > 0) {
+          throw new Unprocessable(
+            `Unknown capability ids (not in the workflow catalog, see GET /capabilities): ${unknown.join(', ')}`,
+          );
+        }
+        const updated = { ...(site as unknown as SiteRecord), capability_ids: wanted };
+        return { writes: [{ collection: SITES, docs: [updated as unknown as Doc] }], value: updated };
+      },
+    );
   }
 
   /** Creates the site when absent (start-up: the runtime administrators' site). */

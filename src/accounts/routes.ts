@@ -1,9 +1,9 @@
 /**
- * `GET /users/me`, `POST /users`, `GET /sites`, `POST /sites`, `GET /sites/{site_id}` and
- * `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
+ * `GET /users/me`, `POST /users`, `GET /sites`, `POST /sites`, `GET/PATCH /sites/{site_id}`,
+ * `GET/PUT /sites/{site_id}/capabilities` and `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
  */
 import express, { type RequestHandler, type Response } from 'express';
-import { BadRequest, Forbidden, NotFound } from '../http/errors.ts';
+import { BadRequest, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
 import type { Principal } from './principal.ts';
 import type { Accounts } from './accounts.ts';
 import { publicSite, publicUser, type SiteRecord, type UserRecord } from './records.ts';
@@ -109,6 +109,36 @@ export function accountsRouter(
     const site = await accounts.getSite(String(req.params.site_id));
     if (!site) throw new NotFound();
     res.json(publicSite(site));
+  });
+
+  // Only `capability_ids` may change (the schema refuses other fields); absent, nothing changes.
+  router.patch('/sites/:site_id', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    const siteId = String(req.params.site_id);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const site =
+      body.capability_ids === undefined
+        ? await accounts.administeredSite(siteId, caller)
+        : await accounts.setSiteCapabilities(siteId, stringList(body, 'capability_ids'), caller);
+    res.json(publicSite(site));
+  });
+
+  // Public, like the site itself.
+  router.get('/sites/:site_id/capabilities', async (req, res) => {
+    const siteId = String(req.params.site_id);
+    const site = await accounts.getSite(siteId);
+    if (!site) throw new NotFound(`No site with id '${siteId}'`);
+    res.json([...site.capability_ids]);
+  });
+
+  router.put('/sites/:site_id/capabilities', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    const ids: unknown = req.body;
+    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
+      throw new Unprocessable('The body must be a list of capability ids, e.g. ["metag-1.0.0"]');
+    }
+    const site = await accounts.setSiteCapabilities(String(req.params.site_id), ids as string[], caller);
+    res.json([...site.capability_ids]);
   });
 
   return router;

@@ -64,7 +64,25 @@ export const LEGACY_TAGS = [
     description: 'Database commands (`find`, `getMore`, `count`, ...) with `POST /queries:run`.',
   },
   { name: 'users', description: 'Logins (`POST /token`) and user accounts.' },
-  { name: 'sites', description: 'Sites and their client credentials.' },
+  { name: 'sites', description: 'Sites, their capabilities and their client credentials.' },
+  {
+    name: 'workflows',
+    description:
+      'Templates for jobs: the capabilities a site needs to run one, and the object types that trigger it.',
+  },
+  { name: 'capabilities', description: 'What a site must be able to do to claim the jobs of a workflow.' },
+  { name: 'object types', description: 'Annotations of objects that trigger workflows.' },
+  { name: 'triggers', description: 'Which workflow a job is created for when an object gains a type.' },
+  {
+    name: 'jobs',
+    description:
+      'A workflow paired with its configuration; a site claims a job and runs it through an operation.',
+  },
+  { name: 'objects', description: 'Data Repository Service (DRS) objects: workflow inputs and outputs.' },
+  {
+    name: 'operations',
+    description: 'The progress and result of a claimed job, as a long-running operation.',
+  },
   { name: 'runs', description: 'Runs of metadata submissions: status, counts, timings and errors.' },
   { name: 'minter', description: 'Mint, resolve, bind and delete persistent identifiers (site clients).' },
 ] as const;
@@ -74,6 +92,13 @@ export type LegacyTag = (typeof LEGACY_TAGS)[number]['name'];
 /** Which 1.2.0 group an operation of the 2.13.0 document belongs to, by its path. */
 export function legacyTagOf(pathName: string): LegacyTag {
   if (pathName.startsWith('/sites')) return 'sites';
+  if (pathName.startsWith('/workflows')) return 'workflows';
+  if (pathName.startsWith('/capabilities')) return 'capabilities';
+  if (pathName.startsWith('/object_types')) return 'object types';
+  if (pathName.startsWith('/triggers')) return 'triggers';
+  if (pathName.startsWith('/jobs')) return 'jobs';
+  if (pathName.startsWith('/objects') || pathName.startsWith('/ga4gh/')) return 'objects';
+  if (pathName.startsWith('/operations')) return 'operations';
   if (pathName.startsWith('/runs')) return 'runs';
   if (pathName.startsWith('/pids')) return 'minter';
   if (pathName.startsWith('/metadata/')) return 'metadata';
@@ -92,7 +117,17 @@ const PATHS_ADDED_LATER = new Set([
   '/workflow_executions/{workflow_execution_id}/related_resources',
   '/admin/allowances',
   '/admin/allowances/actions',
+  '/jobs/{job_id}:release',
+  '/workflows/workflow_executions',
+  '/objects/{object_id}/content',
+  '/sites/{site_id}/capabilities',
 ]);
+
+/** Operations added after 1.2.0 to paths 1.2.0 already had (`METHOD path`). */
+const OPERATIONS_ADDED_LATER = new Set(['post /jobs', 'patch /sites/{site_id}']);
+
+/** Path prefixes of groups added after 1.2.0. */
+const PREFIXES_ADDED_LATER = ['/wf_file_staging/'];
 
 /** 1.2.0 names of renamed paths, with the renamed path parameter and operation ids. */
 const RENAMED_PATHS: Record<
@@ -112,7 +147,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 const LATER_SCHEME = 'orcidLogin';
 
 /**
- * The 1.2.0 document: the same operations and shapes, grouped in the five 1.2.0 tags, planned
+ * The 1.2.0 document: the same operations and shapes, grouped in the 1.2.0 tags, planned
  * processes at `/activities`, without the later endpoints, and with the external (ORCID) login
  * as a link near the top instead of a security scheme.
  */
@@ -129,9 +164,10 @@ export function deriveLegacyDocument(current: OpenApiDocument): OpenApiDocument 
 
   const paths: Record<string, any> = {};
   for (const [pathName, item] of Object.entries<Record<string, any>>(doc.paths)) {
-    if (PATHS_ADDED_LATER.has(pathName)) continue;
+    if (PATHS_ADDED_LATER.has(pathName) || PREFIXES_ADDED_LATER.some((p) => pathName.startsWith(p))) continue;
     const renamed = RENAMED_PATHS[pathName];
     for (const method of HTTP_METHODS) {
+      if (OPERATIONS_ADDED_LATER.has(`${method} ${pathName}`)) delete item[method];
       const operation = item[method];
       if (!operation) continue;
       operation.tags = [legacyTagOf(pathName)];

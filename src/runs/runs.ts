@@ -6,6 +6,8 @@
  * stored object it read, time spent per phase, records inserted and replaced per collection, and
  * errors. Status uses the original's run event vocabulary, so its clients can read it: `COMPLETE`
  * (succeeded) or `FAIL` (failed).
+ * Runs requested through `POST /runs` keep the same summary, folded from their OpenLineage events
+ * (run-events.ts) as each arrives; every run's events are in `run_events`.
  */
 import type { Doc, DocumentStore } from '../store/port.ts';
 import { mintSystemId } from '../objects/system-ids.ts';
@@ -52,6 +54,39 @@ export interface RunRecord {
   timings_ms: Record<string, number>;
   counts: Record<string, CollectionCounts>;
   errors: string[];
+  /** Events recorded for the run so far (store internal: numbers the next event). */
+  event_count?: number;
+}
+
+/** The summary every run has, whether a metadata submission or requested through `POST /runs`. */
+export type RunSummary = Pick<
+  RunRecord,
+  | 'id'
+  | 'status'
+  | 'started_at_time'
+  | 'was_started_by'
+  | 'inputs'
+  | 'outputs'
+  | 'job'
+  | 'producer'
+  | 'schemaURL'
+>;
+
+/** A stored run: the summary, a submission's details when it is one, and store internals. */
+export type StoredRun = RunSummary &
+  Partial<Omit<RunRecord, keyof RunSummary>> & {
+    /** Requested through `POST /runs`: site clients, which carry such runs out, may read and report it. */
+    site_reported?: boolean;
+  };
+
+/** Fields of a stored run that are the store's business, never answered. */
+const INTERNAL_RUN_FIELDS = ['event_count', 'site_reported'] as const;
+
+/** A run as `GET /runs/{run_id}` answers it. */
+export function publicRun(run: StoredRun): Record<string, unknown> {
+  const shown: Record<string, unknown> = { ...run };
+  for (const field of INTERNAL_RUN_FIELDS) delete shown[field];
+  return shown;
 }
 
 /** Run ids as the original's (`nmdc:` + the runtime's `sys0` shoulder). */
@@ -106,6 +141,6 @@ export function runDoc(run: RunRecord): Doc {
   return run as unknown as Doc;
 }
 
-export async function getRun(store: DocumentStore, id: string): Promise<RunRecord | null> {
-  return (await store.getById(RUNS, id)) as unknown as RunRecord | null;
+export async function getRun(store: DocumentStore, id: string): Promise<StoredRun | null> {
+  return (await store.getById(RUNS, id)) as unknown as StoredRun | null;
 }

@@ -16,6 +16,7 @@ import { HttpError, Unprocessable } from '../http/errors.ts';
 import { MetadataValidator, validationAnswer } from '../validation/index.ts';
 import { OBJECTS, objectRecord, type StoredObjects } from '../objects/stored-objects.ts';
 import { RUNS, RunInProgress, runDoc, type CollectionCounts } from '../runs/runs.ts';
+import { finishedRunWrites } from '../runs/run-events.ts';
 
 /** The original runs submissions as this workflow; runs keep its name. */
 export const METADATA_IN_JOB = {
@@ -87,7 +88,8 @@ export class JsonSubmissions {
           inBatches(docs).map((batch) => ({ collection, docs: batch })),
         ),
         { collection: OBJECTS, docs: [objectRecord(object)] },
-        { collection: RUNS, docs: [runDoc(run.record)] },
+        // The run's record with its STARTED and COMPLETE events.
+        ...finishedRunWrites(run.record),
       ]);
       run.phaseDone('apply');
     } catch (err) {
@@ -131,7 +133,7 @@ export class JsonSubmissions {
     this.logger.error({ err, run_id: run.record.id }, 'metadata submission failed');
     run.record.counts = {};
     try {
-      await this.writes.upsert(RUNS, [runDoc(run.fail(messageOf(err)))]);
+      await this.writes.upsertAll(finishedRunWrites(run.fail(messageOf(err))));
     } catch (recordErr) {
       this.logger.error(
         { err: recordErr, run_id: run.record.id },
@@ -141,7 +143,10 @@ export class JsonSubmissions {
   }
 }
 
-function recordsByCollection(payload: Record<string, unknown>): Array<{ collection: string; docs: Doc[] }> {
+/** A `Database` payload's records per collection, keyed as the store keeps them. */
+export function recordsByCollection(
+  payload: Record<string, unknown>,
+): Array<{ collection: string; docs: Doc[] }> {
   const out: Array<{ collection: string; docs: Doc[] }> = [];
   for (const [collection, records] of Object.entries(payload)) {
     if (NOT_COLLECTIONS.has(collection) || !Array.isArray(records) || records.length === 0) continue;
@@ -153,7 +158,8 @@ function recordsByCollection(payload: Record<string, unknown>): Array<{ collecti
   return out;
 }
 
-function inBatches(docs: Doc[]): Doc[][] {
+/** Records in entries of WRITE_BATCH for one atomic write. */
+export function inBatches(docs: Doc[]): Doc[][] {
   const out: Doc[][] = [];
   for (let i = 0; i < docs.length; i += WRITE_BATCH) out.push(docs.slice(i, i + WRITE_BATCH));
   return out;

@@ -48,6 +48,13 @@ describe('the served API documents', () => {
       'queries',
       'users',
       'sites',
+      'workflows',
+      'capabilities',
+      'object types',
+      'triggers',
+      'jobs',
+      'objects',
+      'operations',
       'runs',
       'minter',
     ]);

@@ -227,6 +227,27 @@ describe('over_representation/python/overrepresentation_python.ipynb', () => {
       idsOf(entry.GFF.filter((g) => String(g.description).includes('Functional Annotation for '))),
     ).toEqual([SPRUCE_FUNCTIONAL_GFF]);
   });
+
+  it("over_representation/python/overrepresentation_python.ipynb read_protein_report (cell [11]): GET /objects/{was_generated_by without 'nmdc:'} is a 307 to the workflow execution, which requests follows", async () => {
+    const wrkflwId = 'nmdc:wfmp-11-x0zhd078.2';
+    const url = requestsRequote(`${NMDC_API}/objects/${wrkflwId.replaceAll('nmdc:', '')}`);
+    expect(targetOf(url)).toBe('/objects/wfmp-11-x0zhd078.2');
+    const first = await send(server.url, { method: 'GET', target: targetOf(url), headers: REQUESTS_HEADERS });
+    expect(first.status, first.text).toBe(307);
+    expect(first.headers.location).toBe(`${server.url}/nmdcschema/ids/${wrkflwId}`);
+    // requests repeats the GET at the Location, with the same headers.
+    const followed = await send(server.url, {
+      method: 'GET',
+      target: new URL(first.headers.location!).pathname,
+      headers: REQUESTS_HEADERS,
+    });
+    expect(followed.status, followed.text).toBe(200);
+    const record = await server.store.getById('workflow_execution_set', wrkflwId);
+    expect(followed.json).toEqual(record);
+    // What the notebook reads from it.
+    expect(followed.json.metaproteomics_analysis_category).toBe('matched_metagenome');
+    expect(followed.json.ended_at_time).toBe('2024-02-10T20:00:00Z');
+  });
 });
 
 describe('Python notebooks through nmdc_api_utilities: data objects of a study', () => {

@@ -701,6 +701,23 @@ describe('over_representation/R/overrepresentation_r.ipynb', () => {
       was_generated_by: expect.stringMatching(/^nmdc:wfmp-/),
     });
   });
+
+  it("over_representation/R/overrepresentation_r.ipynb read_protein_report (cell [7]): rjson reads /objects/{was_generated_by without 'nmdc:'}, a 307 that libcurl follows to the workflow execution", async () => {
+    // `sub("nmdc:", "", ...)`: the first `nmdc:` only.
+    const wrkflwId = 'nmdc:wfmp-11-x0zhd078.2'.replace('nmdc:', '');
+    const target = targetOf(`${NMDC_API}/objects/${wrkflwId}`);
+    expect(target).toBe('/objects/wfmp-11-x0zhd078.2');
+    const first = await fromJson(target, RJSON_HEADERS);
+    expect(first.status, first.text).toBe(307);
+    expect(first.headers.location).toBe(`${server.url}/nmdcschema/ids/nmdc:wfmp-11-x0zhd078.2`);
+    const followed = await fromJson(new URL(first.headers.location!).pathname, RJSON_HEADERS);
+    expect(followed.status, followed.text).toBe(200);
+    expect(followed.json).toEqual(
+      await server.store.getById('workflow_execution_set', 'nmdc:wfmp-11-x0zhd078.2'),
+    );
+    expect(followed.json.ended_at_time).toBe('2024-02-10T20:00:00Z');
+    expect(followed.json.metaproteomics_analysis_category).toBe('matched_metagenome');
+  });
 });
 
 describe('utility_functions.R', () => {

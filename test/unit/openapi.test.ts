@@ -103,11 +103,56 @@ describe('the 2.13.0 document', () => {
       ]),
     );
     expect(byTag['Workflow management']?.sort()).toEqual([
+      'get /capabilities',
+      'get /capabilities/{capability_id}',
+      'get /ga4gh/drs/v1/objects/{object_id}',
+      'get /jobs',
+      'get /jobs/{job_id}',
+      'get /object_types',
+      'get /object_types/{object_type_id}',
+      'get /object_types/{object_type_id}/workflows',
+      'get /objects',
+      'get /objects/{object_id}',
+      'get /objects/{object_id}/access/{access_id}',
+      'get /objects/{object_id}/content',
+      'get /objects/{object_id}/types',
+      'get /operations',
+      'get /operations/{op_id}',
       'get /runs/{run_id}',
+      'get /runs/{run_id}/events',
       'get /sites',
       'get /sites/{site_id}',
+      'get /sites/{site_id}/capabilities',
+      'get /triggers',
+      'get /triggers/{trigger_id}',
+      'get /wf_file_staging/globus_tasks',
+      'get /wf_file_staging/globus_tasks/{task_id}',
+      'get /wf_file_staging/jgi_samples',
+      'get /wf_file_staging/jgi_sequencing_projects',
+      'get /wf_file_staging/jgi_sequencing_projects/{sequencing_project_name}',
+      'get /workflows',
+      'get /workflows/{workflow_id}',
+      'get /workflows/{workflow_id}/capabilities',
+      'get /workflows/{workflow_id}/object_types',
+      'patch /objects/{object_id}',
+      'patch /operations/{op_id}',
+      'patch /sites/{site_id}',
+      'patch /wf_file_staging/globus_tasks/{task_id}',
+      'patch /wf_file_staging/jgi_samples/{jdp_file_id}',
+      'post /jobs',
+      'post /jobs/{job_id}:claim',
+      'post /jobs/{job_id}:release',
+      'post /objects',
+      'post /runs',
+      'post /runs/{run_id}/events',
       'post /sites',
       'post /sites/{site_id}:generateCredentials',
+      'post /wf_file_staging/globus_tasks',
+      'post /wf_file_staging/jgi_samples',
+      'post /wf_file_staging/jgi_sequencing_projects',
+      'post /workflows/workflow_executions',
+      'put /objects/{object_id}/types',
+      'put /sites/{site_id}/capabilities',
     ]);
     expect(byTag['User accounts']?.sort()).toEqual([
       'delete /admin/allowances',
@@ -192,7 +237,7 @@ describe('the 2.13.0 document', () => {
     });
   });
 
-  it('marks exactly the account and query operations private, with any of the three logins', () => {
+  it('marks exactly the account, query and workflow writing operations private, with the logins that may call them', () => {
     const privateOps = operations(current)
       .filter(
         ({ op }) => op.security?.length && !op.security.some((r: object) => Object.keys(r).length === 0),
@@ -205,18 +250,55 @@ describe('the 2.13.0 document', () => {
       'get /admin/allowances/actions',
       'get /pids/resolve/{id_name}',
       'get /runs/{run_id}',
+      'get /runs/{run_id}/events',
       'get /sites',
       'get /users/me',
+      'get /wf_file_staging/globus_tasks',
+      'get /wf_file_staging/globus_tasks/{task_id}',
+      'get /wf_file_staging/jgi_samples',
+      'get /wf_file_staging/jgi_sequencing_projects',
+      'get /wf_file_staging/jgi_sequencing_projects/{sequencing_project_name}',
+      'patch /objects/{object_id}',
+      'patch /operations/{op_id}',
+      'patch /sites/{site_id}',
+      'patch /wf_file_staging/globus_tasks/{task_id}',
+      'patch /wf_file_staging/jgi_samples/{jdp_file_id}',
       'post /admin/allowances',
+      'post /jobs',
+      'post /jobs/{job_id}:claim',
+      'post /jobs/{job_id}:release',
       'post /metadata/changesheets:submit',
       'post /metadata/json:submit',
+      'post /objects',
       'post /pids/bind',
       'post /pids/delete',
       'post /pids/mint',
       'post /queries:run',
+      'post /runs',
+      'post /runs/{run_id}/events',
       'post /sites',
       'post /sites/{site_id}:generateCredentials',
       'post /users',
+      'post /wf_file_staging/globus_tasks',
+      'post /wf_file_staging/jgi_samples',
+      'post /wf_file_staging/jgi_sequencing_projects',
+      'post /workflows/workflow_executions',
+      'put /objects/{object_id}/types',
+      'put /sites/{site_id}/capabilities',
+    ]);
+    // Operations only a site client may call say so: a user's token is refused with 403.
+    const siteClientOnly = operations(current)
+      .filter(({ op }) => JSON.stringify(op.security) === JSON.stringify([{ siteClientLogin: [] }]))
+      .map(({ path, method }) => `${method} ${path}`)
+      .sort();
+    expect(siteClientOnly).toEqual([
+      'patch /objects/{object_id}',
+      'patch /operations/{op_id}',
+      'post /jobs',
+      'post /jobs/{job_id}:claim',
+      'post /jobs/{job_id}:release',
+      'post /objects',
+      'post /workflows/workflow_executions',
     ]);
     expect(current.paths['/users/me'].get.security).toEqual([
       { userLogin: [] },
@@ -300,19 +382,27 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
     expect(describeProblems(await lint(legacy))).toEqual([]);
   });
 
-  it('is version 1.2.0 with the groups find, metadata, queries, users, sites, runs and minter', () => {
+  it('is version 1.2.0 with the groups of 1.2.0', () => {
     expect(legacy.info.version).toBe('1.2.0');
-    expect(legacy.tags.map((t: { name: string }) => t.name)).toEqual([
+    const groups = [
       'find',
       'metadata',
       'queries',
       'users',
       'sites',
+      'workflows',
+      'capabilities',
+      'object types',
+      'triggers',
+      'jobs',
+      'objects',
+      'operations',
       'runs',
       'minter',
-    ]);
+    ];
+    expect(legacy.tags.map((t: { name: string }) => t.name)).toEqual(groups);
     const used = new Set(operations(legacy).map(({ op }) => op.tags[0]));
-    expect([...used].sort()).toEqual(['find', 'metadata', 'minter', 'queries', 'runs', 'sites', 'users']);
+    expect([...used].sort()).toEqual([...groups].sort());
   });
 
   it('groups each operation as 1.2.0 did', () => {
@@ -328,6 +418,11 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
     expect(tagOf('/metadata/json:submit', 'post')).toEqual(['metadata']);
     expect(tagOf('/runs/{run_id}')).toEqual(['runs']);
     expect(tagOf('/pids/mint', 'post')).toEqual(['minter']);
+    expect(tagOf('/jobs/{job_id}:claim', 'post')).toEqual(['jobs']);
+    expect(tagOf('/operations/{op_id}', 'patch')).toEqual(['operations']);
+    expect(tagOf('/ga4gh/drs/v1/objects/{object_id}')).toEqual(['objects']);
+    expect(tagOf('/object_types/{object_type_id}/workflows')).toEqual(['object types']);
+    expect(tagOf('/runs/{run_id}/events', 'post')).toEqual(['runs']);
   });
 
   it('serves planned processes at /activities with an activity_id parameter', () => {
@@ -346,6 +441,19 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
     expect(legacy.paths).not.toHaveProperty('/nmdcschema/collection_names');
     expect(legacy.paths).not.toHaveProperty('/nmdcschema/ids/{doc_id}/collection-name');
     expect(legacy.paths).toHaveProperty(['/nmdcschema/ids/{doc_id}']);
+    // Workflow management: what 2.13.0 added, or what 1.2.0 only had as hidden stubs.
+    for (const path of [
+      '/jobs/{job_id}:release',
+      '/workflows/workflow_executions',
+      '/objects/{object_id}/content',
+      '/sites/{site_id}/capabilities',
+      '/wf_file_staging/globus_tasks',
+      '/wf_file_staging/jgi_samples/{jdp_file_id}',
+    ])
+      expect(legacy.paths).not.toHaveProperty([path]);
+    expect(Object.keys(legacy.paths['/jobs'])).toEqual(['get']);
+    expect(Object.keys(legacy.paths['/sites/{site_id}'])).toEqual(['get']);
+    expect(Object.keys(legacy.paths['/jobs/{job_id}:claim'])).toEqual(['post']);
   });
 
   it('offers the ORCID login as a link at the top instead of a security scheme', () => {
@@ -372,7 +480,11 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
             '/workflow_executions/{workflow_execution_id}/related_resources',
             '/admin/allowances',
             '/admin/allowances/actions',
-          ].includes(p),
+            '/jobs/{job_id}:release',
+            '/workflows/workflow_executions',
+            '/objects/{object_id}/content',
+            '/sites/{site_id}/capabilities',
+          ].includes(p) && !p.startsWith('/wf_file_staging/'),
       )
       .map(renamed);
     expect(Object.keys(legacy.paths)).toEqual(expected);
@@ -384,6 +496,16 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
       AllowanceAction: allowanceActionLater,
       Allowance: allowanceLater,
       AllowanceList: allowanceListLater,
+      CapabilityIds: capabilityIdsLater,
+      SitePatch: sitePatchLater,
+      WorkflowExecutionsAccepted: workflowExecutionsLater,
+      JobIn: jobInLater,
+      GlobusTask: globusTaskLater,
+      GlobusTaskPatch: globusTaskPatchLater,
+      JgiSample: jgiSampleLater,
+      JgiSamplePatch: jgiSamplePatchLater,
+      JgiSequencingProject: jgiProjectLater,
+      StagingRecordList: stagingListLater,
       ...sharedSchemas
     } = current.components.schemas;
     for (const schema of [
@@ -394,6 +516,16 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
       allowanceActionLater,
       allowanceLater,
       allowanceListLater,
+      capabilityIdsLater,
+      sitePatchLater,
+      workflowExecutionsLater,
+      jobInLater,
+      globusTaskLater,
+      globusTaskPatchLater,
+      jgiSampleLater,
+      jgiSamplePatchLater,
+      jgiProjectLater,
+      stagingListLater,
     ])
       expect(schema).toBeDefined();
     expect(legacy.components.schemas).toEqual(sharedSchemas);

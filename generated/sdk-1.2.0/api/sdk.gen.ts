@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { BindIdData, BindIdErrors, BindIdResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, FindActivitiesData, FindActivitiesErrors, FindActivitiesResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetActivityData, GetActivityErrors, GetActivityResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
+import type { BindIdData, BindIdErrors, BindIdResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, FindActivitiesData, FindActivitiesErrors, FindActivitiesResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetActivityData, GetActivityErrors, GetActivityResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJobData, GetJobErrors, GetJobResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -398,19 +398,361 @@ export const generateSiteCredentials = <ThrowOnError extends boolean = false>(op
 });
 
 /**
+ * List jobs
+ *
+ * Workflow jobs: a workflow, the configuration to run it with, and the claims sites made on
+ * it. Filtered with a MongoDB-style JSON filter, projected and paged with tokens like
+ * `/nmdcschema/{collection_name}`. Public; when a site client calls it without a `filter`,
+ * the filter defaults to the jobs its site has not claimed
+ * (`{"claims.site_id": {"$ne": "<its site>"}}`); `filter={}` lists every job.
+ *
+ */
+export const listJobs = <ThrowOnError extends boolean = false>(options?: Options<ListJobsData, ThrowOnError>) => (options?.client ?? client).get<ListJobsResponses, ListJobsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/jobs',
+    ...options
+});
+
+/**
+ * Get a job
+ *
+ * A job with its claims. Public.
+ */
+export const getJob = <ThrowOnError extends boolean = false>(options: Options<GetJobData, ThrowOnError>) => (options.client ?? client).get<GetJobResponses, GetJobErrors, ThrowOnError>({ url: '/jobs/{job_id}', ...options });
+
+/**
+ * Claim a job
+ *
+ * The caller's site takes the job on: answers a new operation (`metadata.job`,
+ * `metadata.site_id`, `expire_time` 30 days ahead) through which the site reports progress
+ * and results (`PATCH /operations/{op_id}`), and adds `{op_id, site_id}` to the job's
+ * `claims`. The site needs every capability of the job's workflow (403 otherwise). While the
+ * site holds a claim of the job (its operation neither done, cancelled nor expired), a new
+ * claim is refused with 409, whose body names that operation in `id`. For site clients.
+ *
+ */
+export const claimJob = <ThrowOnError extends boolean = false>(options: Options<ClaimJobData, ThrowOnError>) => (options.client ?? client).post<ClaimJobResponses, ClaimJobErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/jobs/{job_id}:claim',
+    ...options
+});
+
+/**
+ * List operations
+ *
+ * Long-running operations (Google API style), one per claim of a job. Filtered with a
+ * MongoDB-style JSON filter (e.g. `{"metadata.site_id": "alice-lab", "done": false}`),
+ * projected and paged with tokens. Public.
+ *
+ */
+export const listOperations = <ThrowOnError extends boolean = false>(options?: Options<ListOperationsData, ThrowOnError>) => (options?.client ?? client).get<ListOperationsResponses, ListOperationsErrors, ThrowOnError>({ url: '/operations', ...options });
+
+/**
+ * Get an operation
+ *
+ * An operation, as its site last reported it. Public.
+ */
+export const getOperation = <ThrowOnError extends boolean = false>(options: Options<GetOperationData, ThrowOnError>) => (options.client ?? client).get<GetOperationResponses, GetOperationErrors, ThrowOnError>({ url: '/operations/{op_id}', ...options });
+
+/**
+ * Update an operation
+ *
+ * The claiming site reports on its operation: `done` and `result` are set as given; a given
+ * `metadata` replaces the stored one except `site_id`, `job` and `model`, which are
+ * read-only (a patch without `metadata` keeps it). When `done` becomes true, the job's claim
+ * is marked done in the same transaction. Only a client of the operation's site may patch it
+ * (403), and not once its `expire_time` has passed (409). Other members of the body are
+ * ignored. For site clients.
+ *
+ */
+export const updateOperation = <ThrowOnError extends boolean = false>(options: Options<UpdateOperationData, ThrowOnError>) => (options.client ?? client).patch<UpdateOperationResponses, UpdateOperationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/operations/{op_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List objects
+ *
+ * DRS objects, both those sites registered and those the service stored itself (submitted
+ * metadata JSON, changesheets), filtered with a MongoDB-style JSON filter over the stored
+ * records (e.g. `{"types": "metadata-in"}`), projected and paged with tokens like
+ * `/nmdcschema/{collection_name}`. Public.
+ *
+ */
+export const listObjects = <ThrowOnError extends boolean = false>(options?: Options<ListObjectsData, ThrowOnError>) => (options?.client ?? client).get<ListObjectsResponses, ListObjectsErrors, ThrowOnError>({ url: '/objects', ...options });
+
+/**
+ * Register an object
+ *
+ * Registers a GA4GH DRS object: a *blob* (a single file: one or more `access_methods`, no
+ * `contents`) or a *bundle* (a folder: `contents` listing other objects). At least one
+ * checksum is required (types as Python's `hashlib.algorithms_guaranteed`: `md5`, `sha1`,
+ * `sha256`, ...), and no other object may have the same checksum (409). Each access method
+ * needs an `access_url` or an `access_id`. The service mints the object's `id` (`sys0...`);
+ * `created_time` defaults to now, and a time without a zone is UTC. Members of the body
+ * other than the DRS fields (such as `id` or `self_uri`) are ignored, and `null` means not
+ * set. The caller's site manages the object: only its clients may change it. For site clients.
+ *
+ */
+export const createObject = <ThrowOnError extends boolean = false>(options: Options<CreateObjectData, ThrowOnError>) => (options.client ?? client).post<CreateObjectResponses, CreateObjectErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/objects',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get an object
+ *
+ * A DRS object. As in the NMDC Runtime API, an id that names no object but something else is
+ * redirected (307): `nmdc` to the schema's documentation, and the id of a metadata record,
+ * with or without `nmdc:` (e.g. `wfmp-11-x0zhd078.2`), to `/nmdcschema/ids/nmdc:<id>` when
+ * the record exists. Public.
+ *
+ */
+export const getObject = <ThrowOnError extends boolean = false>(options: Options<GetObjectData, ThrowOnError>) => (options.client ?? client).get<GetObjectResponses, GetObjectErrors, ThrowOnError>({ url: '/objects/{object_id}', ...options });
+
+/**
+ * Update an object
+ *
+ * Changes the given DRS fields of an object (`null` removes a field); `updated_time` becomes
+ * now. Only clients of the site that registered the object may (403 otherwise; the objects
+ * the service stored itself belong to no site). A changed checksum must not be another
+ * object's (409).
+ *
+ */
+export const updateObject = <ThrowOnError extends boolean = false>(options: Options<UpdateObjectData, ThrowOnError>) => (options.client ?? client).patch<UpdateObjectResponses, UpdateObjectErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/objects/{object_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get an object's types
+ *
+ * The object type records (`/object_types`) of the object's `types`. Public.
+ */
+export const listObjectTypesOfObject = <ThrowOnError extends boolean = false>(options: Options<ListObjectTypesOfObjectData, ThrowOnError>) => (options.client ?? client).get<ListObjectTypesOfObjectResponses, ListObjectTypesOfObjectErrors, ThrowOnError>({ url: '/objects/{object_id}/types', ...options });
+
+/**
+ * Set an object's types
+ *
+ * Replaces the object's types with the given object type ids (each must be in
+ * `/object_types`, else 422 naming the unknown ones). Triggers fire: for every trigger
+ * (`/triggers`) of a type the object newly gains, a job of the trigger's workflow with
+ * `config.object_id` set to the object is created, once per trigger and object however often
+ * the types are set (queued durably with the types, so a restart neither loses nor doubles
+ * it). For clients of the site that registered the object and runtime administrators.
+ *
+ */
+export const replaceObjectTypes = <ThrowOnError extends boolean = false>(options: Options<ReplaceObjectTypesData, ThrowOnError>) => (options.client ?? client).put<ReplaceObjectTypesResponses, ReplaceObjectTypesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/objects/{object_id}/types',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get a URL for an object's bytes
+ *
+ * The URL (and headers) of the object's access method with this `access_id`. For the
+ * objects the service stored itself the access id is the object's id and the URL is
+ * `/objects/{object_id}/content` here. 404 when the object is unknown, no access method has
+ * this id, or no site serves it. Public.
+ *
+ */
+export const getObjectAccessUrl = <ThrowOnError extends boolean = false>(options: Options<GetObjectAccessUrlData, ThrowOnError>) => (options.client ?? client).get<GetObjectAccessUrlResponses, GetObjectAccessUrlErrors, ThrowOnError>({ url: '/objects/{object_id}/access/{access_id}', ...options });
+
+/**
+ * Get an object (GA4GH DRS 1.x)
+ *
+ * The DRS object at the path the GA4GH Data Repository Service specification gives, with
+ * its `self_uri` (`drs://<host>/<id>`), checksums and access methods. Errors are in the
+ * DRS shape (`msg`, `status_code`). Public.
+ *
+ */
+export const getDrsObject = <ThrowOnError extends boolean = false>(options: Options<GetDrsObjectData, ThrowOnError>) => (options.client ?? client).get<GetDrsObjectResponses, GetDrsObjectErrors, ThrowOnError>({ url: '/ga4gh/drs/v1/objects/{object_id}', ...options });
+
+/**
+ * List capabilities
+ *
+ * Every capability of the workflow catalog, in id order. A site holds capabilities
+ * (`PUT /sites/{site_id}/capabilities`); a workflow names the capabilities a site needs to
+ * claim its jobs. The catalog is the seed set (one capability per workflow, as in the NMDC
+ * Runtime) merged with the administrator's `WORKFLOW_CATALOG` file. Public.
+ *
+ */
+export const listCapabilities = <ThrowOnError extends boolean = false>(options?: Options<ListCapabilitiesData, ThrowOnError>) => (options?.client ?? client).get<ListCapabilitiesResponses, ListCapabilitiesErrors, ThrowOnError>({ url: '/capabilities', ...options });
+
+/**
+ * Get a capability
+ *
+ * One capability of the workflow catalog. Public.
+ */
+export const getCapability = <ThrowOnError extends boolean = false>(options: Options<GetCapabilityData, ThrowOnError>) => (options.client ?? client).get<GetCapabilityResponses, GetCapabilityErrors, ThrowOnError>({ url: '/capabilities/{capability_id}', ...options });
+
+/**
+ * List workflows
+ *
+ * Every workflow of the catalog, in id order: what jobs run. A site may claim a job of a
+ * workflow when it holds all of the workflow's `capability_ids` (none in the seed set). Public.
+ *
+ */
+export const listWorkflows = <ThrowOnError extends boolean = false>(options?: Options<ListWorkflowsData, ThrowOnError>) => (options?.client ?? client).get<ListWorkflowsResponses, ListWorkflowsErrors, ThrowOnError>({ url: '/workflows', ...options });
+
+/**
+ * Get a workflow
+ *
+ * One workflow of the catalog. Public.
+ */
+export const getWorkflow = <ThrowOnError extends boolean = false>(options: Options<GetWorkflowData, ThrowOnError>) => (options.client ?? client).get<GetWorkflowResponses, GetWorkflowErrors, ThrowOnError>({ url: '/workflows/{workflow_id}', ...options });
+
+/**
+ * List the object types that start a workflow
+ *
+ * The object types some trigger links to this workflow: an object gaining one of these types
+ * gets a job of the workflow. In id order; 404 for an unknown workflow. Public.
+ *
+ */
+export const listWorkflowObjectTypes = <ThrowOnError extends boolean = false>(options: Options<ListWorkflowObjectTypesData, ThrowOnError>) => (options.client ?? client).get<ListWorkflowObjectTypesResponses, ListWorkflowObjectTypesErrors, ThrowOnError>({ url: '/workflows/{workflow_id}/object_types', ...options });
+
+/**
+ * List the capabilities a workflow needs
+ *
+ * The capabilities a site must hold to claim this workflow's jobs, in id order; 404 for an
+ * unknown workflow. Public.
+ *
+ */
+export const listWorkflowCapabilities = <ThrowOnError extends boolean = false>(options: Options<ListWorkflowCapabilitiesData, ThrowOnError>) => (options.client ?? client).get<ListWorkflowCapabilitiesResponses, ListWorkflowCapabilitiesErrors, ThrowOnError>({ url: '/workflows/{workflow_id}/capabilities', ...options });
+
+/**
+ * List object types
+ *
+ * Every object type of the catalog, in id order: the types an object (`/objects`) may be
+ * given, one per metadata collection among them. Public.
+ *
+ */
+export const listObjectTypes = <ThrowOnError extends boolean = false>(options?: Options<ListObjectTypesData, ThrowOnError>) => (options?.client ?? client).get<ListObjectTypesResponses, ListObjectTypesErrors, ThrowOnError>({ url: '/object_types', ...options });
+
+/**
+ * Get an object type
+ *
+ * One object type of the catalog. Public.
+ */
+export const getObjectType = <ThrowOnError extends boolean = false>(options: Options<GetObjectTypeData, ThrowOnError>) => (options.client ?? client).get<GetObjectTypeResponses, GetObjectTypeErrors, ThrowOnError>({ url: '/object_types/{object_type_id}', ...options });
+
+/**
+ * List the workflows an object type starts
+ *
+ * The workflows some trigger links to this object type, in id order; 404 for an unknown
+ * object type. Public.
+ *
+ */
+export const listObjectTypeWorkflows = <ThrowOnError extends boolean = false>(options: Options<ListObjectTypeWorkflowsData, ThrowOnError>) => (options.client ?? client).get<ListObjectTypeWorkflowsResponses, ListObjectTypeWorkflowsErrors, ThrowOnError>({ url: '/object_types/{object_type_id}/workflows', ...options });
+
+/**
+ * List triggers
+ *
+ * Every trigger of the catalog, in id order. When an object gains the type a trigger names,
+ * one job of the trigger's workflow is created for that object. Public.
+ *
+ */
+export const listTriggers = <ThrowOnError extends boolean = false>(options?: Options<ListTriggersData, ThrowOnError>) => (options?.client ?? client).get<ListTriggersResponses, ListTriggersErrors, ThrowOnError>({ url: '/triggers', ...options });
+
+/**
+ * Get a trigger
+ *
+ * One trigger of the catalog; its id is `<object_type_id>--<workflow_id>` unless the catalog file names it. Public.
+ */
+export const getTrigger = <ThrowOnError extends boolean = false>(options: Options<GetTriggerData, ThrowOnError>) => (options.client ?? client).get<GetTriggerResponses, GetTriggerErrors, ThrowOnError>({ url: '/triggers/{trigger_id}', ...options });
+
+/**
+ * Request a run of a workflow
+ *
+ * Records a run of the workflow named by `job_id` (as the original, the field names a
+ * workflow of `GET /workflows`, not a job) with its `REQUESTED` OpenLineage event, in one
+ * write, and answers the run's summary. The run's `inputs` and `run_config` (kept as the
+ * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. Sites report the run's
+ * progress with `POST /runs/{run_id}/events`. `job_id` may also come as a query parameter,
+ * with `run_config` and `inputs` in the body, the shape the original reads.
+ *
+ */
+export const requestRun = <ThrowOnError extends boolean = false>(options?: Options<RequestRunData, ThrowOnError>) => (options?.client ?? client).post<RequestRunResponses, RequestRunErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/runs',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
+    }
+});
+
+/**
  * Get a run
  *
- * What became of a run, such as the application of a `POST /metadata/json:submit`: the
- * original's run summary (`status` is `COMPLETE` or `FAIL`; `inputs` names the stored
- * object holding the payload) with when it ended, milliseconds per phase (`validate`,
- * `store_object`, `apply`), records inserted and replaced per collection, and errors. For
- * the user who started the run and for runtime administrators.
+ * What became of a run: the original's run summary, whose `status` is the type of the
+ * run's latest event (`GET /runs/{run_id}/events`). A run requested with `POST /runs` has
+ * the summary alone; the run of a `POST /metadata/json:submit` (`COMPLETE` or `FAIL`;
+ * `inputs` names the stored object holding the payload) adds when it ended, milliseconds
+ * per phase (`validate`, `store_object`, `apply`), records inserted and replaced per
+ * collection, and errors. For the user who started the run, runtime administrators, and
+ * site clients for runs requested with `POST /runs` (they carry them out).
  *
  */
 export const getRun = <ThrowOnError extends boolean = false>(options: Options<GetRunData, ThrowOnError>) => (options.client ?? client).get<GetRunResponses, GetRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
     url: '/runs/{run_id}',
     ...options
+});
+
+/**
+ * List a run's events
+ *
+ * The run's OpenLineage events in the order they were recorded (oldest first), paged with
+ * tokens. A metadata submission's run has its `STARTED` and `COMPLETE` (or `FAIL`) events.
+ * For whoever may read the run (`GET /runs/{run_id}`).
+ *
+ */
+export const listRunEvents = <ThrowOnError extends boolean = false>(options: Options<ListRunEventsData, ThrowOnError>) => (options.client ?? client).get<ListRunEventsResponses, ListRunEventsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/runs/{run_id}/events',
+    ...options
+});
+
+/**
+ * Report a run event
+ *
+ * Adds an OpenLineage event (`REQUESTED`, `STARTED`, `FAIL` or `COMPLETE`) to the run;
+ * the run's summary follows it (`status` is the latest event's type). `run.id` must be the
+ * run's id (422 otherwise). A run that has had its `FAIL` or `COMPLETE` event takes no more
+ * (409). For the user who started the run, runtime administrators and site clients (sites
+ * report the runs they carry out). `producer`, `schemaURL`, `type` and `time` may also come
+ * as query parameters, the shape the original reads.
+ *
+ */
+export const postRunEvent = <ThrowOnError extends boolean = false>(options: Options<PostRunEventData, ThrowOnError>) => (options.client ?? client).post<PostRunEventResponses, PostRunEventErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/runs/{run_id}/events',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

@@ -410,6 +410,54 @@ export type SiteCreate = {
 };
 
 /**
+ * Something a site can do; workflows name the capabilities their jobs need.
+ */
+export type Capability = {
+    id: string;
+    name?: string | null;
+    description?: string | null;
+    created_at: string;
+    [key: string]: unknown;
+};
+
+/**
+ * What a job runs.
+ */
+export type Workflow = {
+    id: string;
+    name?: string | null;
+    description?: string | null;
+    /**
+     * The capabilities a site must hold to claim this workflow's jobs.
+     */
+    capability_ids: Array<string>;
+    created_at?: string;
+    [key: string]: unknown;
+};
+
+/**
+ * A type an object may be given; triggers start workflows for objects of a type.
+ */
+export type ObjectType = {
+    id: string;
+    name?: string | null;
+    description?: string | null;
+    created_at: string;
+    [key: string]: unknown;
+};
+
+/**
+ * When an object gains the type `object_type_id`, a job of `workflow_id` is created for it.
+ */
+export type Trigger = {
+    id: string;
+    object_type_id: string;
+    workflow_id: string;
+    created_at: string;
+    [key: string]: unknown;
+};
+
+/**
  * What to mint. Both fields have the original's defaults (`nmdc:Biosample`, 1).
  */
 export type MintRequest = {
@@ -510,6 +558,389 @@ export type Health = {
 };
 
 /**
+ * The workflow a job runs; a claiming site needs each of its `capability_ids`.
+ */
+export type JobWorkflow = {
+    id: string;
+    name?: string;
+    description?: string;
+    capability_ids?: Array<string>;
+    created_at?: string;
+    [key: string]: unknown;
+};
+
+/**
+ * A site's claim of a job, and the operation it started.
+ */
+export type JobClaim = {
+    op_id: string;
+    site_id: string;
+    /**
+     * The claim's operation is done (completed, or cancelled by a release).
+     */
+    done?: boolean;
+    /**
+     * The site released the job before its operation was done.
+     */
+    cancelled?: boolean;
+    [key: string]: unknown;
+};
+
+/**
+ * A workflow job.
+ */
+export type Job = {
+    id: string;
+    workflow: JobWorkflow;
+    config: {
+        [key: string]: unknown;
+    };
+    claims?: Array<JobClaim>;
+    created_at?: string;
+    name?: string;
+    description?: string;
+    [key: string]: unknown;
+};
+
+export type JobList = {
+    /**
+     * Jobs, or with a `projection` the fields asked for (and `id`).
+     */
+    resources: Array<{
+        id: string;
+        [key: string]: unknown;
+    }>;
+    /**
+     * Present only while more jobs remain.
+     */
+    next_page_token?: string;
+};
+
+/**
+ * A refused claim while the site holds one; `id` names that claim's operation.
+ */
+export type JobClaimConflict = {
+    detail: string;
+    id: string;
+};
+
+/**
+ * A long-running operation (Google API style). For a job's claim, `metadata` holds the job
+ * (`id`, `workflow`, `config`), the claiming `site_id` and `model`; `metadata.cancelled` is
+ * true once the site released the job.
+ *
+ */
+export type Operation = {
+    id: string;
+    done: boolean;
+    /**
+     * ISO 8601 date-time after which the operation can no longer be updated.
+     */
+    expire_time: string;
+    /**
+     * What the site reported as the outcome (any JSON value).
+     */
+    result?: unknown;
+    metadata?: {
+        [key: string]: unknown;
+    } | null;
+    [key: string]: unknown;
+};
+
+/**
+ * What a site reports on its operation. Other members are ignored.
+ */
+export type OperationPatch = {
+    done?: boolean;
+    /**
+     * The outcome (any JSON value).
+     */
+    result?: unknown;
+    /**
+     * Replaces the stored metadata, except the read-only `site_id`, `job` and `model`.
+     */
+    metadata?: {
+        [key: string]: unknown;
+    } | null;
+    [key: string]: unknown;
+};
+
+export type ListOperationsResponse = {
+    /**
+     * Operations, or with a `projection` the fields asked for (and `id`).
+     */
+    resources: Array<{
+        id: string;
+        [key: string]: unknown;
+    }>;
+    /**
+     * Present only while more operations remain.
+     */
+    next_page_token?: string;
+};
+
+/**
+ * A checksum of an object's bytes (GA4GH DRS).
+ */
+export type Checksum = {
+    /**
+     * The hex digest.
+     */
+    checksum: string;
+    /**
+     * The digest's algorithm, a name of Python's `hashlib.algorithms_guaranteed`.
+     */
+    type: string;
+};
+
+/**
+ * Where an object's bytes are fetched (GA4GH DRS).
+ */
+export type AccessUrl = {
+    url: string;
+    /**
+     * Headers to send with the request, e.g. an `Authorization`.
+     */
+    headers?: {
+        [key: string]: string;
+    } | null;
+};
+
+/**
+ * One way to fetch an object's bytes (GA4GH DRS): an `access_url` used as is, or an
+ * `access_id` to give to `/objects/{object_id}/access/{access_id}`; at least one of them.
+ *
+ */
+export type AccessMethod = {
+    type?: 's3' | 'gs' | 'ftp' | 'gsiftp' | 'globus' | 'htsget' | 'https' | 'file';
+    access_id?: string | null;
+    access_url?: AccessUrl | null;
+    region?: string | null;
+};
+
+/**
+ * A member of a bundle; without `contents` it is a blob and needs an `id`.
+ */
+export type DrsContentsObject = {
+    name: string;
+    id?: string | null;
+    drs_uri?: Array<string> | null;
+    contents?: Array<DrsContentsObject> | null;
+};
+
+/**
+ * An object to register (the DRS object without `id` and `self_uri`, which the service
+ * sets). `null` means not set; other members are ignored.
+ *
+ */
+export type DrsObjectIn = {
+    aliases?: Array<string> | null;
+    description?: string | null;
+    mime_type?: string | null;
+    /**
+     * A portable file name.
+     */
+    name?: string | null;
+    access_methods?: Array<AccessMethod> | null;
+    checksums: Array<Checksum>;
+    contents?: Array<DrsContentsObject> | null;
+    /**
+     * ISO 8601; without a zone it is UTC. Defaults to now.
+     */
+    created_time?: string | null;
+    /**
+     * Bytes.
+     */
+    size: number;
+    /**
+     * ISO 8601; without a zone it is UTC.
+     */
+    updated_time?: string | null;
+    version?: string | null;
+    [key: string]: unknown;
+};
+
+/**
+ * The DRS fields to change; `null` removes a field. Other members are ignored.
+ */
+export type DrsObjectPatch = {
+    aliases?: Array<string> | null;
+    description?: string | null;
+    mime_type?: string | null;
+    /**
+     * A portable file name.
+     */
+    name?: string | null;
+    access_methods?: Array<AccessMethod> | null;
+    checksums?: Array<Checksum>;
+    contents?: Array<DrsContentsObject> | null;
+    /**
+     * ISO 8601; without a zone it is UTC. Defaults to now.
+     */
+    created_time?: string | null;
+    /**
+     * Bytes.
+     */
+    size?: number;
+    /**
+     * ISO 8601; without a zone it is UTC.
+     */
+    updated_time?: string | null;
+    version?: string | null;
+    [key: string]: unknown;
+};
+
+/**
+ * A GA4GH DRS 1.x object: a blob (with `access_methods`) or a bundle (with `contents`),
+ * `self_uri` being `drs://<host>/<id>`. `types` are its object types (`/object_types`).
+ *
+ */
+export type DrsObject = {
+    id: string;
+    name?: string;
+    self_uri: string;
+    size: number;
+    created_time: string;
+    updated_time?: string;
+    version?: string;
+    mime_type?: string;
+    checksums: Array<Checksum>;
+    access_methods?: Array<AccessMethod>;
+    contents?: Array<DrsContentsObject>;
+    description?: string;
+    aliases?: Array<string>;
+    types?: Array<string>;
+};
+
+/**
+ * A DRS object with its `types`.
+ */
+export type DrsObjectWithTypes = DrsObject & {
+    [key: string]: unknown;
+};
+
+export type DrsObjectList = {
+    /**
+     * DRS objects, holding only `id` and the projected fields when `projection` is given.
+     */
+    resources: Array<{
+        id: string;
+        [key: string]: unknown;
+    }>;
+    /**
+     * Present only while more objects remain.
+     */
+    next_page_token?: string;
+};
+
+/**
+ * A GA4GH DRS error.
+ */
+export type DrsError = {
+    msg: string;
+    status_code: number;
+};
+
+/**
+ * The original's RunUserSpec: the workflow to run (`job_id`, the id of a workflow), its
+ * configuration, and the ids of its inputs.
+ *
+ */
+export type RunRequest = {
+    /**
+     * The id of a workflow (`GET /workflows`).
+     */
+    job_id?: string;
+    /**
+     * Kept as the REQUESTED event's `run.facets.nmdcRuntime_runConfig`.
+     */
+    run_config?: {
+        [key: string]: unknown;
+    };
+    inputs?: Array<string>;
+    [key: string]: unknown;
+};
+
+export type RunJobSummary = {
+    id: string;
+    description: string;
+    producer: string;
+    schemaURL: string;
+};
+
+/**
+ * A run's summary, folded from its events (`status` is the latest event's type).
+ */
+export type RunSummary = {
+    id: string;
+    status: 'REQUESTED' | 'STARTED' | 'FAIL' | 'COMPLETE';
+    started_at_time: string;
+    /**
+     * The time of its FAIL or COMPLETE event.
+     */
+    ended_at_time?: string;
+    was_started_by: string;
+    inputs: Array<string>;
+    outputs: Array<string>;
+    job: RunJobSummary;
+    producer: string;
+    schemaURL: string;
+    [key: string]: unknown;
+};
+
+/**
+ * An OpenLineage run event, as the original's RunEvent.
+ */
+export type RunEvent = {
+    producer: string;
+    schemaURL: string;
+    run: {
+        id: string;
+        facets?: {
+            [key: string]: unknown;
+        } | null;
+    };
+    job: RunJobSummary;
+    type: 'REQUESTED' | 'STARTED' | 'FAIL' | 'COMPLETE';
+    time: string;
+    inputs: Array<string>;
+    outputs: Array<string>;
+};
+
+/**
+ * A run event to record. `producer`, `schemaURL`, `type` and `time` are required, here or as
+ * query parameters; `inputs` and `outputs` default to empty lists.
+ *
+ */
+export type RunEventIn = {
+    producer?: string;
+    schemaURL?: string;
+    run: {
+        id: string;
+        facets?: {
+            [key: string]: unknown;
+        } | null;
+    };
+    job: RunJobSummary;
+    type?: 'REQUESTED' | 'STARTED' | 'FAIL' | 'COMPLETE';
+    /**
+     * When it happened, e.g. `2025-06-02T14:05:00Z`.
+     */
+    time?: string;
+    inputs?: Array<string> | null;
+    outputs?: Array<string> | null;
+    [key: string]: unknown;
+};
+
+export type RunEventList = {
+    resources: Array<RunEvent>;
+    /**
+     * Present only while more events remain.
+     */
+    next_page_token?: string;
+};
+
+/**
  * Comma-separated `attribute:spec` pairs, each split at its first colon (values may contain
  * colons, e.g. ids); all pairs must match. Whitespace around pairs is ignored.
  *
@@ -581,6 +1012,26 @@ export type DocId = string;
  * Site identifier.
  */
 export type SiteId = string;
+
+/**
+ * Capability identifier.
+ */
+export type CapabilityId = string;
+
+/**
+ * Workflow identifier.
+ */
+export type WorkflowId = string;
+
+/**
+ * Object type identifier.
+ */
+export type ObjectTypeId = string;
+
+/**
+ * A DRS object id (or, on `GET /objects/{object_id}`, a metadata record id to redirect).
+ */
+export type ObjectId = string;
 
 export type FindStudiesData = {
     body?: never;
@@ -1944,6 +2395,979 @@ export type GenerateSiteCredentialsResponses = {
 
 export type GenerateSiteCredentialsResponse = GenerateSiteCredentialsResponses[keyof GenerateSiteCredentialsResponses];
 
+export type ListJobsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * A JSON object in MongoDB query syntax, e.g. `{"workflow.id": {"$in": ["Metagenome Assembly: v1.0.9"]}, "claims": {"$size": 0}}`.
+         *
+         */
+        filter?: string;
+        /**
+         * Records per page; a value below 1 returns every match on one page.
+         */
+        max_page_size?: number;
+        /**
+         * The `next_page_token` of the previous page.
+         */
+        page_token?: string;
+        /**
+         * Comma-separated fields each record should hold (`id` always comes too), e.g. `config, claims`.
+         */
+        projection?: string;
+    };
+    url: '/jobs';
+};
+
+export type ListJobsErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListJobsError = ListJobsErrors[keyof ListJobsErrors];
+
+export type ListJobsResponses = {
+    /**
+     * One page of jobs, in id order.
+     */
+    200: JobList;
+};
+
+export type ListJobsResponse = ListJobsResponses[keyof ListJobsResponses];
+
+export type GetJobData = {
+    body?: never;
+    path: {
+        /**
+         * The job's `id`.
+         */
+        job_id: string;
+    };
+    query?: never;
+    url: '/jobs/{job_id}';
+};
+
+export type GetJobErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetJobError = GetJobErrors[keyof GetJobErrors];
+
+export type GetJobResponses = {
+    /**
+     * The job.
+     */
+    200: Job;
+};
+
+export type GetJobResponse = GetJobResponses[keyof GetJobResponses];
+
+export type ClaimJobData = {
+    body?: never;
+    path: {
+        /**
+         * The job's `id`.
+         */
+        job_id: string;
+    };
+    query?: never;
+    url: '/jobs/{job_id}:claim';
+};
+
+export type ClaimJobErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * The site already holds a claim of this job; `id` is that claim's operation.
+     */
+    409: JobClaimConflict;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ClaimJobError = ClaimJobErrors[keyof ClaimJobErrors];
+
+export type ClaimJobResponses = {
+    /**
+     * The operation of the new claim.
+     */
+    200: Operation;
+};
+
+export type ClaimJobResponse = ClaimJobResponses[keyof ClaimJobResponses];
+
+export type ListOperationsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * A JSON object in MongoDB query syntax, e.g. `{"workflow.id": {"$in": ["Metagenome Assembly: v1.0.9"]}, "claims": {"$size": 0}}`.
+         *
+         */
+        filter?: string;
+        /**
+         * Records per page; a value below 1 returns every match on one page.
+         */
+        max_page_size?: number;
+        /**
+         * The `next_page_token` of the previous page.
+         */
+        page_token?: string;
+        /**
+         * Comma-separated fields each record should hold (`id` always comes too), e.g. `config, claims`.
+         */
+        projection?: string;
+    };
+    url: '/operations';
+};
+
+export type ListOperationsErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListOperationsError = ListOperationsErrors[keyof ListOperationsErrors];
+
+export type ListOperationsResponses = {
+    /**
+     * One page of operations, in id order.
+     */
+    200: ListOperationsResponse;
+};
+
+export type ListOperationsResponse2 = ListOperationsResponses[keyof ListOperationsResponses];
+
+export type GetOperationData = {
+    body?: never;
+    path: {
+        /**
+         * The operation's `id`, as the claim answered it.
+         */
+        op_id: string;
+    };
+    query?: never;
+    url: '/operations/{op_id}';
+};
+
+export type GetOperationErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetOperationError = GetOperationErrors[keyof GetOperationErrors];
+
+export type GetOperationResponses = {
+    /**
+     * The operation.
+     */
+    200: Operation;
+};
+
+export type GetOperationResponse = GetOperationResponses[keyof GetOperationResponses];
+
+export type UpdateOperationData = {
+    body: OperationPatch;
+    path: {
+        /**
+         * The operation's `id`, as the claim answered it.
+         */
+        op_id: string;
+    };
+    query?: never;
+    url: '/operations/{op_id}';
+};
+
+export type UpdateOperationErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * The resource already exists.
+     */
+    409: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateOperationError = UpdateOperationErrors[keyof UpdateOperationErrors];
+
+export type UpdateOperationResponses = {
+    /**
+     * The patched operation.
+     */
+    200: Operation;
+};
+
+export type UpdateOperationResponse = UpdateOperationResponses[keyof UpdateOperationResponses];
+
+export type ListObjectsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * A JSON object in MongoDB query syntax, e.g. `{"checksums.checksum": "9f86d0..."}`.
+         */
+        filter?: string;
+        /**
+         * Objects per page; a value below 1 returns every match on one page.
+         */
+        max_page_size?: number;
+        /**
+         * The `next_page_token` of the previous page.
+         */
+        page_token?: string;
+        /**
+         * Comma-separated fields each object should hold (`id` always comes too), e.g. `name,size`.
+         */
+        projection?: string;
+    };
+    url: '/objects';
+};
+
+export type ListObjectsErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListObjectsError = ListObjectsErrors[keyof ListObjectsErrors];
+
+export type ListObjectsResponses = {
+    /**
+     * One page of objects, in id order.
+     */
+    200: DrsObjectList;
+};
+
+export type ListObjectsResponse = ListObjectsResponses[keyof ListObjectsResponses];
+
+export type CreateObjectData = {
+    body: DrsObjectIn;
+    path?: never;
+    query?: never;
+    url: '/objects';
+};
+
+export type CreateObjectErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * The resource already exists.
+     */
+    409: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type CreateObjectError = CreateObjectErrors[keyof CreateObjectErrors];
+
+export type CreateObjectResponses = {
+    /**
+     * The new object.
+     */
+    201: DrsObject;
+};
+
+export type CreateObjectResponse = CreateObjectResponses[keyof CreateObjectResponses];
+
+export type GetObjectData = {
+    body?: never;
+    path: {
+        /**
+         * A DRS object id (or, on `GET /objects/{object_id}`, a metadata record id to redirect).
+         */
+        object_id: string;
+    };
+    query?: never;
+    url: '/objects/{object_id}';
+};
+
+export type GetObjectErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetObjectError = GetObjectErrors[keyof GetObjectErrors];
+
+export type GetObjectResponses = {
+    /**
+     * The object.
+     */
+    200: DrsObject;
+};
+
+export type GetObjectResponse = GetObjectResponses[keyof GetObjectResponses];
+
+export type UpdateObjectData = {
+    body: DrsObjectPatch;
+    path: {
+        /**
+         * A DRS object id (or, on `GET /objects/{object_id}`, a metadata record id to redirect).
+         */
+        object_id: string;
+    };
+    query?: never;
+    url: '/objects/{object_id}';
+};
+
+export type UpdateObjectErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * The resource already exists.
+     */
+    409: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateObjectError = UpdateObjectErrors[keyof UpdateObjectErrors];
+
+export type UpdateObjectResponses = {
+    /**
+     * The object as changed.
+     */
+    200: DrsObject;
+};
+
+export type UpdateObjectResponse = UpdateObjectResponses[keyof UpdateObjectResponses];
+
+export type ListObjectTypesOfObjectData = {
+    body?: never;
+    path: {
+        /**
+         * A DRS object id (or, on `GET /objects/{object_id}`, a metadata record id to redirect).
+         */
+        object_id: string;
+    };
+    query?: never;
+    url: '/objects/{object_id}/types';
+};
+
+export type ListObjectTypesOfObjectErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListObjectTypesOfObjectError = ListObjectTypesOfObjectErrors[keyof ListObjectTypesOfObjectErrors];
+
+export type ListObjectTypesOfObjectResponses = {
+    /**
+     * The object's types.
+     */
+    200: Array<ObjectType>;
+};
+
+export type ListObjectTypesOfObjectResponse = ListObjectTypesOfObjectResponses[keyof ListObjectTypesOfObjectResponses];
+
+export type ReplaceObjectTypesData = {
+    body: Array<string>;
+    path: {
+        /**
+         * A DRS object id (or, on `GET /objects/{object_id}`, a metadata record id to redirect).
+         */
+        object_id: string;
+    };
+    query?: never;
+    url: '/objects/{object_id}/types';
+};
+
+export type ReplaceObjectTypesErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ReplaceObjectTypesError = ReplaceObjectTypesErrors[keyof ReplaceObjectTypesErrors];
+
+export type ReplaceObjectTypesResponses = {
+    /**
+     * The object with its new types.
+     */
+    200: DrsObjectWithTypes;
+};
+
+export type ReplaceObjectTypesResponse = ReplaceObjectTypesResponses[keyof ReplaceObjectTypesResponses];
+
+export type GetObjectAccessUrlData = {
+    body?: never;
+    path: {
+        /**
+         * A DRS object id (or, on `GET /objects/{object_id}`, a metadata record id to redirect).
+         */
+        object_id: string;
+        /**
+         * An `access_id` of one of the object's `access_methods`.
+         */
+        access_id: string;
+    };
+    query?: never;
+    url: '/objects/{object_id}/access/{access_id}';
+};
+
+export type GetObjectAccessUrlErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetObjectAccessUrlError = GetObjectAccessUrlErrors[keyof GetObjectAccessUrlErrors];
+
+export type GetObjectAccessUrlResponses = {
+    /**
+     * Where the bytes are.
+     */
+    200: AccessUrl;
+};
+
+export type GetObjectAccessUrlResponse = GetObjectAccessUrlResponses[keyof GetObjectAccessUrlResponses];
+
+export type GetDrsObjectData = {
+    body?: never;
+    path: {
+        /**
+         * A DRS object id (or, on `GET /objects/{object_id}`, a metadata record id to redirect).
+         */
+        object_id: string;
+    };
+    query?: never;
+    url: '/ga4gh/drs/v1/objects/{object_id}';
+};
+
+export type GetDrsObjectErrors = {
+    /**
+     * No such object.
+     */
+    404: DrsError;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetDrsObjectError = GetDrsObjectErrors[keyof GetDrsObjectErrors];
+
+export type GetDrsObjectResponses = {
+    /**
+     * The object.
+     */
+    200: DrsObject;
+};
+
+export type GetDrsObjectResponse = GetDrsObjectResponses[keyof GetDrsObjectResponses];
+
+export type ListCapabilitiesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/capabilities';
+};
+
+export type ListCapabilitiesErrors = {
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListCapabilitiesError = ListCapabilitiesErrors[keyof ListCapabilitiesErrors];
+
+export type ListCapabilitiesResponses = {
+    /**
+     * The capabilities.
+     */
+    200: Array<Capability>;
+};
+
+export type ListCapabilitiesResponse = ListCapabilitiesResponses[keyof ListCapabilitiesResponses];
+
+export type GetCapabilityData = {
+    body?: never;
+    path: {
+        /**
+         * Capability identifier.
+         */
+        capability_id: string;
+    };
+    query?: never;
+    url: '/capabilities/{capability_id}';
+};
+
+export type GetCapabilityErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetCapabilityError = GetCapabilityErrors[keyof GetCapabilityErrors];
+
+export type GetCapabilityResponses = {
+    /**
+     * The capability.
+     */
+    200: Capability;
+};
+
+export type GetCapabilityResponse = GetCapabilityResponses[keyof GetCapabilityResponses];
+
+export type ListWorkflowsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/workflows';
+};
+
+export type ListWorkflowsErrors = {
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListWorkflowsError = ListWorkflowsErrors[keyof ListWorkflowsErrors];
+
+export type ListWorkflowsResponses = {
+    /**
+     * The workflows.
+     */
+    200: Array<Workflow>;
+};
+
+export type ListWorkflowsResponse = ListWorkflowsResponses[keyof ListWorkflowsResponses];
+
+export type GetWorkflowData = {
+    body?: never;
+    path: {
+        /**
+         * Workflow identifier.
+         */
+        workflow_id: string;
+    };
+    query?: never;
+    url: '/workflows/{workflow_id}';
+};
+
+export type GetWorkflowErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetWorkflowError = GetWorkflowErrors[keyof GetWorkflowErrors];
+
+export type GetWorkflowResponses = {
+    /**
+     * The workflow.
+     */
+    200: Workflow;
+};
+
+export type GetWorkflowResponse = GetWorkflowResponses[keyof GetWorkflowResponses];
+
+export type ListWorkflowObjectTypesData = {
+    body?: never;
+    path: {
+        /**
+         * Workflow identifier.
+         */
+        workflow_id: string;
+    };
+    query?: never;
+    url: '/workflows/{workflow_id}/object_types';
+};
+
+export type ListWorkflowObjectTypesErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListWorkflowObjectTypesError = ListWorkflowObjectTypesErrors[keyof ListWorkflowObjectTypesErrors];
+
+export type ListWorkflowObjectTypesResponses = {
+    /**
+     * The object types.
+     */
+    200: Array<ObjectType>;
+};
+
+export type ListWorkflowObjectTypesResponse = ListWorkflowObjectTypesResponses[keyof ListWorkflowObjectTypesResponses];
+
+export type ListWorkflowCapabilitiesData = {
+    body?: never;
+    path: {
+        /**
+         * Workflow identifier.
+         */
+        workflow_id: string;
+    };
+    query?: never;
+    url: '/workflows/{workflow_id}/capabilities';
+};
+
+export type ListWorkflowCapabilitiesErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListWorkflowCapabilitiesError = ListWorkflowCapabilitiesErrors[keyof ListWorkflowCapabilitiesErrors];
+
+export type ListWorkflowCapabilitiesResponses = {
+    /**
+     * The capabilities.
+     */
+    200: Array<Capability>;
+};
+
+export type ListWorkflowCapabilitiesResponse = ListWorkflowCapabilitiesResponses[keyof ListWorkflowCapabilitiesResponses];
+
+export type ListObjectTypesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/object_types';
+};
+
+export type ListObjectTypesErrors = {
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListObjectTypesError = ListObjectTypesErrors[keyof ListObjectTypesErrors];
+
+export type ListObjectTypesResponses = {
+    /**
+     * The object types.
+     */
+    200: Array<ObjectType>;
+};
+
+export type ListObjectTypesResponse = ListObjectTypesResponses[keyof ListObjectTypesResponses];
+
+export type GetObjectTypeData = {
+    body?: never;
+    path: {
+        /**
+         * Object type identifier.
+         */
+        object_type_id: string;
+    };
+    query?: never;
+    url: '/object_types/{object_type_id}';
+};
+
+export type GetObjectTypeErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetObjectTypeError = GetObjectTypeErrors[keyof GetObjectTypeErrors];
+
+export type GetObjectTypeResponses = {
+    /**
+     * The object type.
+     */
+    200: ObjectType;
+};
+
+export type GetObjectTypeResponse = GetObjectTypeResponses[keyof GetObjectTypeResponses];
+
+export type ListObjectTypeWorkflowsData = {
+    body?: never;
+    path: {
+        /**
+         * Object type identifier.
+         */
+        object_type_id: string;
+    };
+    query?: never;
+    url: '/object_types/{object_type_id}/workflows';
+};
+
+export type ListObjectTypeWorkflowsErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListObjectTypeWorkflowsError = ListObjectTypeWorkflowsErrors[keyof ListObjectTypeWorkflowsErrors];
+
+export type ListObjectTypeWorkflowsResponses = {
+    /**
+     * The workflows.
+     */
+    200: Array<Workflow>;
+};
+
+export type ListObjectTypeWorkflowsResponse = ListObjectTypeWorkflowsResponses[keyof ListObjectTypeWorkflowsResponses];
+
+export type ListTriggersData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/triggers';
+};
+
+export type ListTriggersErrors = {
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListTriggersError = ListTriggersErrors[keyof ListTriggersErrors];
+
+export type ListTriggersResponses = {
+    /**
+     * The triggers.
+     */
+    200: Array<Trigger>;
+};
+
+export type ListTriggersResponse = ListTriggersResponses[keyof ListTriggersResponses];
+
+export type GetTriggerData = {
+    body?: never;
+    path: {
+        /**
+         * Trigger identifier.
+         */
+        trigger_id: string;
+    };
+    query?: never;
+    url: '/triggers/{trigger_id}';
+};
+
+export type GetTriggerErrors = {
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetTriggerError = GetTriggerErrors[keyof GetTriggerErrors];
+
+export type GetTriggerResponses = {
+    /**
+     * The trigger.
+     */
+    200: Trigger;
+};
+
+export type GetTriggerResponse = GetTriggerResponses[keyof GetTriggerResponses];
+
+export type RequestRunData = {
+    body?: RunRequest;
+    path?: never;
+    query?: {
+        /**
+         * The workflow's id, when the body does not hold it (the original's shape).
+         */
+        job_id?: string;
+    };
+    url: '/runs';
+};
+
+export type RequestRunErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type RequestRunError = RequestRunErrors[keyof RequestRunErrors];
+
+export type RequestRunResponses = {
+    /**
+     * The new run's summary (status `REQUESTED`).
+     */
+    200: RunSummary;
+};
+
+export type RequestRunResponse = RequestRunResponses[keyof RequestRunResponses];
+
 export type GetRunData = {
     body?: never;
     path: {
@@ -2021,6 +3445,132 @@ export type GetRunResponses = {
 };
 
 export type GetRunResponse = GetRunResponses[keyof GetRunResponses];
+
+export type ListRunEventsData = {
+    body?: never;
+    path: {
+        /**
+         * The run's id.
+         */
+        run_id: string;
+    };
+    query?: {
+        /**
+         * Events per page; a value below 1 returns every event on one page.
+         */
+        max_page_size?: number;
+        /**
+         * The `next_page_token` of the previous page.
+         */
+        page_token?: string;
+    };
+    url: '/runs/{run_id}/events';
+};
+
+export type ListRunEventsErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ListRunEventsError = ListRunEventsErrors[keyof ListRunEventsErrors];
+
+export type ListRunEventsResponses = {
+    /**
+     * One page of the run's events.
+     */
+    200: RunEventList;
+};
+
+export type ListRunEventsResponse = ListRunEventsResponses[keyof ListRunEventsResponses];
+
+export type PostRunEventData = {
+    body: RunEventIn;
+    path: {
+        /**
+         * The run's id.
+         */
+        run_id: string;
+    };
+    query?: {
+        /**
+         * The event's producer, when not in the body.
+         */
+        producer?: string;
+        /**
+         * The event's schema URL, when not in the body.
+         */
+        schemaURL?: string;
+        /**
+         * The event's type, when not in the body.
+         */
+        type?: 'REQUESTED' | 'STARTED' | 'FAIL' | 'COMPLETE';
+        /**
+         * When the event happened, when not in the body.
+         */
+        time?: string;
+    };
+    url: '/runs/{run_id}/events';
+};
+
+export type PostRunEventErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * The resource already exists.
+     */
+    409: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type PostRunEventError = PostRunEventErrors[keyof PostRunEventErrors];
+
+export type PostRunEventResponses = {
+    /**
+     * The event as recorded.
+     */
+    200: RunEvent;
+};
+
+export type PostRunEventResponse = PostRunEventResponses[keyof PostRunEventResponses];
 
 export type MintIdsData = {
     body: MintRequest;

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { BindIdData, BindIdErrors, BindIdResponses, CreateAllowanceData, CreateAllowanceErrors, CreateAllowanceResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteAllowanceData, DeleteAllowanceErrors, DeleteAllowanceResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetLinkedInstancesData, GetLinkedInstancesErrors, GetLinkedInstancesResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRelatedResourcesData, GetRelatedResourcesErrors, GetRelatedResourcesResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListAllowanceActionsData, ListAllowanceActionsErrors, ListAllowanceActionsResponses, ListAllowancesData, ListAllowancesErrors, ListAllowancesResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
+import type { BindIdData, BindIdErrors, BindIdResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateAllowanceData, CreateAllowanceErrors, CreateAllowanceResponses, CreateGlobusTaskData, CreateGlobusTaskErrors, CreateGlobusTaskResponses, CreateJgiSampleData, CreateJgiSampleErrors, CreateJgiSampleResponses, CreateJgiSequencingProjectData, CreateJgiSequencingProjectErrors, CreateJgiSequencingProjectResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteAllowanceData, DeleteAllowanceErrors, DeleteAllowanceResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetGlobusTaskData, GetGlobusTaskErrors, GetGlobusTaskResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJgiSequencingProjectData, GetJgiSequencingProjectErrors, GetJgiSequencingProjectResponses, GetJobData, GetJobErrors, GetJobResponses, GetLinkedInstancesData, GetLinkedInstancesErrors, GetLinkedInstancesResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectContentData, GetObjectContentErrors, GetObjectContentResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRelatedResourcesData, GetRelatedResourcesErrors, GetRelatedResourcesResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListAllowanceActionsData, ListAllowanceActionsErrors, ListAllowanceActionsResponses, ListAllowancesData, ListAllowancesErrors, ListAllowancesResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListGlobusTasksData, ListGlobusTasksErrors, ListGlobusTasksResponses, ListJgiSamplesData, ListJgiSamplesErrors, ListJgiSamplesResponses, ListJgiSequencingProjectsData, ListJgiSequencingProjectsErrors, ListJgiSequencingProjectsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSiteCapabilitiesData, ListSiteCapabilitiesErrors, ListSiteCapabilitiesResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, PostWorkflowExecutionsData, PostWorkflowExecutionsErrors, PostWorkflowExecutionsResponses, ReleaseJobData, ReleaseJobErrors, ReleaseJobResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, ReplaceSiteCapabilitiesData, ReplaceSiteCapabilitiesErrors, ReplaceSiteCapabilitiesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateGlobusTaskData, UpdateGlobusTaskErrors, UpdateGlobusTaskResponses, UpdateJgiSampleData, UpdateJgiSampleErrors, UpdateJgiSampleResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -468,6 +468,59 @@ export const createSite = <ThrowOnError extends boolean = false>(options: Option
 export const getSite = <ThrowOnError extends boolean = false>(options: Options<GetSiteData, ThrowOnError>) => (options.client ?? client).get<GetSiteResponses, GetSiteErrors, ThrowOnError>({ url: '/sites/{site_id}', ...options });
 
 /**
+ * Update a site
+ *
+ * Changes the fields of a site that may change: `capability_ids` (replaced as a whole; every
+ * id must be a capability of the workflow catalog, else 422 naming the unknown ones). For
+ * administrators of the site and runtime administrators (403 otherwise, also for site
+ * clients); 404 for an unknown site. Answers the site.
+ *
+ */
+export const updateSite = <ThrowOnError extends boolean = false>(options: Options<UpdateSiteData, ThrowOnError>) => (options.client ?? client).patch<UpdateSiteResponses, UpdateSiteErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/sites/{site_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List a site's capabilities
+ *
+ * The ids of the capabilities the site holds. Public, like the site.
+ */
+export const listSiteCapabilities = <ThrowOnError extends boolean = false>(options: Options<ListSiteCapabilitiesData, ThrowOnError>) => (options.client ?? client).get<ListSiteCapabilitiesResponses, ListSiteCapabilitiesErrors, ThrowOnError>({ url: '/sites/{site_id}/capabilities', ...options });
+
+/**
+ * Replace a site's capabilities
+ *
+ * Sets the site's capabilities to this list (repeats dropped). Every id must be a capability
+ * of the workflow catalog (`GET /capabilities`), else 422 naming the unknown ones. For
+ * administrators of the site and runtime administrators (403 otherwise, also for site
+ * clients); 404 for an unknown site. Answers the site's capability ids.
+ *
+ */
+export const replaceSiteCapabilities = <ThrowOnError extends boolean = false>(options: Options<ReplaceSiteCapabilitiesData, ThrowOnError>) => (options.client ?? client).put<ReplaceSiteCapabilitiesResponses, ReplaceSiteCapabilitiesErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/sites/{site_id}/capabilities',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * Generate site client credentials
  *
  * For administrators of the site. The secret is shown this once; only its hash is kept.
@@ -479,6 +532,552 @@ export const generateSiteCredentials = <ThrowOnError extends boolean = false>(op
         { scheme: 'bearer', type: 'http' }
     ],
     url: '/sites/{site_id}:generateCredentials',
+    ...options
+});
+
+/**
+ * List jobs
+ *
+ * Workflow jobs: a workflow, the configuration to run it with, and the claims sites made on
+ * it. Filtered with a MongoDB-style JSON filter, projected and paged with tokens like
+ * `/nmdcschema/{collection_name}`. Public; when a site client calls it without a `filter`,
+ * the filter defaults to the jobs its site has not claimed
+ * (`{"claims.site_id": {"$ne": "<its site>"}}`); `filter={}` lists every job.
+ *
+ */
+export const listJobs = <ThrowOnError extends boolean = false>(options?: Options<ListJobsData, ThrowOnError>) => (options?.client ?? client).get<ListJobsResponses, ListJobsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/jobs',
+    ...options
+});
+
+/**
+ * Create a job
+ *
+ * A workflow job decouples the configuration of a workflow from its execution: sites claim it
+ * later (`POST /jobs/{job_id}:claim`). The service mints the job's `id` and `created_at`;
+ * members of the body other than `workflow`, `config`, `name`, `description` and `claims`
+ * are dropped. For site clients.
+ *
+ */
+export const createJob = <ThrowOnError extends boolean = false>(options: Options<CreateJobData, ThrowOnError>) => (options.client ?? client).post<CreateJobResponses, CreateJobErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/jobs',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get a job
+ *
+ * A job with its claims. Public.
+ */
+export const getJob = <ThrowOnError extends boolean = false>(options: Options<GetJobData, ThrowOnError>) => (options.client ?? client).get<GetJobResponses, GetJobErrors, ThrowOnError>({ url: '/jobs/{job_id}', ...options });
+
+/**
+ * Claim a job
+ *
+ * The caller's site takes the job on: answers a new operation (`metadata.job`,
+ * `metadata.site_id`, `expire_time` 30 days ahead) through which the site reports progress
+ * and results (`PATCH /operations/{op_id}`), and adds `{op_id, site_id}` to the job's
+ * `claims`. The site needs every capability of the job's workflow (403 otherwise). While the
+ * site holds a claim of the job (its operation neither done, cancelled nor expired), a new
+ * claim is refused with 409, whose body names that operation in `id`. For site clients.
+ *
+ */
+export const claimJob = <ThrowOnError extends boolean = false>(options: Options<ClaimJobData, ThrowOnError>) => (options.client ?? client).post<ClaimJobResponses, ClaimJobErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/jobs/{job_id}:claim',
+    ...options
+});
+
+/**
+ * Release a job
+ *
+ * Gives the job back: every unfinished operation of the caller's site on this job is
+ * cancelled (`done: true`, `metadata.cancelled: true`) and the site's claims of it are marked
+ * `done` and `cancelled`, in one transaction; the site may claim the job again. Answers the
+ * updated job. For site clients.
+ *
+ */
+export const releaseJob = <ThrowOnError extends boolean = false>(options: Options<ReleaseJobData, ThrowOnError>) => (options.client ?? client).post<ReleaseJobResponses, ReleaseJobErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/jobs/{job_id}:release',
+    ...options
+});
+
+/**
+ * List operations
+ *
+ * Long-running operations (Google API style), one per claim of a job. Filtered with a
+ * MongoDB-style JSON filter (e.g. `{"metadata.site_id": "alice-lab", "done": false}`),
+ * projected and paged with tokens. Public.
+ *
+ */
+export const listOperations = <ThrowOnError extends boolean = false>(options?: Options<ListOperationsData, ThrowOnError>) => (options?.client ?? client).get<ListOperationsResponses, ListOperationsErrors, ThrowOnError>({ url: '/operations', ...options });
+
+/**
+ * Get an operation
+ *
+ * An operation, as its site last reported it. Public.
+ */
+export const getOperation = <ThrowOnError extends boolean = false>(options: Options<GetOperationData, ThrowOnError>) => (options.client ?? client).get<GetOperationResponses, GetOperationErrors, ThrowOnError>({ url: '/operations/{op_id}', ...options });
+
+/**
+ * Update an operation
+ *
+ * The claiming site reports on its operation: `done` and `result` are set as given; a given
+ * `metadata` replaces the stored one except `site_id`, `job` and `model`, which are
+ * read-only (a patch without `metadata` keeps it). When `done` becomes true, the job's claim
+ * is marked done in the same transaction. Only a client of the operation's site may patch it
+ * (403), and not once its `expire_time` has passed (409). Other members of the body are
+ * ignored. For site clients.
+ *
+ */
+export const updateOperation = <ThrowOnError extends boolean = false>(options: Options<UpdateOperationData, ThrowOnError>) => (options.client ?? client).patch<UpdateOperationResponses, UpdateOperationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/operations/{op_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List objects
+ *
+ * DRS objects, both those sites registered and those the service stored itself (submitted
+ * metadata JSON, changesheets), filtered with a MongoDB-style JSON filter over the stored
+ * records (e.g. `{"types": "metadata-in"}`), projected and paged with tokens like
+ * `/nmdcschema/{collection_name}`. Public.
+ *
+ */
+export const listObjects = <ThrowOnError extends boolean = false>(options?: Options<ListObjectsData, ThrowOnError>) => (options?.client ?? client).get<ListObjectsResponses, ListObjectsErrors, ThrowOnError>({ url: '/objects', ...options });
+
+/**
+ * Register an object
+ *
+ * Registers a GA4GH DRS object: a *blob* (a single file: one or more `access_methods`, no
+ * `contents`) or a *bundle* (a folder: `contents` listing other objects). At least one
+ * checksum is required (types as Python's `hashlib.algorithms_guaranteed`: `md5`, `sha1`,
+ * `sha256`, ...), and no other object may have the same checksum (409). Each access method
+ * needs an `access_url` or an `access_id`. The service mints the object's `id` (`sys0...`);
+ * `created_time` defaults to now, and a time without a zone is UTC. Members of the body
+ * other than the DRS fields (such as `id` or `self_uri`) are ignored, and `null` means not
+ * set. The caller's site manages the object: only its clients may change it. For site clients.
+ *
+ */
+export const createObject = <ThrowOnError extends boolean = false>(options: Options<CreateObjectData, ThrowOnError>) => (options.client ?? client).post<CreateObjectResponses, CreateObjectErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/objects',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get an object
+ *
+ * A DRS object. As in the NMDC Runtime API, an id that names no object but something else is
+ * redirected (307): `nmdc` to the schema's documentation, and the id of a metadata record,
+ * with or without `nmdc:` (e.g. `wfmp-11-x0zhd078.2`), to `/nmdcschema/ids/nmdc:<id>` when
+ * the record exists. Public.
+ *
+ */
+export const getObject = <ThrowOnError extends boolean = false>(options: Options<GetObjectData, ThrowOnError>) => (options.client ?? client).get<GetObjectResponses, GetObjectErrors, ThrowOnError>({ url: '/objects/{object_id}', ...options });
+
+/**
+ * Update an object
+ *
+ * Changes the given DRS fields of an object (`null` removes a field); `updated_time` becomes
+ * now. Only clients of the site that registered the object may (403 otherwise; the objects
+ * the service stored itself belong to no site). A changed checksum must not be another
+ * object's (409).
+ *
+ */
+export const updateObject = <ThrowOnError extends boolean = false>(options: Options<UpdateObjectData, ThrowOnError>) => (options.client ?? client).patch<UpdateObjectResponses, UpdateObjectErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/objects/{object_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get an object's types
+ *
+ * The object type records (`/object_types`) of the object's `types`. Public.
+ */
+export const listObjectTypesOfObject = <ThrowOnError extends boolean = false>(options: Options<ListObjectTypesOfObjectData, ThrowOnError>) => (options.client ?? client).get<ListObjectTypesOfObjectResponses, ListObjectTypesOfObjectErrors, ThrowOnError>({ url: '/objects/{object_id}/types', ...options });
+
+/**
+ * Set an object's types
+ *
+ * Replaces the object's types with the given object type ids (each must be in
+ * `/object_types`, else 422 naming the unknown ones). Triggers fire: for every trigger
+ * (`/triggers`) of a type the object newly gains, a job of the trigger's workflow with
+ * `config.object_id` set to the object is created, once per trigger and object however often
+ * the types are set (queued durably with the types, so a restart neither loses nor doubles
+ * it). For clients of the site that registered the object and runtime administrators.
+ *
+ */
+export const replaceObjectTypes = <ThrowOnError extends boolean = false>(options: Options<ReplaceObjectTypesData, ThrowOnError>) => (options.client ?? client).put<ReplaceObjectTypesResponses, ReplaceObjectTypesErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/objects/{object_id}/types',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get a URL for an object's bytes
+ *
+ * The URL (and headers) of the object's access method with this `access_id`. For the
+ * objects the service stored itself the access id is the object's id and the URL is
+ * `/objects/{object_id}/content` here. 404 when the object is unknown, no access method has
+ * this id, or no site serves it. Public.
+ *
+ */
+export const getObjectAccessUrl = <ThrowOnError extends boolean = false>(options: Options<GetObjectAccessUrlData, ThrowOnError>) => (options.client ?? client).get<GetObjectAccessUrlResponses, GetObjectAccessUrlErrors, ThrowOnError>({ url: '/objects/{object_id}/access/{access_id}', ...options });
+
+/**
+ * Download an object the service stores
+ *
+ * The bytes of an object the service stored itself (a submitted metadata JSON, a
+ * changesheet), kept in `DATA_DIR` on the embedded store and in GridFS on MongoDB, with the
+ * object's MIME type; they are checked against the object's sha256 before they are sent.
+ * The URL `GET /objects/{object_id}/access/{access_id}` answers for such objects. 404 for
+ * objects a site registered (their bytes are wherever their access methods say). Public.
+ *
+ */
+export const getObjectContent = <ThrowOnError extends boolean = false>(options: Options<GetObjectContentData, ThrowOnError>) => (options.client ?? client).get<GetObjectContentResponses, GetObjectContentErrors, ThrowOnError>({ url: '/objects/{object_id}/content', ...options });
+
+/**
+ * Get an object (GA4GH DRS 1.x)
+ *
+ * The DRS object at the path the GA4GH Data Repository Service specification gives, with
+ * its `self_uri` (`drs://<host>/<id>`), checksums and access methods. Errors are in the
+ * DRS shape (`msg`, `status_code`). Public.
+ *
+ */
+export const getDrsObject = <ThrowOnError extends boolean = false>(options: Options<GetDrsObjectData, ThrowOnError>) => (options.client ?? client).get<GetDrsObjectResponses, GetDrsObjectErrors, ThrowOnError>({ url: '/ga4gh/drs/v1/objects/{object_id}', ...options });
+
+/**
+ * List capabilities
+ *
+ * Every capability of the workflow catalog, in id order. A site holds capabilities
+ * (`PUT /sites/{site_id}/capabilities`); a workflow names the capabilities a site needs to
+ * claim its jobs. The catalog is the seed set (one capability per workflow, as in the NMDC
+ * Runtime) merged with the administrator's `WORKFLOW_CATALOG` file. Public.
+ *
+ */
+export const listCapabilities = <ThrowOnError extends boolean = false>(options?: Options<ListCapabilitiesData, ThrowOnError>) => (options?.client ?? client).get<ListCapabilitiesResponses, ListCapabilitiesErrors, ThrowOnError>({ url: '/capabilities', ...options });
+
+/**
+ * Get a capability
+ *
+ * One capability of the workflow catalog. Public.
+ */
+export const getCapability = <ThrowOnError extends boolean = false>(options: Options<GetCapabilityData, ThrowOnError>) => (options.client ?? client).get<GetCapabilityResponses, GetCapabilityErrors, ThrowOnError>({ url: '/capabilities/{capability_id}', ...options });
+
+/**
+ * List workflows
+ *
+ * Every workflow of the catalog, in id order: what jobs run. A site may claim a job of a
+ * workflow when it holds all of the workflow's `capability_ids` (none in the seed set). Public.
+ *
+ */
+export const listWorkflows = <ThrowOnError extends boolean = false>(options?: Options<ListWorkflowsData, ThrowOnError>) => (options?.client ?? client).get<ListWorkflowsResponses, ListWorkflowsErrors, ThrowOnError>({ url: '/workflows', ...options });
+
+/**
+ * Get a workflow
+ *
+ * One workflow of the catalog. Public.
+ */
+export const getWorkflow = <ThrowOnError extends boolean = false>(options: Options<GetWorkflowData, ThrowOnError>) => (options.client ?? client).get<GetWorkflowResponses, GetWorkflowErrors, ThrowOnError>({ url: '/workflows/{workflow_id}', ...options });
+
+/**
+ * List the object types that start a workflow
+ *
+ * The object types some trigger links to this workflow: an object gaining one of these types
+ * gets a job of the workflow. In id order; 404 for an unknown workflow. Public.
+ *
+ */
+export const listWorkflowObjectTypes = <ThrowOnError extends boolean = false>(options: Options<ListWorkflowObjectTypesData, ThrowOnError>) => (options.client ?? client).get<ListWorkflowObjectTypesResponses, ListWorkflowObjectTypesErrors, ThrowOnError>({ url: '/workflows/{workflow_id}/object_types', ...options });
+
+/**
+ * List the capabilities a workflow needs
+ *
+ * The capabilities a site must hold to claim this workflow's jobs, in id order; 404 for an
+ * unknown workflow. Public.
+ *
+ */
+export const listWorkflowCapabilities = <ThrowOnError extends boolean = false>(options: Options<ListWorkflowCapabilitiesData, ThrowOnError>) => (options.client ?? client).get<ListWorkflowCapabilitiesResponses, ListWorkflowCapabilitiesErrors, ThrowOnError>({ url: '/workflows/{workflow_id}/capabilities', ...options });
+
+/**
+ * Post workflow executions and their data objects
+ *
+ * For site clients: the records a workflow run produced, as an NMDC `Database` object
+ * (`workflow_execution_set`, `data_object_set`, and any other collection they need). They are
+ * validated as `POST /metadata/json:validate` does, references included (a workflow
+ * execution's `has_input` and `has_output` must name data objects in this body or already
+ * stored), then inserted, or replace the records with the same `id`, all or nothing, with
+ * the search index and the provenance graph. A 422 carries the validation answer as its
+ * `detail` and nothing is written. A user's token gets 403. The body may be at most
+ * `MAX_BODY_BYTES` (1 MiB by default; 413 beyond).
+ *
+ */
+export const postWorkflowExecutions = <ThrowOnError extends boolean = false>(options: Options<PostWorkflowExecutionsData, ThrowOnError>) => (options.client ?? client).post<PostWorkflowExecutionsResponses, PostWorkflowExecutionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/workflows/workflow_executions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List object types
+ *
+ * Every object type of the catalog, in id order: the types an object (`/objects`) may be
+ * given, one per metadata collection among them. Public.
+ *
+ */
+export const listObjectTypes = <ThrowOnError extends boolean = false>(options?: Options<ListObjectTypesData, ThrowOnError>) => (options?.client ?? client).get<ListObjectTypesResponses, ListObjectTypesErrors, ThrowOnError>({ url: '/object_types', ...options });
+
+/**
+ * Get an object type
+ *
+ * One object type of the catalog. Public.
+ */
+export const getObjectType = <ThrowOnError extends boolean = false>(options: Options<GetObjectTypeData, ThrowOnError>) => (options.client ?? client).get<GetObjectTypeResponses, GetObjectTypeErrors, ThrowOnError>({ url: '/object_types/{object_type_id}', ...options });
+
+/**
+ * List the workflows an object type starts
+ *
+ * The workflows some trigger links to this object type, in id order; 404 for an unknown
+ * object type. Public.
+ *
+ */
+export const listObjectTypeWorkflows = <ThrowOnError extends boolean = false>(options: Options<ListObjectTypeWorkflowsData, ThrowOnError>) => (options.client ?? client).get<ListObjectTypeWorkflowsResponses, ListObjectTypeWorkflowsErrors, ThrowOnError>({ url: '/object_types/{object_type_id}/workflows', ...options });
+
+/**
+ * List triggers
+ *
+ * Every trigger of the catalog, in id order. When an object gains the type a trigger names,
+ * one job of the trigger's workflow is created for that object. Public.
+ *
+ */
+export const listTriggers = <ThrowOnError extends boolean = false>(options?: Options<ListTriggersData, ThrowOnError>) => (options?.client ?? client).get<ListTriggersResponses, ListTriggersErrors, ThrowOnError>({ url: '/triggers', ...options });
+
+/**
+ * Get a trigger
+ *
+ * One trigger of the catalog; its id is `<object_type_id>--<workflow_id>` unless the catalog file names it. Public.
+ */
+export const getTrigger = <ThrowOnError extends boolean = false>(options: Options<GetTriggerData, ThrowOnError>) => (options.client ?? client).get<GetTriggerResponses, GetTriggerErrors, ThrowOnError>({ url: '/triggers/{trigger_id}', ...options });
+
+/**
+ * List Globus tasks
+ *
+ * Globus transfer tasks matching `filter` (a MongoDB-style JSON filter; `null`, as nmdc_api_utilities sends
+ * when it has none, or absent: every record), paged with tokens in key order; `projection`
+ * keeps only the fields named. Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const listGlobusTasks = <ThrowOnError extends boolean = false>(options?: Options<ListGlobusTasksData, ThrowOnError>) => (options?.client ?? client).get<ListGlobusTasksResponses, ListGlobusTasksErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/globus_tasks',
+    ...options
+});
+
+/**
+ * Create a Globus task
+ *
+ * Records a Globus transfer task (`task_id`, `task_status`); status words outside the known ones (ACTIVE, INACTIVE, SUCCEEDED, FAILED, PENDING, IN_PROGRESS, COMPLETED) are kept. Fields other than the model's are ignored. 409 when a task with that `task_id` already exists.
+ * Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const createGlobusTask = <ThrowOnError extends boolean = false>(options: Options<CreateGlobusTaskData, ThrowOnError>) => (options.client ?? client).post<CreateGlobusTaskResponses, CreateGlobusTaskErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/globus_tasks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get a Globus task
+ *
+ * The Globus task with this `task_id`. Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const getGlobusTask = <ThrowOnError extends boolean = false>(options: Options<GetGlobusTaskData, ThrowOnError>) => (options.client ?? client).get<GetGlobusTaskResponses, GetGlobusTaskErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/globus_tasks/{task_id}',
+    ...options
+});
+
+/**
+ * Update a Globus task
+ *
+ * Changes the fields the body holds (a body with only `task_status` is enough); a `task_id` in the body must equal the path's (400 otherwise). Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const updateGlobusTask = <ThrowOnError extends boolean = false>(options: Options<UpdateGlobusTaskData, ThrowOnError>) => (options.client ?? client).patch<UpdateGlobusTaskResponses, UpdateGlobusTaskErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/globus_tasks/{task_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List JGI samples
+ *
+ * JGI sample files being staged matching `filter` (a MongoDB-style JSON filter; `null`, as nmdc_api_utilities sends
+ * when it has none, or absent: every record), paged with tokens in key order; `projection`
+ * keeps only the fields named. Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const listJgiSamples = <ThrowOnError extends boolean = false>(options?: Options<ListJgiSamplesData, ThrowOnError>) => (options?.client ?? client).get<ListJgiSamplesResponses, ListJgiSamplesErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/jgi_samples',
+    ...options
+});
+
+/**
+ * Create a JGI sample
+ *
+ * Records a JGI sample file to stage, keyed by its JGI Data Portal file id (`jdp_file_id`). Integers may come as integer text; date-times are ISO 8601 and are answered in UTC. Fields other than the model's are ignored. 409 when a sample with that `jdp_file_id` already exists.
+ * Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const createJgiSample = <ThrowOnError extends boolean = false>(options: Options<CreateJgiSampleData, ThrowOnError>) => (options.client ?? client).post<CreateJgiSampleResponses, CreateJgiSampleErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/jgi_samples',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Update a JGI sample
+ *
+ * Changes the fields the body holds (the whole sample, or only those that changed); a `jdp_file_id` in the body must equal the path's (400 otherwise). Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const updateJgiSample = <ThrowOnError extends boolean = false>(options: Options<UpdateJgiSampleData, ThrowOnError>) => (options.client ?? client).patch<UpdateJgiSampleResponses, UpdateJgiSampleErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/jgi_samples/{jdp_file_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List JGI sequencing projects
+ *
+ * JGI sequencing projects matching `filter` (a MongoDB-style JSON filter; `null`, as nmdc_api_utilities sends
+ * when it has none, or absent: every record), paged with tokens in key order; `projection`
+ * keeps only the fields named. Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const listJgiSequencingProjects = <ThrowOnError extends boolean = false>(options?: Options<ListJgiSequencingProjectsData, ThrowOnError>) => (options?.client ?? client).get<ListJgiSequencingProjectsResponses, ListJgiSequencingProjectsErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/jgi_sequencing_projects',
+    ...options
+});
+
+/**
+ * Create a JGI sequencing project
+ *
+ * Records a JGI sequencing project, keyed by its name (`sequencing_project_name`). Fields other than the model's are ignored. 409 when a project with that name already exists.
+ * Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const createJgiSequencingProject = <ThrowOnError extends boolean = false>(options: Options<CreateJgiSequencingProjectData, ThrowOnError>) => (options.client ?? client).post<CreateJgiSequencingProjectResponses, CreateJgiSequencingProjectErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/jgi_sequencing_projects',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get a JGI sequencing project
+ *
+ * The JGI sequencing project with this name. Needs the `/wf_file_staging` allowance (runtime administrators always have it); 403 otherwise.
+ *
+ */
+export const getJgiSequencingProject = <ThrowOnError extends boolean = false>(options: Options<GetJgiSequencingProjectData, ThrowOnError>) => (options.client ?? client).get<GetJgiSequencingProjectResponses, GetJgiSequencingProjectErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/wf_file_staging/jgi_sequencing_projects/{sequencing_project_name}',
     ...options
 });
 
@@ -557,13 +1156,40 @@ export const listAllowanceActions = <ThrowOnError extends boolean = false>(optio
 });
 
 /**
+ * Request a run of a workflow
+ *
+ * Records a run of the workflow named by `job_id` (as the original, the field names a
+ * workflow of `GET /workflows`, not a job) with its `REQUESTED` OpenLineage event, in one
+ * write, and answers the run's summary. The run's `inputs` and `run_config` (kept as the
+ * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. Sites report the run's
+ * progress with `POST /runs/{run_id}/events`. `job_id` may also come as a query parameter,
+ * with `run_config` and `inputs` in the body, the shape the original reads.
+ *
+ */
+export const requestRun = <ThrowOnError extends boolean = false>(options?: Options<RequestRunData, ThrowOnError>) => (options?.client ?? client).post<RequestRunResponses, RequestRunErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/runs',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
+    }
+});
+
+/**
  * Get a run
  *
- * What became of a run, such as the application of a `POST /metadata/json:submit`: the
- * original's run summary (`status` is `COMPLETE` or `FAIL`; `inputs` names the stored
- * object holding the payload) with when it ended, milliseconds per phase (`validate`,
- * `store_object`, `apply`), records inserted and replaced per collection, and errors. For
- * the user who started the run and for runtime administrators.
+ * What became of a run: the original's run summary, whose `status` is the type of the
+ * run's latest event (`GET /runs/{run_id}/events`). A run requested with `POST /runs` has
+ * the summary alone; the run of a `POST /metadata/json:submit` (`COMPLETE` or `FAIL`;
+ * `inputs` names the stored object holding the payload) adds when it ended, milliseconds
+ * per phase (`validate`, `store_object`, `apply`), records inserted and replaced per
+ * collection, and errors. For the user who started the run, runtime administrators, and
+ * site clients for runs requested with `POST /runs` (they carry them out).
  *
  */
 export const getRun = <ThrowOnError extends boolean = false>(options: Options<GetRunData, ThrowOnError>) => (options.client ?? client).get<GetRunResponses, GetRunErrors, ThrowOnError>({
@@ -574,6 +1200,49 @@ export const getRun = <ThrowOnError extends boolean = false>(options: Options<Ge
     ],
     url: '/runs/{run_id}',
     ...options
+});
+
+/**
+ * List a run's events
+ *
+ * The run's OpenLineage events in the order they were recorded (oldest first), paged with
+ * tokens. A metadata submission's run has its `STARTED` and `COMPLETE` (or `FAIL`) events.
+ * For whoever may read the run (`GET /runs/{run_id}`).
+ *
+ */
+export const listRunEvents = <ThrowOnError extends boolean = false>(options: Options<ListRunEventsData, ThrowOnError>) => (options.client ?? client).get<ListRunEventsResponses, ListRunEventsErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/runs/{run_id}/events',
+    ...options
+});
+
+/**
+ * Report a run event
+ *
+ * Adds an OpenLineage event (`REQUESTED`, `STARTED`, `FAIL` or `COMPLETE`) to the run;
+ * the run's summary follows it (`status` is the latest event's type). `run.id` must be the
+ * run's id (422 otherwise). A run that has had its `FAIL` or `COMPLETE` event takes no more
+ * (409). For the user who started the run, runtime administrators and site clients (sites
+ * report the runs they carry out). `producer`, `schemaURL`, `type` and `time` may also come
+ * as query parameters, the shape the original reads.
+ *
+ */
+export const postRunEvent = <ThrowOnError extends boolean = false>(options: Options<PostRunEventData, ThrowOnError>) => (options.client ?? client).post<PostRunEventResponses, PostRunEventErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/runs/{run_id}/events',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

@@ -1,0 +1,117 @@
+/**
+ * `GET/POST /jobs`, `GET /jobs/{job_id}`, `POST /jobs/{job_id}:claim`, `POST /jobs/{job_id}:release`,
+ * `GET /operations`, `GET/PATCH /operations/{op_id}`: how site clients find work, claim it and
+ * report on it. Reads are public; writes are for site clients, acting for their site.
+ */
+import express from 'express';
+import type { AppDeps } from '../http/deps.ts';
+import type { Auth, Principal } from '../auth/index.ts';
+import type { SiteRecord } from '../accounts/records.ts';
+import type { Filter } from '../store/port.ts';
+import { Forbidden, NotFound } from '../http/errors.ts';
+import { parseJsonFilter } from '../query/guard/index.ts';
+import { tokenPage } from '../metadata/token-pages.ts';
+import { queryInteger, queryText } from '../http/request-reading/values.ts';
+import { mintSystemId } from '../objects/system-ids.ts';
+import { JOBS, newJob } from './jobs.ts';
+import {
+  ClaimHeld,
+  OPERATIONS,
+  claimJob,
+  patchOperation,
+  readOperationPatch,
+  releaseJob,
+} from './operations.ts';
+
+/** The site a site client acts for (the guard let only site clients through). */
+async function callingSite(auth: Pick<Auth, 'accounts'>, principal: Principal): Promise<SiteRecord> {
+  const site = principal.siteId ? await auth.accounts.getSite(principal.siteId) : null;
+  if (!site) throw new Forbidden(`The site ${principal.siteId ?? ''} of this client no longer exists`);
+  return site;
+}
+
+export function jobsRouter(
+  deps: Pick<AppDeps, 'store'>,
+  auth: Pick<Auth, 'identifyCaller' | 'requireSiteClient' | 'accounts'>,
+): express.Router {
+  const { store } = deps;
+  const router = express.Router();
+
+  /** One page of a collection, as every `GET` listing of the original answers it. */
+  const listing = (collection: string, req: express.Request, defaultFilter?: Filter) => {
+    const filterText = queryText(req.query.filter);
+    return tokenPage(
+      store.state,
+      collection,
+      {
+        filter: () =>
+          filterText === undefined && defaultFilter ? defaultFilter : parseJsonFilter(filterText),
+        projection: queryText(req.query.projection),
+        max_page_size: queryInteger(req.query.max_page_size, 20),
+        page_token: queryText(req.query.page_token),
+      },
+      (filter, page) => store.find(collection, filter, page),
+    );
+  };
+
+  router.get('/jobs', auth.identifyCaller, async (req, res) => {
+    const principal = res.locals.principal as Principal | undefined;
+    // As the original: a site client asking without a filter sees the jobs its site has not claimed.
+    const unclaimedBySite =
+      principal?.kind === 'site_client' && principal.siteId
+        ? { 'claims.site_id': { $ne: principal.siteId } }
+        : undefined;
+    res.json(await listing(JOBS, req, unclaimedBySite));
+  });
+
+  router.post('/jobs', auth.requireSiteClient, async (req, res) => {
+    const job = newJob(req.body, mintSystemId(), new Date());
+    await store.upsertMany(JOBS, [job]);
+    res.status(201).json(job);
+  });
+
+  // The colon verbs are registered before `/jobs/:job_id`; ids such as `nmdc:sys0...` keep their colon.
+  router.post('/jobs/:job_id\\:claim', auth.requireSiteClient, async (req, res) => {
+    const site = await callingSite(auth, res.locals.principal as Principal);
+    try {
+      res.json(await claimJob(store, String(req.params.job_id), site, mintSystemId(), new Date()));
+    } catch (err) {
+      // nmdc_automation reads the held claim's operation id from the body of the 409.
+      if (!(err instanceof ClaimHeld)) throw err;
+      res.status(409).json({ detail: err.detail, id: err.operationId });
+    }
+  });
+
+  router.post('/jobs/:job_id\\:release', auth.requireSiteClient, async (req, res) => {
+    const site = await callingSite(auth, res.locals.principal as Principal);
+    res.json(await releaseJob(store, String(req.params.job_id), site.id));
+  });
+
+  router.get('/jobs/:job_id', async (req, res) => {
+    const jobId = String(req.params.job_id);
+    const job = await store.getById(JOBS, jobId);
+    if (!job) throw new NotFound(`Job ${jobId} not found`);
+    res.json(job);
+  });
+
+  router.get('/operations', async (req, res) => {
+    res.json(await listing(OPERATIONS, req));
+  });
+
+  router.get('/operations/:op_id', async (req, res) => {
+    const opId = String(req.params.op_id);
+    const op = await store.getById(OPERATIONS, opId);
+    if (!op) throw new NotFound(`Operation ${opId} not found`);
+    res.json(op);
+  });
+
+  router.patch('/operations/:op_id', auth.requireSiteClient, async (req, res) => {
+    const principal = res.locals.principal as Principal;
+    const patch = readOperationPatch(req.body);
+    res.json(
+      await patchOperation(store, String(req.params.op_id), principal.siteId ?? '', patch, new Date()),
+    );
+  });
+
+  return router;
+}

@@ -1,0 +1,41 @@
+/**
+ * `POST /workflows/workflow_executions`: a site client posts the records its workflow run produced
+ * as an NMDC `Database` (workflow executions with their data objects, and whatever else they
+ * need). Validated as `POST /metadata/json:validate` does, references included, then upserted by
+ * id all or nothing, with the search index and the provenance edges.
+ */
+import express from 'express';
+import type { DocumentStore } from '../store/port.ts';
+import type { Auth } from '../auth/index.ts';
+import { Unprocessable } from '../http/errors.ts';
+import { MetadataValidator, validationAnswer } from '../validation/index.ts';
+import { inBatches, recordsByCollection, type AtomicRecordWrites } from '../submission/json-submission.ts';
+
+/** What the original answers once the records are written. */
+export const WORKFLOW_EXECUTIONS_ACCEPTED = { message: 'jobs accepted' } as const;
+
+export function workflowExecutionsRouter(
+  store: Pick<DocumentStore, 'find'>,
+  auth: Pick<Auth, 'requireSiteClient'>,
+  writes: Pick<AtomicRecordWrites, 'upsertAll'>,
+): express.Router {
+  const validator = new MetadataValidator(store);
+  const router = express.Router();
+  router.post('/workflows/workflow_executions', auth.requireSiteClient, async (req, res) => {
+    const payload: unknown = req.body;
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+      throw new Unprocessable(
+        'The body must be an NMDC Database JSON object: {"workflow_execution_set": [...], "data_object_set": [...]}',
+      );
+    }
+    const database = payload as Record<string, unknown>;
+    const outcome = await validator.validateDatabase(database);
+    if (!outcome.valid) throw new Unprocessable(validationAnswer(outcome));
+    const batches = recordsByCollection(database).flatMap(({ collection, docs }) =>
+      inBatches(docs).map((batch) => ({ collection, docs: batch })),
+    );
+    if (batches.length > 0) await writes.upsertAll(batches);
+    res.json(WORKFLOW_EXECUTIONS_ACCEPTED);
+  });
+  return router;
+}
