@@ -220,6 +220,7 @@ export async function catchUp(store: DocumentStore, index: MaintainedIndex): Pro
     (c.deleted ? entry.deleted : entry.upserted).push(c.id);
   }
   for (const [collection, { upserted, deleted }] of byCollection) {
+    if (index.covers && !index.covers(collection)) continue;
     const docs = [];
     for (let i = 0; i < upserted.length; i += 500) {
       const batch = await Promise.all(upserted.slice(i, i + 500).map((id) => store.getById(collection, id)));

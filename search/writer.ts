@@ -38,7 +38,8 @@ export class RecordWriter {
     }));
     const result = await this.store.upsertAtomically(keyed);
     await this.afterWrite(async (index) => {
-      for (const { collection, docs } of keyed) if (docs.length > 0) await index.index(collection, docs);
+      for (const { collection, docs } of keyed)
+        if (docs.length > 0 && (index.covers?.(collection) ?? true)) await index.index(collection, docs);
     });
     return result;
   }
@@ -47,7 +48,10 @@ export class RecordWriter {
   async delete(collection: string, filter: Filter, limit?: number): Promise<string[]> {
     assertRegexLengths(filter);
     const ids = await this.store.deleteMany(collection, filter, limit);
-    if (ids.length > 0) await this.afterWrite((index) => index.remove(collection, ids));
+    if (ids.length > 0)
+      await this.afterWrite(async (index) => {
+        if (index.covers?.(collection) ?? true) await index.remove(collection, ids);
+      });
     return ids;
   }
 

@@ -19,6 +19,7 @@ import { fingerprintOf, indexedPathScope, indexedValuesOf } from '../indexed-val
 import { luceneRegexpOfPredicate } from '../predicates.ts';
 import { constrainsOnlyLength } from '../regex/lucene-regexp.ts';
 import { wordsOf } from '../words.ts';
+import { isCollectionName } from '../../src/schema/nmdc.ts';
 
 /** Separates path and value inside a `values` entry. */
 export const PATH_SEPARATOR = '\u001f';
@@ -143,6 +144,11 @@ export class ElasticsearchIndex implements SearchIndex {
       );
     }
     return new ElasticsearchIndex(client as unknown as EsClient, prefix);
+  }
+
+  /** The schema's metadata collections; the service's own records are decided by the store alone. */
+  covers(collection: string): boolean {
+    return isCollectionName(collection);
   }
 
   indexName(collection: string): string {

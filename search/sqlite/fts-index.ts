@@ -37,6 +37,7 @@ import { STRINGS_GENERATION } from './strings-generation.ts';
 import { trigramQueryOfPredicate } from '../predicates.ts';
 import type { TrigramQuery } from '../regex/trigram-query.ts';
 import { WORD_PATTERN } from '../words.ts';
+import { isCollectionName } from '../../src/schema/nmdc.ts';
 
 const BY_STRING_INDEX =
   'CREATE INDEX IF NOT EXISTS search_values_by_string ON search_values(string, path, record)';
@@ -189,10 +190,23 @@ export class FtsSearchIndex implements SearchIndex {
   static attachTo(store: HookableStore): FtsSearchIndex {
     const index = new FtsSearchIndex(store.db, { hooked: true, ownsDatabase: false });
     store.addWriteHook({
-      onUpsert: (collection, docs) => index.write(collection, docs, false),
-      onDelete: (collection, ids) => index.erase(collection, ids),
+      onUpsert: (collection, docs) => {
+        if (index.covers(collection)) index.write(collection, docs, false);
+      },
+      onDelete: (collection, ids) => {
+        if (index.covers(collection)) index.erase(collection, ids);
+      },
     });
     return index;
+  }
+
+  /**
+   * The metadata collections of the schema: what `.search` and `$regex` filters are asked of. The
+   * service's own records (accounts, jobs, operations, objects, runs) are not indexed; filters on
+   * them are decided by the store alone.
+   */
+  covers(collection: string): boolean {
+    return isCollectionName(collection);
   }
 
   private stmt(sql: string): Statement {

@@ -4,7 +4,7 @@
  * replace exactly its own edges.
  */
 import { referencesOf } from '../schema/reference-slots.ts';
-import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
+import { UNIDENTIFIED_COLLECTIONS, isCollectionName } from '../schema/nmdc.ts';
 
 export interface Edge {
   up: string;
@@ -14,9 +14,12 @@ export interface Edge {
   holder: 'up' | 'down';
 }
 
-/** Records of collections without ids are nodes of nothing: they are not in the graph. */
+/**
+ * The graph holds the schema's records: the service's own records (accounts, jobs, objects, runs)
+ * are not nodes, and records of collections without ids are nodes of nothing.
+ */
 export function inGraph(collection: string): boolean {
-  return !UNIDENTIFIED_COLLECTIONS.has(collection);
+  return isCollectionName(collection) && !UNIDENTIFIED_COLLECTIONS.has(collection);
 }
 
 export function edgesOf(doc: { id: string } & Record<string, unknown>): Edge[] {

@@ -12,6 +12,7 @@ import type { IndexablePredicate } from '../../search/port.ts';
 import { checkCollection, hasDrift, reindexCollection } from '../../search/maintenance.ts';
 import { trigramQueryOf } from '../../search/regex/trigram-query.ts';
 import { describeSearchIndex } from './behaviour.ts';
+import { QueryPlanner } from '../../src/query/planner/planner.ts';
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'search-fts-'));
@@ -53,6 +54,33 @@ describeSearchIndex('FTS5 in a file of its own', async () => {
 });
 
 describe('FTS5 index kept in step by the store', () => {
+  it("keeps nothing of the service's own records, and a planner decides $regex on them by the store alone", () =>
+    withHookedIndex(async (store, index) => {
+      const jobs = [
+        { id: 'nmdc:sys0job1', workflow: { id: 'metag-1.0.0' } },
+        { id: 'nmdc:sys0job2', workflow: { id: 'readqc-1.0.6' } },
+        { id: 'nmdc:sys0job3', workflow: { id: 'metat-1.0.0' } },
+      ];
+      await store.upsertMany('jobs', jobs);
+      await store.upsertMany('biosample_set', [{ id: 'nmdc:bsm-11-a', name: 'metagenome core' }]);
+      expect(index.covers('jobs')).toBe(false);
+      expect(index.covers('biosample_set')).toBe(true);
+      const rows = (collection: string) =>
+        (
+          store.db
+            .prepare('SELECT count(*) AS n FROM search_records WHERE collection = ?')
+            .get(collection) as {
+            n: number;
+          }
+        ).n;
+      expect(rows('jobs')).toBe(0);
+      expect(rows('biosample_set')).toBe(1);
+      const planner = new QueryPlanner(store, index);
+      const found = await planner.find('jobs', { 'workflow.id': { $regex: '^meta' } });
+      expect(found.map((d) => d.id)).toEqual(['nmdc:sys0job1', 'nmdc:sys0job3']);
+      expect(await planner.count('jobs', { 'workflow.id': { $regex: 'qc' } })).toBe(1);
+    }));
+
   it('indexes and unindexes records inside the store write, with no index() call', () =>
     withHookedIndex(async (store, index) => {
       await store.upsertMany('biosample_set', [

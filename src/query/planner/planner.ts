@@ -368,6 +368,8 @@ export class QueryPlanner {
     predicate: IndexablePredicate,
     limit: number,
   ): Promise<Candidates> {
+    // A collection the index keeps nothing of (the service's own records) has no candidates.
+    if (this.index.covers && !this.index.covers(collection)) return ALL;
     const key = `${collection}\u0000${JSON.stringify(predicate)}`;
     const known = this.unnarrowable.get(key);
     if (known !== undefined && known >= limit) return ALL;
