@@ -28,6 +28,30 @@ export const SITE_CLIENT = {
   client_secret: 'pact-site-client-secret-0001',
 };
 
+/** A second site, whose client may not report on the first site's operations. */
+export const OTHER_SITE_ID = 'pact-other-lab';
+export const OTHER_SITE_CLIENT = {
+  client_id: 'sys0pact00000000002',
+  client_secret: 'pact-site-client-secret-0002',
+};
+
+/**
+ * A job of a catalog workflow that needs no capability, so any site may claim it, and the
+ * operation of the first site's claim of it (the ids the service would mint, fixed here).
+ */
+export const JOB_ID = 'nmdc:sys0pact00000j01';
+export const OPERATION_ID = 'nmdc:sys0pact00000p01';
+export const JOB = {
+  id: JOB_ID,
+  workflow: { id: 'metag-1.0.0' },
+  config: { git_repo: 'https://github.com/microbiomedata/metaG', release: 'v1.0.0' },
+  claims: [] as Array<{ op_id: string; site_id: string }>,
+  created_at: '2025-06-02T14:03:11.204Z',
+};
+/** What the claiming site reports while it runs the job, and when it has finished. */
+export const OPERATION_PROGRESS = { metadata: { step: 'assembly', percent_done: 40 } };
+export const OPERATION_RESULT = { done: true, result: { has_output: ['nmdc:dobj-11-pact0001'] } };
+
 /** Three biosamples of the study, in id order; the page size in the contracts is 2. */
 export const BIOSAMPLES = [1, 2, 3].map((n) => ({
   id: `nmdc:bsm-11-pact000${n}`,
@@ -64,6 +88,9 @@ export const STATE = {
   queryCursorOpen: `user ${USER.username} is signed in and a find over biosamples has more batches`,
   signedInWithoutNewSite: `user ${USER.username} is signed in and site ${NEW_SITE_ID} does not exist`,
   signedInSiteAdmin: `user ${USER.username} is signed in and administers site ${SITE_ID}`,
+  jobClaimable: `job ${JOB_ID} is unclaimed and the client ${SITE_CLIENT.client_id} of site ${SITE_ID} is signed in`,
+  jobClaimed: `site ${SITE_ID} holds a claim of job ${JOB_ID} through operation ${OPERATION_ID} and its client is signed in`,
+  jobClaimedOtherSiteSignedIn: `site ${SITE_ID} holds a claim of job ${JOB_ID} through operation ${OPERATION_ID} and the client ${OTHER_SITE_CLIENT.client_id} of site ${OTHER_SITE_ID} is signed in`,
 } as const;
 
 /** Names of the values provider states hand back (`fromProviderState('${...}')`). */

@@ -10,7 +10,12 @@ import {
   BIOSAMPLE_ID,
   BIOSAMPLES,
   INJECTED,
+  JOB,
+  JOB_ID,
   NEW_SITE_ID,
+  OPERATION_ID,
+  OPERATION_PROGRESS,
+  OPERATION_RESULT,
   PAGE_SIZE,
   PLANNED_PROCESS_ID,
   SCHEMA_FILTER,
@@ -34,6 +39,7 @@ const JSON_CONTENT = {
 };
 const BEARER = { Authorization: regex(/^Bearer [A-Za-z0-9_.-]+$/, `Bearer ${EXAMPLE_JWT}`) };
 const FORM = 'application/x-www-form-urlencoded';
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 
 const id = (example: string) => regex(NMDC_ID, example);
 
@@ -285,5 +291,101 @@ export const generateCredentials = (): V3Interaction => ({
       client_id: regex(/^[A-Za-z0-9_-]{8,}$/, 'sys0c78f0d7a9388909e'),
       client_secret: regex(/^[A-Za-z0-9_-]{20,}$/, 'WrnNc8dxCho5whTT7alkc6iYvnxwmPRrOrIkXWT2PgY'),
     },
+  },
+});
+
+/** The model of a job operation's metadata, by the original's dotted name; site clients read it. */
+const JOB_OPERATION_MODEL = 'nmdc_runtime.api.models.job.JobOperationMetadata';
+
+/** An operation of the site's claim of the job, as the service answers it. */
+const jobOperation = (operationId: ReturnType<typeof id> | string, done: boolean) => ({
+  id: operationId,
+  done,
+  expire_time: regex(ISO_TIME, '2025-07-02T14:03:11.204Z'),
+  metadata: {
+    job: { id: JOB_ID, workflow: like(JOB.workflow), config: like(JOB.config) },
+    site_id: SITE_ID,
+    model: JOB_OPERATION_MODEL,
+  },
+});
+
+const JOB_PATH = `/jobs/${encodeURIComponent(JOB_ID)}:claim`;
+const OPERATION_PATH = `/operations/${encodeURIComponent(OPERATION_ID)}`;
+
+export const claimJob = (): V3Interaction => ({
+  states: [{ description: STATE.jobClaimable }],
+  uponReceiving: 'a claim of a job by a site client',
+  withRequest: { method: 'POST', path: JOB_PATH, headers: BEARER },
+  willRespondWith: {
+    status: 200,
+    headers: JSON_CONTENT,
+    // The service mints the operation's id; the client reads it to report on the claim.
+    body: jobOperation(id('nmdc:sys0t5c8h2vn6r3d'), false),
+  },
+});
+
+export const claimJobAgain = (): V3Interaction => ({
+  states: [{ description: STATE.jobClaimed }],
+  uponReceiving: 'a second claim of a job by the site that holds a claim of it',
+  withRequest: { method: 'POST', path: JOB_PATH, headers: BEARER },
+  willRespondWith: {
+    status: 409,
+    headers: JSON_CONTENT,
+    body: {
+      detail: string(`client site already claimed job ${JOB_ID} -- see operation ${OPERATION_ID}`),
+      id: OPERATION_ID,
+    },
+  },
+});
+
+export const reportOperationProgress = (): V3Interaction => ({
+  states: [{ description: STATE.jobClaimed }],
+  uponReceiving: "the claiming site's progress report on its operation",
+  withRequest: {
+    method: 'PATCH',
+    path: OPERATION_PATH,
+    headers: { ...BEARER, 'Content-Type': 'application/json' },
+    body: OPERATION_PROGRESS,
+  },
+  willRespondWith: {
+    status: 200,
+    headers: JSON_CONTENT,
+    body: (() => {
+      const op = jobOperation(OPERATION_ID, false);
+      // The reported metadata replaces the stored one; job, site_id and model stay.
+      return { ...op, metadata: { ...OPERATION_PROGRESS.metadata, ...op.metadata } };
+    })(),
+  },
+});
+
+export const completeOperation = (): V3Interaction => ({
+  states: [{ description: STATE.jobClaimed }],
+  uponReceiving: "the claiming site's report that its operation is done, with its result",
+  withRequest: {
+    method: 'PATCH',
+    path: OPERATION_PATH,
+    headers: { ...BEARER, 'Content-Type': 'application/json' },
+    body: OPERATION_RESULT,
+  },
+  willRespondWith: {
+    status: 200,
+    headers: JSON_CONTENT,
+    body: { ...jobOperation(OPERATION_ID, true), result: OPERATION_RESULT.result },
+  },
+});
+
+export const updateOtherSitesOperation = (): V3Interaction => ({
+  states: [{ description: STATE.jobClaimedOtherSiteSignedIn }],
+  uponReceiving: "a report on an operation of another site's claim",
+  withRequest: {
+    method: 'PATCH',
+    path: OPERATION_PATH,
+    headers: { ...BEARER, 'Content-Type': 'application/json' },
+    body: OPERATION_RESULT,
+  },
+  willRespondWith: {
+    status: 403,
+    headers: JSON_CONTENT,
+    body: { detail: string(`client authorized for different site_id than ${SITE_ID}`) },
   },
 });

@@ -1,19 +1,27 @@
 /**
  * Provider states of the contracts: each creates exactly the records and accounts its
  * interactions need on the running service, and hands back the values (cursor, page token, query
- * cursor id) that only the running service can produce. The signed-in user's token is kept for
- * the request filter, which puts it in place of the example token the consumers recorded.
+ * cursor id) that only the running service can produce. The token of the user or site client the
+ * last state signed in is kept for the request filter, which puts it in place of the example token
+ * the consumers recorded.
  */
 import type { VerifierOptions } from '@pact-foundation/pact';
 import type { Doc } from '../../src/store/port.ts';
 import { Accounts, hashSecret, SITE_CLIENTS, type SiteClientRecord } from '../../src/accounts/index.ts';
 import type { TestServer } from '../../test/support/server.ts';
+import { JOBS, type JobRecord } from '../../src/workflows/jobs.ts';
+import { OPERATIONS, claimOperation } from '../../src/workflows/operations.ts';
 import {
   ABSENT_BIOSAMPLE_ID,
   BIOSAMPLE_FILTER,
   BIOSAMPLES,
   INJECTED,
+  JOB,
+  JOB_ID,
   NEW_SITE_ID,
+  OPERATION_ID,
+  OTHER_SITE_CLIENT,
+  OTHER_SITE_ID,
   PAGE_SIZE,
   PLANNED_PROCESSES,
   SCHEMA_FILTER,
@@ -27,7 +35,7 @@ import { FIND_COMMAND } from '../consumer/interactions.ts';
 type StateHandlers = NonNullable<VerifierOptions['stateHandlers']>;
 
 export interface ProviderSession {
-  /** The access token of the user signed in by the last state, if any. */
+  /** The access token of the user or site client signed in by the last state, if any. */
   bearer: string | undefined;
 }
 
@@ -57,6 +65,55 @@ export function providerStates(server: TestServer, session: ProviderSession): St
     });
     session.bearer = token.access_token as string;
     return session.bearer;
+  };
+
+  /** Site `siteId` exists (without capabilities) and has the client `credentials`. */
+  const siteWithClient = async (
+    siteId: string,
+    credentials: { client_id: string; client_secret: string },
+  ): Promise<void> => {
+    await accounts.ensureSite(siteId);
+    const client: SiteClientRecord = {
+      id: credentials.client_id,
+      client_id: credentials.client_id,
+      secret_hash: await hashSecret(credentials.client_secret),
+      site_id: siteId,
+      created_at: new Date().toISOString(),
+    };
+    await server.store.upsertMany(SITE_CLIENTS, [client as unknown as Doc]);
+  };
+
+  /** Creates the site and its client and signs the client in; its token is the session's from now on. */
+  const signInSiteClient = async (
+    siteId: string,
+    credentials: { client_id: string; client_secret: string },
+  ): Promise<void> => {
+    await siteWithClient(siteId, credentials);
+    const token = await getJson(`${server.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', ...credentials }).toString(),
+    });
+    session.bearer = token.access_token as string;
+  };
+
+  /**
+   * The job as the contracts know it, with no claim (an earlier interaction may have claimed or
+   * completed it); the operations of earlier claims of it are removed.
+   */
+  const unclaimedJob = async (): Promise<JobRecord> => {
+    const job: JobRecord = { ...JOB, claims: [] };
+    await server.store.deleteMany(OPERATIONS, { 'metadata.job.id': JOB_ID });
+    await server.store.upsertMany(JOBS, [job]);
+    return job;
+  };
+
+  /** The site's claim of the job through the operation of the known id, running (not done). */
+  const claimedJob = async (): Promise<void> => {
+    const job = await unclaimedJob();
+    const operation = claimOperation(OPERATION_ID, job, SITE_ID, new Date());
+    await server.store.upsertMany(OPERATIONS, [operation]);
+    await server.store.upsertMany(JOBS, [{ ...job, claims: [{ op_id: OPERATION_ID, site_id: SITE_ID }] }]);
   };
 
   return {
@@ -98,15 +155,7 @@ export function providerStates(server: TestServer, session: ProviderSession): St
       return undefined;
     },
     [STATE.siteClient]: async () => {
-      await accounts.ensureSite(SITE_ID);
-      const client: SiteClientRecord = {
-        id: SITE_CLIENT.client_id,
-        client_id: SITE_CLIENT.client_id,
-        secret_hash: await hashSecret(SITE_CLIENT.client_secret),
-        site_id: SITE_ID,
-        created_at: new Date().toISOString(),
-      };
-      await server.store.upsertMany(SITE_CLIENTS, [client as unknown as Doc]);
+      await siteWithClient(SITE_ID, SITE_CLIENT);
       return undefined;
     },
     [STATE.signedInWithBiosamples]: async () => {
@@ -132,6 +181,22 @@ export function providerStates(server: TestServer, session: ProviderSession): St
     [STATE.signedInSiteAdmin]: async () => {
       await accounts.ensureSite(SITE_ID);
       await signIn([SITE_ID]);
+      return undefined;
+    },
+    [STATE.jobClaimable]: async () => {
+      await unclaimedJob();
+      await signInSiteClient(SITE_ID, SITE_CLIENT);
+      return undefined;
+    },
+    [STATE.jobClaimed]: async () => {
+      await claimedJob();
+      await signInSiteClient(SITE_ID, SITE_CLIENT);
+      return undefined;
+    },
+    [STATE.jobClaimedOtherSiteSignedIn]: async () => {
+      await claimedJob();
+      await siteWithClient(SITE_ID, SITE_CLIENT);
+      await signInSiteClient(OTHER_SITE_ID, OTHER_SITE_CLIENT);
       return undefined;
     },
   };

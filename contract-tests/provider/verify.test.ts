@@ -76,6 +76,6 @@ describe.each(pactFiles.map((file) => [path.basename(file), file]))('%s', (_name
       requestFilter,
       logLevel: 'warn',
     }).verifyProvider();
-    expect(readPact(file).interactions.length).toBeGreaterThanOrEqual(13);
+    expect(readPact(file).interactions.length).toBeGreaterThanOrEqual(19);
   });
 });

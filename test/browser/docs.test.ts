@@ -1,7 +1,7 @@
 /**
  * The docs page in a real headless Chromium: the version selector, the three logins of the
- * Authorize dialog (password, site client, ORCID through a test external issuer on 127.0.0.1) and
- * "Try it out" calls whose responses the page shows.
+ * Authorize dialog (password, site client, ORCID through a test external issuer on 127.0.0.1),
+ * the Workflow management group, and "Try it out" calls whose responses the page shows.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { Accounts, setBcryptCost } from '../../src/accounts/index.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { freePort } from '../auth/auth-server.ts';
+import { JOBS } from '../../src/workflows/jobs.ts';
 import { launchChromium } from './chromium.ts';
 import {
   EXTERNAL_CLIENT_ID,
@@ -81,8 +82,16 @@ async function closeAuthorize(): Promise<void> {
   await dialog().waitFor({ state: 'detached' });
 }
 
-/** Expands an operation, presses "Try it out" (editing its JSON body if given) and "Execute". */
-async function tryItOut(method: string, apiPath: string, body?: unknown): Promise<Locator> {
+/**
+ * Expands an operation, presses "Try it out" (filling in the given path and query parameters and
+ * editing its JSON body if given) and "Execute".
+ */
+async function tryItOut(
+  method: string,
+  apiPath: string,
+  body?: unknown,
+  parameters: Record<string, string> = {},
+): Promise<Locator> {
   const operation = page.locator(`.opblock-${method}`).filter({
     has: page.locator(`.opblock-summary-path[data-path="${apiPath}"]`),
   });
@@ -91,6 +100,9 @@ async function tryItOut(method: string, apiPath: string, body?: unknown): Promis
   }
   const tryButton = operation.locator('button.try-out__btn');
   if ((await tryButton.textContent())?.includes('Try it out')) await tryButton.click();
+  for (const [name, value] of Object.entries(parameters)) {
+    await operation.locator(`tr[data-param-name="${name}"] input`).fill(value);
+  }
   if (body !== undefined) await operation.locator('textarea.body-param__text').fill(JSON.stringify(body));
   await operation.locator('button.execute').click();
   const response = operation.locator('.live-responses-table .response').first();
@@ -178,6 +190,66 @@ describe('the docs page in Chromium', () => {
       BIOSAMPLES[1]!.id,
     ]);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'queries-run-response.png') });
+
+    await openAuthorize();
+    await loginSection('siteClientLogin').locator('button', { hasText: 'Logout' }).click();
+    await closeAuthorize();
+  });
+
+  it('shows the Workflow management group, and a site client claims a job through "Try it out"', async () => {
+    const job = {
+      id: 'nmdc:sys0docs00000j01',
+      workflow: { id: 'metag-1.0.0' },
+      config: { git_repo: 'https://github.com/microbiomedata/metaG', release: 'v1.0.0' },
+      claims: [],
+      created_at: new Date().toISOString(),
+    };
+    await service.store.upsertMany(JOBS, [job]);
+
+    const group = page.locator('.opblock-tag-section').filter({
+      has: page.locator('.opblock-tag', { hasText: /^Workflow management/ }),
+    });
+    await group.waitFor();
+    const operationsShown = async () =>
+      (await group.locator('.opblock-summary').allTextContents()).map((t) => t.replace(/\s+/g, ' '));
+    for (const [method, apiPath] of [
+      ['post', '/jobs/{job_id}:claim'],
+      ['post', '/jobs/{job_id}:release'],
+      ['get', '/operations/{op_id}'],
+      ['patch', '/operations/{op_id}'],
+    ] as const) {
+      const operation = group
+        .locator(`.opblock-${method}`)
+        .filter({ has: page.locator(`.opblock-summary-path[data-path="${apiPath}"]`) });
+      expect(
+        await operation.count(),
+        `${method} ${apiPath} in ${(await operationsShown()).join(' | ')}`,
+      ).toBe(1);
+    }
+
+    await openAuthorize();
+    const section = loginSection('siteClientLogin');
+    await section.locator('input[id^="client_id"]').fill(siteClient.client_id);
+    await section.locator('input[id^="client_secret"]').fill(siteClient.client_secret);
+    await section.locator('button.authorize').click();
+    await section.locator('button', { hasText: 'Logout' }).waitFor();
+    await closeAuthorize();
+
+    const response = await tryItOut('post', '/jobs/{job_id}:claim', undefined, { job_id: job.id });
+    const { status, body } = await responseJson(response);
+    expect(status).toBe('200');
+    expect(body).toMatchObject({
+      id: expect.stringMatching(/^nmdc:sys0/),
+      done: false,
+      expire_time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      metadata: { job: { id: job.id, workflow: job.workflow, config: job.config }, site_id: SITE_ID },
+    });
+    // The claim the page made is the job's claim in the store.
+    expect((await service.store.getById(JOBS, job.id))?.claims).toEqual([
+      { op_id: body.id, site_id: SITE_ID },
+    ]);
+    await response.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'jobs-claim-response.png') });
 
     await openAuthorize();
     await loginSection('siteClientLogin').locator('button', { hasText: 'Logout' }).click();
