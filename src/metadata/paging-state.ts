@@ -3,7 +3,7 @@
  * and `/queries:run` cursors. Kept in the source of truth's state store so every server process
  * can continue any continuation, and expiring after a period of inactivity.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { StateStore } from '../store/port.ts';
 
 export type ContinuationKind = 'find-cursor' | 'page-token' | 'query-cursor';
@@ -26,6 +26,38 @@ export async function saveContinuation<T>(
 ): Promise<string> {
   const key = newContinuationKey();
   await state.put(kind, key, value, CONTINUATION_TTL_SECONDS[kind]);
+  return key;
+}
+
+/** Keys this process derives for continuations, unguessable by anyone without it. */
+const PROCESS_KEY_SALT = randomBytes(32);
+/** Continuations this process saved lately, by key: when each was written. */
+const recentlySaved = new Map<string, number>();
+const RECENTLY_SAVED_MAX = 50_000;
+
+/**
+ * Saves a continuation under a key derived from what it continues (keyed by a secret of this
+ * process), so that asking for the same page again (a client polling a listing's first page)
+ * answers the same token without writing it again while it has at least half its lifetime left.
+ */
+export async function saveContinuationOnce<T>(
+  state: StateStore,
+  kind: ContinuationKind,
+  value: T,
+  now: number = Date.now(),
+): Promise<string> {
+  const key = createHmac('sha256', PROCESS_KEY_SALT)
+    .update(kind)
+    .update('\u0000')
+    .update(JSON.stringify(value))
+    .digest('base64url')
+    .slice(0, 24);
+  const ttlSeconds = CONTINUATION_TTL_SECONDS[kind];
+  const savedAt = recentlySaved.get(key);
+  if (savedAt !== undefined && now - savedAt < (ttlSeconds * 1000) / 2) return key;
+  await state.put(kind, key, value, ttlSeconds);
+  if (recentlySaved.size >= RECENTLY_SAVED_MAX) recentlySaved.clear();
+  recentlySaved.set(key, now);
   return key;
 }
 

@@ -7,7 +7,7 @@
 import { BadRequest } from '../http/errors.ts';
 import { parseFieldList } from '../query/compact.ts';
 import type { Doc, Filter, StateStore } from '../store/port.ts';
-import { loadContinuation, saveContinuation } from './paging-state.ts';
+import { loadContinuation, saveContinuationOnce } from './paging-state.ts';
 
 export interface TokenPageParams {
   /** Parsed only for a first page; a continuation reads the filter it was given. */
@@ -60,7 +60,7 @@ export async function tokenPage(
   const batch = await read(filter, { projection, afterId, limit: params.max_page_size + 1 });
   const resources = batch.slice(0, params.max_page_size);
   if (batch.length <= params.max_page_size) return { resources };
-  const next_page_token = await saveContinuation<PageTokenState>(state, 'page-token', {
+  const next_page_token = await saveContinuationOnce<PageTokenState>(state, 'page-token', {
     scope,
     filter,
     projection: projectionText ?? null,
