@@ -9,8 +9,7 @@ import type { Accounts } from './accounts.ts';
 import { publicSite, publicUser, type SiteRecord, type UserRecord } from './records.ts';
 import type { StateStore } from '../store/port.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
-import { tokenPage } from '../metadata/token-pages.ts';
-import { queryInteger, queryText } from '../http/request-reading/values.ts';
+import { listingParams, tokenPage } from '../metadata/token-pages.ts';
 
 /** The signed-in user's current record; site clients have none (403). */
 async function callingUser(accounts: Accounts, res: Response): Promise<UserRecord> {
@@ -74,14 +73,10 @@ export function accountsRouter(
     const page = await tokenPage(
       state,
       `sites of ${principal.kind} ${principal.subject}`,
-      {
-        filter: () => {
-          const asked = parseJsonFilter(queryText(req.query.filter));
-          return Object.keys(asked).length === 0 ? visible : { $and: [visible, asked] };
-        },
-        max_page_size: queryInteger(req.query.max_page_size, 20),
-        page_token: queryText(req.query.page_token),
-      },
+      listingParams(req.query, (text) => {
+        const asked = parseJsonFilter(text);
+        return Object.keys(asked).length === 0 ? visible : { $and: [visible, asked] };
+      }),
       (filter, page) => accounts.findSites(filter, page),
     );
     res.json({ ...page, resources: (page.resources as unknown as SiteRecord[]).map(publicSite) });

@@ -10,8 +10,7 @@ import type { AppDeps } from '../http/deps.ts';
 import type { Auth, Principal } from '../auth/index.ts';
 import { NotFound } from '../http/errors.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
-import { tokenPage } from '../metadata/token-pages.ts';
-import { queryInteger, queryText } from '../http/request-reading/values.ts';
+import { listingParams, tokenPage } from '../metadata/token-pages.ts';
 import type { StoredObjects } from './stored-objects.ts';
 import { DrsObjects } from './drs.ts';
 import type { TriggerDispatcher } from '../workflows/triggers.ts';
@@ -35,12 +34,7 @@ export function drsRouter(
       await tokenPage(
         deps.store.state,
         'objects',
-        {
-          filter: () => parseJsonFilter(queryText(req.query.filter)),
-          projection: queryText(req.query.projection),
-          max_page_size: queryInteger(req.query.max_page_size, 20),
-          page_token: queryText(req.query.page_token),
-        },
+        listingParams(req.query, parseJsonFilter),
         (filter, page) => objects.find(filter, page),
       ),
     );

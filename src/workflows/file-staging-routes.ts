@@ -7,8 +7,7 @@ import express, { type Request, type Response } from 'express';
 import type { Auth, Principal } from '../auth/index.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { Forbidden } from '../http/errors.ts';
-import { tokenPage } from '../metadata/token-pages.ts';
-import { queryInteger, queryText } from '../http/request-reading/values.ts';
+import { listingParams, tokenPage } from '../metadata/token-pages.ts';
 import {
   GLOBUS_TASKS,
   GLOBUS_TASK_STATUSES,
@@ -56,12 +55,7 @@ export function fileStagingRouter(
     const page = await tokenPage(
       deps.store.state,
       `${records.kind.collection} for ${principal.kind} ${principal.subject}`,
-      {
-        filter: () => stagingFilter(queryText(req.query.filter)),
-        projection: queryText(req.query.projection),
-        max_page_size: queryInteger(req.query.max_page_size, 20),
-        page_token: queryText(req.query.page_token),
-      },
+      listingParams(req.query, stagingFilter),
       (filter, page) => records.find(filter, page),
     );
     res.json({ ...page, resources: page.resources.map(publicStagingRecord) });

@@ -10,8 +10,7 @@ import type { SiteRecord } from '../accounts/records.ts';
 import type { Filter } from '../store/port.ts';
 import { Forbidden, NotFound } from '../http/errors.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
-import { tokenPage } from '../metadata/token-pages.ts';
-import { queryInteger, queryText } from '../http/request-reading/values.ts';
+import { listingParams, tokenPage } from '../metadata/token-pages.ts';
 import { mintSystemId } from '../objects/system-ids.ts';
 import { JOBS, newJob } from './jobs.ts';
 import {
@@ -38,21 +37,15 @@ export function jobsRouter(
   const router = express.Router();
 
   /** One page of a collection, as every `GET` listing of the original answers it. */
-  const listing = (collection: string, req: express.Request, defaultFilter?: Filter) => {
-    const filterText = queryText(req.query.filter);
-    return tokenPage(
+  const listing = (collection: string, req: express.Request, defaultFilter?: Filter) =>
+    tokenPage(
       store.state,
       collection,
-      {
-        filter: () =>
-          filterText === undefined && defaultFilter ? defaultFilter : parseJsonFilter(filterText),
-        projection: queryText(req.query.projection),
-        max_page_size: queryInteger(req.query.max_page_size, 20),
-        page_token: queryText(req.query.page_token),
-      },
+      listingParams(req.query, (text) =>
+        text === undefined && defaultFilter ? defaultFilter : parseJsonFilter(text),
+      ),
       (filter, page) => store.find(collection, filter, page),
     );
-  };
 
   router.get('/jobs', auth.identifyCaller, async (req, res) => {
     const principal = res.locals.principal as Principal | undefined;
