@@ -31,8 +31,8 @@ export async function saveContinuation<T>(
 
 /** Keys this process derives for continuations, unguessable by anyone without it. */
 const PROCESS_KEY_SALT = randomBytes(32);
-/** Continuations this process saved lately, by key: when each was written. */
-const recentlySaved = new Map<string, number>();
+/** Per state store, the continuations this process saved in it lately, by key: when each was written. */
+const recentlySaved = new WeakMap<StateStore, Map<string, number>>();
 const RECENTLY_SAVED_MAX = 50_000;
 
 /**
@@ -53,11 +53,13 @@ export async function saveContinuationOnce<T>(
     .digest('base64url')
     .slice(0, 24);
   const ttlSeconds = CONTINUATION_TTL_SECONDS[kind];
-  const savedAt = recentlySaved.get(key);
+  let saved = recentlySaved.get(state);
+  if (!saved) recentlySaved.set(state, (saved = new Map()));
+  const savedAt = saved.get(key);
   if (savedAt !== undefined && now - savedAt < (ttlSeconds * 1000) / 2) return key;
   await state.put(kind, key, value, ttlSeconds);
-  if (recentlySaved.size >= RECENTLY_SAVED_MAX) recentlySaved.clear();
-  recentlySaved.set(key, now);
+  if (saved.size >= RECENTLY_SAVED_MAX) saved.clear();
+  saved.set(key, now);
   return key;
 }
 

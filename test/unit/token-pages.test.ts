@@ -62,4 +62,13 @@ describe('tokenPage', () => {
     expect(state.puts).toBe(2);
     expect(key).toMatch(/^[\w-]{24}$/);
   });
+
+  it('writes the token into every state store it is handed out from', async () => {
+    const value = { scope: 'jobs', filter: {}, projection: null, lastId: 'job-3' };
+    const [one, other] = [countingState(), countingState()];
+    const key = await saveContinuationOnce(one, 'page-token', value);
+    expect(await saveContinuationOnce(other, 'page-token', value)).toBe(key);
+    expect([one.puts, other.puts]).toEqual([1, 1]);
+    expect(await other.get('page-token', key)).toEqual(value);
+  });
 });
