@@ -12,11 +12,7 @@ import {
   BIOSAMPLE_ID,
   BIOSAMPLES,
   CONSUMER_1_2_0,
-  JOB_ID,
   NEW_SITE_ID,
-  OPERATION_ID,
-  OPERATION_PROGRESS,
-  OPERATION_RESULT,
   PACT_DIR,
   PAGE_SIZE,
   PLANNED_PROCESS_ID,
@@ -29,13 +25,12 @@ import {
 } from '../contract-fixtures.ts';
 import * as interaction from './interactions.ts';
 import { mockServerFetch } from './mock-fetch.ts';
+import { workflowContract } from './workflow-contract.ts';
 
 const pact = () =>
   new PactV3({ consumer: CONSUMER_1_2_0, provider: PROVIDER, dir: PACT_DIR, logLevel: 'warn' });
 const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwYWN0LXJlc2VhcmNoZXIifQ.c2lnbmF0dXJl';
 /** Example tokens of two site clients (the provider signs in the one its state names). */
-const SITE_TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXMwcGFjdDAwMDAwMDAwMSJ9.c2lnbmF0dXJl';
-const OTHER_SITE_TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXMwcGFjdDAwMDAwMDAwMiJ9.c2lnbmF0dXJl';
 
 // Pact merges into an existing file; start from an empty one so removed interactions disappear.
 beforeAll(() => fs.rmSync(pactFileOf(CONSUMER_1_2_0), { force: true }));
@@ -152,58 +147,5 @@ describe(`${CONSUMER_1_2_0} expects of ${PROVIDER}`, () => {
       });
   });
 
-  // A mock server cannot tell two identical requests apart: each answer has its own mock server.
-  it('claims a job as a site client, and gets 409 naming the held operation on a second claim', async () => {
-    await pact()
-      .addInteraction(interaction.claimJob())
-      .executeTest(async (mock) => {
-        const site = createNmdcClient({ baseUrl: mock.url, token: SITE_TOKEN, fetch: mockServerFetch });
-        const claimed = await site.claimJob({ path: { job_id: JOB_ID } });
-        expect(claimed.response.status).toBe(200);
-        expect(claimed.data).toMatchObject({
-          id: expect.stringMatching(/^nmdc:/),
-          done: false,
-          expire_time: expect.any(String),
-          metadata: { job: { id: JOB_ID }, site_id: SITE_ID },
-        });
-      });
-    await pact()
-      .addInteraction(interaction.claimJobAgain())
-      .executeTest(async (mock) => {
-        const site = createNmdcClient({ baseUrl: mock.url, token: SITE_TOKEN, fetch: mockServerFetch });
-        const again = await site.claimJob({ path: { job_id: JOB_ID } });
-        expect(again.response.status).toBe(409);
-        expect(again.error).toEqual({ detail: expect.stringContaining(JOB_ID), id: OPERATION_ID });
-      });
-  });
-
-  it("reports progress and completion on its operation, and gets 403 patching another site's", async () => {
-    const path = { op_id: OPERATION_ID };
-    await pact()
-      .addInteraction(interaction.reportOperationProgress())
-      .addInteraction(interaction.completeOperation())
-      .executeTest(async (mock) => {
-        const site = createNmdcClient({ baseUrl: mock.url, token: SITE_TOKEN, fetch: mockServerFetch });
-        const progress = await site.updateOperation({ path, body: OPERATION_PROGRESS });
-        expect(progress.data).toMatchObject({
-          id: OPERATION_ID,
-          done: false,
-          metadata: { ...OPERATION_PROGRESS.metadata, job: { id: JOB_ID }, site_id: SITE_ID },
-        });
-        const completed = await site.updateOperation({ path, body: OPERATION_RESULT });
-        expect(completed.data).toMatchObject({ id: OPERATION_ID, ...OPERATION_RESULT });
-      });
-    await pact()
-      .addInteraction(interaction.updateOtherSitesOperation())
-      .executeTest(async (mock) => {
-        const other = createNmdcClient({
-          baseUrl: mock.url,
-          token: OTHER_SITE_TOKEN,
-          fetch: mockServerFetch,
-        });
-        const refused = await other.updateOperation({ path, body: OPERATION_RESULT });
-        expect(refused.response.status).toBe(403);
-        expect(refused.error).toEqual({ detail: expect.stringContaining(SITE_ID) });
-      });
-  });
+  workflowContract(pact, (options) => createNmdcClient(options));
 });
