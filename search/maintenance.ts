@@ -7,6 +7,11 @@ import type { DocumentStore } from '../src/store/port.ts';
 import type { MaintainedIndex } from './port.ts';
 import { fingerprintOf } from './indexed-values.ts';
 
+/** The collections among `collections` that `index` keeps entries for (all, for an index that does not say). */
+export function coveredBy(index: Pick<MaintainedIndex, 'covers'>, collections: string[]): string[] {
+  return collections.filter((c) => index.covers?.(c) ?? true);
+}
+
 export interface ReindexProgress {
   collection: string;
   done: number;
@@ -115,7 +120,7 @@ export async function reindexCollections(
     results.push(result);
     onEach(result);
   }
-  const all = (await store.nonEmptyCollections()).filter((c) => index.covers?.(c) ?? true);
+  const all = coveredBy(index, await store.nonEmptyCollections());
   if (!index.synchronous && all.every((c) => collections.includes(c)) && seq > (await index.watermark()))
     await index.setWatermark(seq);
   return results;
@@ -133,7 +138,7 @@ export function rebuildEach(
   return async (collections) => {
     for (const index of indexes) {
       if (!index) continue;
-      const covered = collections.filter((c) => index.covers?.(c) ?? true);
+      const covered = coveredBy(index, collections);
       if (covered.length > 0) await reindexCollections(store, index, covered, undefined, onProgress);
     }
   };
@@ -209,7 +214,7 @@ export async function catchUp(store: DocumentStore, index: MaintainedIndex): Pro
   const { changes, seq, gap } = await store.changesSince(since);
   if (gap) {
     // The log no longer reaches back to the watermark: rebuild what the index covers.
-    const covered = (await store.nonEmptyCollections()).filter((c) => index.covers?.(c) ?? true);
+    const covered = coveredBy(index, await store.nonEmptyCollections());
     const results = await reindexCollections(store, index, covered);
     return results.reduce((n, r) => n + r.records, 0);
   }

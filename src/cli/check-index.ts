@@ -9,7 +9,7 @@ import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { openEdgeIndex } from '../provenance/index.ts';
-import { checkCollection, hasDrift } from '../../search/maintenance.ts';
+import { checkCollection, coveredBy, hasDrift } from '../../search/maintenance.ts';
 
 const SHOWN = 10;
 
@@ -24,10 +24,12 @@ async function main(named: string[]): Promise<number> {
   try {
     const collections = named.length > 0 ? named : await store.nonEmptyCollections();
     const checks = [
-      ...collections.map((collection) => ({ collection, index, label: '' })),
-      ...collections
-        .filter((c) => edges.covers?.(c) ?? true)
-        .map((collection) => ({ collection, index: edges, label: 'edges of ' })),
+      ...coveredBy(index, collections).map((collection) => ({ collection, index, label: '' })),
+      ...coveredBy(edges, collections).map((collection) => ({
+        collection,
+        index: edges,
+        label: 'edges of ',
+      })),
     ];
     for (const { collection, index, label } of checks) {
       const report = await checkCollection(store, index, collection);

@@ -11,7 +11,7 @@ import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { openEdgeIndex } from '../provenance/index.ts';
-import { rebuildEach, reindexCollections } from '../../search/maintenance.ts';
+import { coveredBy, rebuildEach, reindexCollections } from '../../search/maintenance.ts';
 import { finishInterruptedBulkLoad, isBulkLoadable } from '../store/sqlite/bulk-load.ts';
 import type { MaintainedIndex } from '../../search/port.ts';
 
@@ -34,8 +34,8 @@ async function main(named: string[]): Promise<number> {
     }
     const collections = named.length > 0 ? named : await store.nonEmptyCollections();
     const targets: Array<[MaintainedIndex, string, string[]]> = [
-      [index, '', collections],
-      [edges, 'edges of ', collections.filter((c) => edges.covers?.(c) ?? true)],
+      [index, '', coveredBy(index, collections)],
+      [edges, 'edges of ', coveredBy(edges, collections)],
     ];
     for (const [target, label, names] of targets) {
       let last = performance.now();
