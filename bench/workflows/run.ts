@@ -3,17 +3,19 @@
  *
  * The service runs as its own process (`--workers`, default one per core) on 10^5 generated
  * biosamples. Setup: `--clients` sites (100), each with the capabilities of a catalog workflow and
- * one site client; `--jobs` jobs (1000) of that workflow; every client claims one job. Then two
+ * one site client; `--jobs` jobs (1000) of that workflow; every client claims one job. Then three
  * runs of `--seconds` (60) each:
  *   1. the read workload of `npm run bench:load` alone, at `--rate` requests/s (1000);
- *   2. the same read workload while every site client, at `--client-rate` requests/s (10),
- *      alternately polls `GET /jobs` (its default filter: jobs it has not claimed) and patches
- *      its operation's progress (`PATCH /operations/{op_id}`).
- * Prints the read latencies of both runs, the site clients' rate, latencies and errors, and whether
- * the targets hold: no errors anywhere, and the reads' p99 in run 2 within 20% of run 1.
+ *   2. the same read workload while the site clients, one connection each at `--client-rate`
+ *      requests/s (10), alternately poll `GET /jobs` (a client's default filter: jobs its site has
+ *      not claimed) and patch an operation's progress (`PATCH /operations/{op_id}`);
+ *   3. the reads alone again (a single run's p99 varies; runs 1 and 3 are averaged).
+ * Prints the read latencies of the runs, the site clients' rate, latencies and errors, and whether
+ * the targets hold: no errors anywhere, and the reads' p99 in run 2 within 20% of runs 1 and 3.
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import autocannon from 'autocannon';
 import { startServerProcess } from '../support/server-process.ts';
 import { loadReadData, readPaths, runReads, warmReads, type ReadRun } from '../support/read-workload.ts';
 
@@ -134,55 +136,46 @@ async function setUp(url: string): Promise<SiteClient[]> {
   return claimed;
 }
 
-interface ClientTraffic {
-  sent: number;
-  errors: number;
-  failures: string[];
-  latencies: number[];
-}
-
-/** Every client at `clientRate`/s until `stopAt`: GET /jobs, then PATCH its operation, alternately. */
-async function siteClientTraffic(
-  url: string,
-  siteClients: SiteClient[],
-  stopAt: number,
-): Promise<ClientTraffic> {
-  const traffic: ClientTraffic = { sent: 0, errors: 0, failures: [], latencies: [] };
-  const interval = 1000 / clientRate;
-  await Promise.all(
-    siteClients.map(async (client, c) => {
-      // Spread the clients' ticks over one interval so they do not arrive in bursts.
-      let due = performance.now() + (interval * c) / siteClients.length;
-      for (let n = 0; performance.now() < stopAt; n++) {
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        due += interval;
-        const t0 = performance.now();
-        try {
-          if (n % 2 === 0) {
-            await call(url, 'GET', '/jobs?max_page_size=20', { token: client.token });
-          } else {
-            await call(url, 'PATCH', `/operations/${encodeURIComponent(client.opId)}`, {
-              token: client.token,
-              json: { metadata: { progress: n, site: client.siteId } },
-            });
-          }
-        } catch (err) {
-          traffic.errors++;
-          if (traffic.failures.length < 5) traffic.failures.push(String(err));
-        }
-        traffic.latencies.push(performance.now() - t0);
-        traffic.sent++;
-      }
-    }),
+/**
+ * The site clients' traffic for `seconds`, from one connection per client at `clientRate` requests
+ * per second each (autocannon, so the bench's own CPU stays small beside the server's): requests
+ * alternate between `GET /jobs` (the client's default listing) and `PATCH` of its operation, in
+ * turn for every client.
+ */
+async function siteClientTraffic(url: string, siteClients: SiteClient[]): Promise<ReadRun> {
+  let n = 0;
+  const statuses = new Map<number, number>();
+  const instance = autocannon({
+    url,
+    connections: siteClients.length,
+    connectionRate: clientRate,
+    duration: seconds,
+    timeout: 10,
+    requests: [
+      {
+        setupRequest: (req: any) => {
+          const i = n++;
+          const client = siteClients[Math.floor(i / 2) % siteClients.length]!;
+          const headers = { authorization: `Bearer ${client.token}`, 'content-type': 'application/json' };
+          return i % 2 === 0
+            ? { ...req, method: 'GET', path: '/jobs?max_page_size=20', headers }
+            : {
+                ...req,
+                method: 'PATCH',
+                path: `/operations/${encodeURIComponent(client.opId)}`,
+                headers,
+                body: JSON.stringify({ metadata: { progress: i, site: client.siteId } }),
+              };
+        },
+      },
+    ],
+  });
+  (instance as unknown as NodeJS.EventEmitter).on('response', (_c: unknown, status: number) =>
+    statuses.set(status, (statuses.get(status) ?? 0) + 1),
   );
-  return traffic;
+  const result = await instance;
+  return { result, statuses, achieved: result.requests.total / seconds };
 }
-
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-};
 
 const describeReads = (name: string, run: ReadRun) => {
   const fivexx = [...run.statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
@@ -212,18 +205,25 @@ async function main(): Promise<void> {
     log(`run 2: the same reads with ${clients} site clients at ${clientRate} req/s each`);
     const [beside, traffic] = await Promise.all([
       runReads(url, paths, options),
-      siteClientTraffic(url, siteClients, performance.now() + seconds * 1000),
+      siteClientTraffic(url, siteClients),
     ]);
-    const readFailures =
-      describeReads('reads alone', alone) + describeReads('reads beside site clients', beside);
+    log('run 3: reads alone again');
+    const aloneAgain = await runReads(url, paths, options);
+    const failures =
+      describeReads('reads alone (run 1)', alone) +
+      describeReads('reads beside site clients (run 2)', beside) +
+      describeReads('site clients (run 2)', traffic) +
+      describeReads('reads alone (run 3)', aloneAgain);
     log(
-      `site clients: ${traffic.sent} requests, ${(traffic.sent / seconds).toFixed(0)} req/s, ` +
-        `p50 ${percentile(traffic.latencies, 50).toFixed(1)} ms, p99 ${percentile(traffic.latencies, 99).toFixed(1)} ms, ` +
-        `errors ${traffic.errors}${traffic.failures.length ? ` (${traffic.failures.join('; ')})` : ''}`,
+      `site clients achieved ${((100 * traffic.achieved) / (clients * clientRate)).toFixed(0)}% of ${clients * clientRate} req/s`,
     );
-    const ratio = beside.result.latency.p99 / alone.result.latency.p99;
-    log(`reads' p99 beside site clients / alone: ${ratio.toFixed(2)} (target <= 1.20)`);
-    const ok = readFailures === 0 && traffic.errors === 0 && ratio <= 1.2;
+    // A single run's p99 varies from run to run; the runs alone before and after are averaged.
+    const aloneP99 = (alone.result.latency.p99 + aloneAgain.result.latency.p99) / 2;
+    const ratio = beside.result.latency.p99 / aloneP99;
+    log(
+      `reads' p99 beside site clients / alone (mean of runs 1 and 3): ${ratio.toFixed(2)} (target <= 1.20)`,
+    );
+    const ok = failures === 0 && ratio <= 1.2;
     log(ok ? 'targets met' : 'TARGETS MISSED');
     process.exitCode = ok ? 0 : 1;
   } finally {
