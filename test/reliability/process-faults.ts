@@ -25,8 +25,15 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Runs `src/main.ts` with `env`; does not wait for it to listen. */
-export function spawnServer(env: Record<string, string>, port: number): ServerProcess {
+/**
+ * Runs `src/main.ts` with `env`; does not wait for it to listen. Its stderr is kept, and with
+ * `withStdout` its stdout too (the JSON log at `LOG_LEVEL=info`), in `output()` in arrival order.
+ */
+export function spawnServer(
+  env: Record<string, string>,
+  port: number,
+  { withStdout = false }: { withStdout?: boolean } = {},
+): ServerProcess & { output: () => string; onOutput: (listener: () => boolean) => void } {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
@@ -39,17 +46,33 @@ export function spawnServer(env: Record<string, string>, port: number): ServerPr
       PUBLIC_URL: url,
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', withStdout ? 'pipe' : 'ignore', 'pipe'],
   });
   let err = '';
-  child.stderr!.on('data', (d) => (err += String(d)));
+  let out = '';
+  /** Called on each chunk of output until they answer true. */
+  let listeners: Array<() => boolean> = [];
+  const collect = (d: Buffer, isStderr: boolean) => {
+    if (isStderr) err += String(d);
+    out += String(d);
+    listeners = listeners.filter((listener) => !listener());
+  };
+  child.stderr!.on('data', (d: Buffer) => collect(d, true));
+  child.stdout?.on('data', (d: Buffer) => collect(d, false));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { url, child, stderr: () => err, exited };
+  return {
+    url,
+    child,
+    stderr: () => err,
+    exited,
+    output: () => out,
+    onOutput: (listener) => listeners.push(listener),
+  };
 }
 
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const server = spawnServer(env, await freePort());
-  for (let i = 0; i < 300; i++) {
+/** Waits until the server answers `/health` (about `attempts` tenths of a second at most). */
+async function untilHealthy<S extends ServerProcess>(server: S, attempts = 300): Promise<S> {
+  for (let i = 0; i < attempts; i++) {
     if (server.child.exitCode !== null) throw new Error(`server exited: ${server.stderr()}`);
     try {
       if ((await fetch(`${server.url}/health`)).ok) return server;
@@ -59,6 +82,10 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('server did not become healthy');
+}
+
+export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  return untilHealthy(spawnServer(env, await freePort()));
 }
 
 export async function kill(
@@ -123,56 +150,31 @@ export interface LoggingServer {
 
 /** Starts `src/main.ts` (one process, info logs) over `env` and waits until it is healthy. */
 export async function startLoggingServer(env: Record<string, string>): Promise<LoggingServer> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DEMO_DATA: 'false',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: url,
-      WORKERS: '1',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const server = spawnServer({ LOG_LEVEL: 'info', WORKERS: '1', ...env }, await freePort(), {
+    withStdout: true,
   });
-  let out = '';
-  const waiters: Array<() => void> = [];
-  const onData = (d: Buffer) => {
-    out += String(d);
-    for (const w of waiters.splice(0)) w();
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
   const waitForLog = (message: string, timeoutMs: number) =>
     new Promise<void>((resolve, reject) => {
       const deadline = setTimeout(
-        () => reject(new Error(`no "${message}" in the log:\n${out.slice(-2000)}`)),
+        () => reject(new Error(`no "${message}" in the log:\n${server.output().slice(-2000)}`)),
         timeoutMs,
       );
       const check = () => {
-        if (out.includes(message)) {
-          clearTimeout(deadline);
-          resolve();
-        } else waiters.push(check);
+        if (!server.output().includes(message)) return false;
+        clearTimeout(deadline);
+        resolve();
+        return true;
       };
-      check();
+      if (!check()) server.onOutput(check);
     });
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${out}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (i > 600) throw new Error('server did not become healthy');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url, logs: () => out, waitForLog, exited, kill: (s) => child.kill(s) };
+  await untilHealthy(server, 600);
+  return {
+    url: server.url,
+    logs: server.output,
+    waitForLog,
+    exited: server.exited,
+    kill: (signal) => server.child.kill(signal),
+  };
 }
 
 /** Options of a form-encoded POST (logins). */
