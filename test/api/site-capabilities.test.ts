@@ -141,8 +141,8 @@ describe('PATCH /sites/{site_id}', () => {
     const res = await request(t.app).patch(`/sites/${site}`).set(owner).send({ id: 'renamed' });
     expect(res.status).toBe(422);
     expect(JSON.stringify(res.body.detail)).toMatch(/id/);
-    expect((await request(t.app).get(`/sites/${site}`)).status).toBe(200);
-    expect((await request(t.app).get('/sites/renamed')).status).toBe(404);
+    expect((await request(t.app).get(`/sites/${site}`)).body).toEqual({ id: site, capability_ids: [] });
+    expect((await request(t.app).get('/sites/renamed')).body).toEqual({ detail: 'Not found' });
   });
 
   it('answers 422 naming unknown capabilities, 403 to others, 404 for an unknown site', async () => {
@@ -161,6 +161,7 @@ describe('PATCH /sites/{site_id}', () => {
       .set(siteClient)
       .send({ capability_ids: [] });
     expect(byClient.status).toBe(403);
+    expect(byClient.body).toEqual({ detail: 'This operation needs a user login, not a site client' });
     const missing = await request(t.app).patch('/sites/no-such-site').set(admin).send({ capability_ids: [] });
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ detail: "No site with id 'no-such-site'" });
