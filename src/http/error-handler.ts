@@ -60,7 +60,10 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     return;
   }
   if (err instanceof HttpError) {
-    res.set(err.headers).status(err.status).json({ detail: err.detail });
+    res
+      .set(err.headers)
+      .status(err.status)
+      .json({ detail: err.detail, ...err.members });
     return;
   }
   if (err instanceof StoreInputError) {

@@ -1,12 +1,14 @@
 /**
  * Errors with an HTTP status and a human `detail`, thrown anywhere and rendered once by the
- * error middleware as `{"detail": ...}`.
+ * error middleware as `{"detail": ...}` (with any other members an error carries).
  */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     readonly detail: unknown,
     readonly headers: Record<string, string> = {},
+    /** Members of the body beside `detail`, for clients that read more than the message. */
+    readonly members: Record<string, unknown> = {},
   ) {
     super(typeof detail === 'string' ? detail : JSON.stringify(detail));
   }

@@ -13,14 +13,7 @@ import { parseJsonFilter } from '../query/guard/index.ts';
 import { listingParams, tokenPage } from '../metadata/token-pages.ts';
 import { mintSystemId } from '../objects/system-ids.ts';
 import { JOBS, newJob } from './jobs.ts';
-import {
-  ClaimHeld,
-  OPERATIONS,
-  claimJob,
-  patchOperation,
-  readOperationPatch,
-  releaseJob,
-} from './operations.ts';
+import { OPERATIONS, claimJob, patchOperation, readOperationPatch, releaseJob } from './operations.ts';
 
 /** The site a site client acts for (the guard let only site clients through). */
 async function callingSite(auth: Pick<Auth, 'accounts'>, principal: Principal): Promise<SiteRecord> {
@@ -66,13 +59,8 @@ export function jobsRouter(
   // The colon verbs are registered before `/jobs/:job_id`; ids such as `nmdc:sys0...` keep their colon.
   router.post('/jobs/:job_id\\:claim', auth.requireSiteClient, async (req, res) => {
     const site = await callingSite(auth, res.locals.principal as Principal);
-    try {
-      res.json(await claimJob(store, String(req.params.job_id), site, mintSystemId(), new Date()));
-    } catch (err) {
-      // nmdc_automation reads the held claim's operation id from the body of the 409.
-      if (!(err instanceof ClaimHeld)) throw err;
-      res.status(409).json({ detail: err.detail, id: err.operationId });
-    }
+    // A held claim answers 409 with the operation's `id` beside `detail`: nmdc_automation reads it.
+    res.json(await claimJob(store, String(req.params.job_id), site, mintSystemId(), new Date()));
   });
 
   router.post('/jobs/:job_id\\:release', auth.requireSiteClient, async (req, res) => {
