@@ -407,14 +407,15 @@ describe('SQLite sorted pages read off the attribute index', () => {
 
   it('orders ids that SQLite and JavaScript compare differently as the reference does', () =>
     withTemporaryStore(async (store) => {
-      const docs = records(3000).map((d, i) =>
+      // Such ids send every page to the slower strategies, so the set is kept small.
+      const docs = records(1200).map((d, i) =>
         i % 4 ? d : { ...d, id: d.id.replace('-11-', i % 8 ? '-11-\u{1F600}' : '-11-\uE000') },
       );
       await store.upsertMany(C, docs);
       for (const direction of [1, -1] as const) {
         const expected = sortDocs([...docs], [[P, direction]]);
         // Single-record pages end the walk anywhere inside a value's ids.
-        for (let skip = 0; skip < docs.length; skip += 7)
+        for (let skip = 0; skip < docs.length; skip += 5)
           expect(await store.find(C, {}, { sort: [[P, direction]], skip, limit: 1 })).toEqual([
             expected[skip],
           ]);
