@@ -9,7 +9,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { AppDeps } from './http/deps.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { corsMiddleware } from './http/cors.ts';
-import { NotFound } from './http/errors.ts';
+import { NotFound } from './errors.ts';
 import { docsRouter } from './http/docs.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { readRequestsAsOriginal } from './http/request-reading/index.ts';

@@ -4,7 +4,7 @@
  */
 import type { RequestHandler } from 'express';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
-import { Forbidden, Unauthorized } from '../http/errors.ts';
+import { Forbidden, Unauthorized } from '../errors.ts';
 import type { Accounts } from '../accounts/index.ts';
 import type { Principal } from '../accounts/index.ts';
 import type { RevocationList } from './revocation-list.ts';

@@ -8,7 +8,7 @@
  * a successful login, so what accumulates is attempts that did not succeed. Counting first, with
  * one atomic increment, means concurrent guesses cannot all slip in under the limit together.
  */
-import { TooManyRequests } from '../http/errors.ts';
+import { TooManyRequests } from '../errors.ts';
 import type { StateStore } from '../store/port.ts';
 
 /** Limits, adjustable by tests. */

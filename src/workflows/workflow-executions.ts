@@ -7,7 +7,7 @@
 import express from 'express';
 import type { DocumentStore } from '../store/port.ts';
 import type { Auth } from '../auth/index.ts';
-import { Unprocessable } from '../http/errors.ts';
+import { Unprocessable } from '../errors.ts';
 import { MetadataValidator, validationAnswer } from '../validation/index.ts';
 import { inBatches, recordsByCollection, type AtomicRecordWrites } from '../submission/json-submission.ts';
 

@@ -7,7 +7,7 @@
 import express from 'express';
 import type { AppDeps } from '../deps.ts';
 import type { Auth, Principal } from '../../auth/index.ts';
-import { Forbidden, Unprocessable } from '../errors.ts';
+import { Forbidden, Unprocessable } from '../../errors.ts';
 import type { StoredObjects } from '../../objects/stored-objects.ts';
 import { Changesheets, validationAnswerOf, type AtomicUpserts } from '../../changesheets/changesheets.ts';
 import { UPLOAD_FIELD, uploadOf } from '../../changesheets/upload.ts';

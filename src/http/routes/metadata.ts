@@ -5,7 +5,7 @@
 import express, { type Request } from 'express';
 import type { AppDeps } from '../deps.ts';
 import type { QueryPlanner } from '../../query/planner/planner.ts';
-import { NotFound } from '../errors.ts';
+import { NotFound } from '../../errors.ts';
 import { CollectionsReader } from '../../metadata/collections-reader.ts';
 import { CompactFind, type CompactFindParams } from '../../metadata/compact-find.ts';
 import { SchemaEndpoints, type ListParams } from '../../metadata/schema-endpoints.ts';

@@ -5,7 +5,7 @@
  */
 import express, { type RequestHandler, type Response } from 'express';
 import type { Principal } from '../../auth/index.ts';
-import { Forbidden, NotFound } from '../errors.ts';
+import { Forbidden, NotFound } from '../../errors.ts';
 import { DEFAULT_SCHEMA_CLASS, Minter, type Requester } from '../../pids/index.ts';
 import type { DocumentStore } from '../../store/port.ts';
 

@@ -5,7 +5,7 @@
 import express from 'express';
 import type { AppDeps } from '../deps.ts';
 import type { Auth, Principal } from '../../auth/index.ts';
-import { Forbidden, Unprocessable } from '../errors.ts';
+import { Forbidden, Unprocessable } from '../../errors.ts';
 import type { StoredObjects } from '../../objects/stored-objects.ts';
 import { JsonSubmissions, type AtomicRecordWrites } from '../../submission/json-submission.ts';
 
