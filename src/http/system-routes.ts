@@ -1,7 +1,7 @@
 import express from 'express';
-import type { AppDeps } from '../deps.ts';
-import { SCHEMA_VERSION, isCollectionName } from '../../schema/nmdc.ts';
-import { SERVICE_VERSION, API_VERSION } from '../../version.ts';
+import type { AppDeps } from './deps.ts';
+import { SCHEMA_VERSION, isCollectionName } from '../schema/nmdc.ts';
+import { SERVICE_VERSION, API_VERSION } from '../version.ts';
 
 /** System administration: liveness and versions. */
 export function systemRouter(deps: AppDeps): express.Router {
