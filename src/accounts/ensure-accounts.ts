@@ -6,7 +6,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AppDeps } from '../http/deps.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { DocumentStore } from '../store/port.ts';
 import { Accounts } from './accounts.ts';
 import { RUNTIME_ADMIN_SITE } from './records.ts';
 import { generateSecret } from './secrets.ts';
@@ -16,7 +18,11 @@ import { ConfigError } from '../config.ts';
 export const DEMO_ADMIN_USERNAME = 'admin';
 export const DEMO_CREDENTIALS_FILE = 'admin-credentials.txt';
 
-export async function ensureAccounts(deps: Pick<AppDeps, 'config' | 'store' | 'logger'>): Promise<Accounts> {
+export async function ensureAccounts(deps: {
+  config: Config;
+  store: DocumentStore;
+  logger: Logger;
+}): Promise<Accounts> {
   const { config, store, logger } = deps;
   const accounts = new Accounts(store, { minLength: config.passwordMinLength });
   await accounts.ensureSite(RUNTIME_ADMIN_SITE);

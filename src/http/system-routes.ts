@@ -1,10 +1,10 @@
 import express from 'express';
-import type { AppDeps } from './deps.ts';
+import type { Services } from '../services.ts';
 import { SCHEMA_VERSION, isCollectionName } from '../schema/nmdc.ts';
 import { SERVICE_VERSION, API_VERSION } from '../version.ts';
 
 /** System administration: liveness and versions. */
-export function systemRouter(deps: AppDeps): express.Router {
+export function systemRouter(deps: Services): express.Router {
   const router = express.Router();
   router.get('/health', async (_req, res) => {
     // Metadata collections holding records (accounts live beside them in the same store).
