@@ -1339,5 +1339,7 @@ export const getVersion = <ThrowOnError extends boolean = false>(options?: Optio
 
 /**
  * Liveness
+ *
+ * Whether the web server and the database answer (`web_server`, `database`, as the original service reports them), with the engines in use. 503 when the store does not answer.
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });
