@@ -6,6 +6,7 @@
 import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
 import { assertRegexesSupported } from '../filter.ts';
 import { cleanDocs } from '../clean-docs.ts';
+import { keysByCollection } from '../record-keys.ts';
 import { INDEXED_PATHS } from '../sqlite/attribute-index.ts';
 import type {
   CollectionStats,
@@ -207,7 +208,18 @@ export class MongoDocumentStore implements DocumentStore {
               .findOne({ id }, { projection: { _id: 0 }, session })) as Doc | null,
         ),
       );
-      const { writes, value } = decide(current);
+      const { writes, deletes = [], value } = decide(current);
+      for (const [collection, ids] of keysByCollection(deletes)) {
+        const present = (
+          await this.db
+            .collection(collection)
+            .find({ id: { $in: ids } }, { projection: { _id: 0, id: 1 }, session })
+            .toArray()
+        ).map((d) => (d as unknown as { id: string }).id);
+        if (present.length === 0) continue;
+        await this.db.collection(collection).deleteMany({ id: { $in: present } }, { session });
+        await this.recordChanges(collection, present, true, session);
+      }
       const cleaned = writes
         .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
         .filter((w) => w.docs.length > 0);
