@@ -82,6 +82,9 @@ export async function startAuthServer(
     close: async (options = {}) => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Lets fetch in this process see its pooled connections end, so a server restarted on the
+      // same port is not sent a request on a socket the old one closed.
+      await new Promise((resolve) => setImmediate(resolve));
       await auth.close();
       await store.close();
       if (options.removeData !== false) fs.rmSync(dataDir, { recursive: true, force: true });
