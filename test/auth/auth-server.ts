@@ -59,7 +59,7 @@ export async function startAuthServer(
     {} as QueryPlanner,
   );
   const app = express();
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', config.trustProxy);
   app.use(auth.preRouter);
   app.use(express.json());
   app.use(express.urlencoded({ extended: false }));
