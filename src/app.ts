@@ -44,7 +44,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback');
+  // Whose X-Forwarded-For names the client (login limits count by the client's address).
+  app.set('trust proxy', deps.config.trustProxy);
   app.use(
     helmet({
       // The docs page's ORCID login runs in a popup that passes through the external issuer and

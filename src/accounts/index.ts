@@ -1,4 +1,4 @@
-export { Accounts, type NewUser } from './accounts.ts';
+export { Accounts, type CredentialsChange, type NewUser, type UserChanges } from './accounts.ts';
 export { ensureAccounts, DEMO_ADMIN_USERNAME, DEMO_CREDENTIALS_FILE } from './ensure-accounts.ts';
 export * from './records.ts';
 export { hashSecret, verifySecret, generateSecret, setBcryptCost } from './secrets.ts';
@@ -14,6 +14,11 @@ export {
   type AllowanceAction,
 } from './allowances.ts';
 export { allowancesRouter, MANAGE_ALLOWANCES_FORBIDDEN } from './allowance-routes.ts';
+export {
+  siteClientsRouter,
+  REVOKE_SITE_CLIENT_FORBIDDEN,
+  UPDATE_SITE_CLIENTS_FORBIDDEN,
+} from './site-client-routes.ts';
 export {
   passwordProblem,
   PASSWORD_MIN_LENGTH,

@@ -5,10 +5,9 @@
 import type { RequestHandler } from 'express';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { Forbidden, Unauthorized } from '../errors.ts';
-import type { Accounts } from '../accounts/index.ts';
-import type { Principal } from '../accounts/index.ts';
+import { credentialsVersion, type Accounts, type Principal } from '../accounts/index.ts';
 import type { RevocationList } from './revocation-list.ts';
-import { PRINCIPAL_KIND_CLAIM, SITE_ID_CLAIM } from './resource.ts';
+import { CREDENTIALS_VERSION_CLAIM, PRINCIPAL_KIND_CLAIM, SITE_ID_CLAIM } from './resource.ts';
 
 export const INVALID_OR_MISSING = 'Access token is invalid or missing. Please log in again.';
 export const EXPIRED = 'Access token has expired. Please log in again.';
@@ -62,11 +61,13 @@ export function bearerGuard(
     const claims = await verifier.verify(token);
     if (await revocations.isRevoked(claims.jti!)) throw new Unauthorized(INVALIDATED);
     const subject = claims.sub!;
+    // Issued before the password or secret last changed (tokens older than versions carry none: 0).
+    const issuedUnder = Number(claims[CREDENTIALS_VERSION_CLAIM] ?? 0);
     let principal: Principal;
     if (claims[PRINCIPAL_KIND_CLAIM] === 'site_client') {
-      // A site client keeps working whoever administers its site; only deleting it ends it.
+      // A site client keeps working whoever administers its site; a new secret or revoking it ends it.
       const client = await accounts.getSiteClient(subject);
-      if (!client) throw new Unauthorized(INVALIDATED);
+      if (!client || credentialsVersion(client) !== issuedUnder) throw new Unauthorized(INVALIDATED);
       principal = {
         kind: 'site_client',
         subject,
@@ -75,7 +76,9 @@ export function bearerGuard(
       };
     } else {
       const user = await accounts.getUser(subject);
-      if (!user || user.disabled) throw new Unauthorized(INVALIDATED);
+      if (!user || user.disabled || credentialsVersion(user) !== issuedUnder) {
+        throw new Unauthorized(INVALIDATED);
+      }
       principal = { kind: 'user', subject, isRuntimeAdmin: accounts.isRuntimeAdmin(user) };
     }
     res.locals.principal = principal;

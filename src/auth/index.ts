@@ -11,6 +11,7 @@ import {
   accountsRouter,
   allowancesRouter,
   ensureAccounts,
+  siteClientsRouter,
   type Accounts,
 } from '../accounts/index.ts';
 import { loadServiceKeys } from './keys.ts';
@@ -24,6 +25,7 @@ import {
   requireSiteClient,
 } from './bearer-guard.ts';
 import { RevocationList } from './revocation-list.ts';
+import { endSignInsOf } from './state-adapter.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';
 import { ProviderTokenIssuer, tokenEndpoint } from './token-endpoint.ts';
 import { browserFlowsRouter } from './browser-flows.ts';
@@ -51,7 +53,10 @@ export interface Auth {
 
 export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise<Auth> {
   const { config, store, logger } = deps;
-  const accounts = await ensureAccounts(deps);
+  // A changed password also ends the account's sign-in sessions at the provider.
+  const accounts = await ensureAccounts(deps, async (change) => {
+    if (change.kind === 'user') await endSignInsOf(store.state, change.id);
+  });
   const keys = await loadServiceKeys(config.signingKeys, store.state);
   const external = config.externalOidc
     ? new ExternalIdentity(config.externalOidc, `${config.publicUrl}/login/external/callback`)
@@ -115,6 +120,7 @@ export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise
   const allowances = new Allowances(store);
   apiRouter.use(accountsRouter(accounts, requireUser, store.state));
   apiRouter.use(allowancesRouter(allowances, requireUser));
+  apiRouter.use(siteClientsRouter(accounts, allowances, requireUser));
 
   return {
     preRouter,

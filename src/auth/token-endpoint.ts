@@ -142,10 +142,11 @@ export function tokenEndpoint(options: {
   const { issuer, limiter } = options;
   return async (req, res) => {
     const translated = translate(req, options.exchangeEnabled);
-    await limiter.admit(translated.account, req.ip ?? 'unknown');
+    const address = req.ip ?? 'unknown';
+    await limiter.admit(translated.account, address);
     const result = await issuer.issue(translated.form, req.ip);
     if ('accessToken' in result) {
-      await limiter.succeeded(translated.account);
+      await limiter.succeeded(translated.account, address);
       res.set('Cache-Control', 'no-store').json({
         access_token: result.accessToken,
         token_type: 'bearer',

@@ -59,7 +59,7 @@ export async function startAuthServer(
     {} as QueryPlanner,
   );
   const app = express();
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', config.trustProxy);
   app.use(auth.preRouter);
   app.use(express.json());
   app.use(express.urlencoded({ extended: false }));
@@ -82,6 +82,9 @@ export async function startAuthServer(
     close: async (options = {}) => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Lets fetch in this process see its pooled connections end, so a server restarted on the
+      // same port is not sent a request on a socket the old one closed.
+      await new Promise((resolve) => setImmediate(resolve));
       await auth.close();
       await store.close();
       if (options.removeData !== false) fs.rmSync(dataDir, { recursive: true, force: true });
