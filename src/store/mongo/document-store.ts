@@ -291,13 +291,18 @@ export class MongoDocumentStore implements DocumentStore {
     return stats;
   }
 
-  async changesSince(
-    sinceSeq: number,
-  ): Promise<{ changes: Array<{ collection: string; id: string; deleted: boolean }>; seq: number }> {
+  async changesSince(sinceSeq: number): Promise<{
+    changes: Array<{ collection: string; id: string; deleted: boolean }>;
+    seq: number;
+    more?: boolean;
+  }> {
     const rows = await this.db
       .collection<ChangeRecord>(CHANGES_COLLECTION)
-      .find({ seq: { $gt: sinceSeq } }, { projection: { _id: 0 }, sort: { seq: 1 }, limit: CHANGES_PAGE })
+      .find({ seq: { $gt: sinceSeq } }, { projection: { _id: 0 }, sort: { seq: 1 }, limit: CHANGES_PAGE + 1 })
       .toArray();
+    // One row past the page says whether more changes follow.
+    const more = rows.length > CHANGES_PAGE;
+    if (more) rows.pop();
     const latest = new Map<string, { collection: string; id: string; deleted: boolean }>();
     for (const r of rows) {
       const key = `${r.collection}\u0000${r.id}`;
@@ -305,7 +310,11 @@ export class MongoDocumentStore implements DocumentStore {
       latest.set(key, { collection: r.collection, id: r.id, deleted: r.deleted });
     }
     // The MongoDB change log is never pruned, so no change is ever missing (no gap).
-    return { changes: [...latest.values()], seq: rows.length > 0 ? rows[rows.length - 1]!.seq : sinceSeq };
+    return {
+      changes: [...latest.values()],
+      seq: rows.length > 0 ? rows[rows.length - 1]!.seq : sinceSeq,
+      ...(more ? { more } : {}),
+    };
   }
 
   async latestSeq(): Promise<number> {

@@ -66,7 +66,15 @@ export class ChangeLog {
     }
     const rows = this.statements
       .get('SELECT seq, collection, id, deleted FROM changes WHERE seq > ? ORDER BY seq LIMIT ?')
-      .all(sinceSeq, CHANGES_PAGE) as Array<{ seq: number; collection: string; id: string; deleted: number }>;
+      .all(sinceSeq, CHANGES_PAGE + 1) as Array<{
+      seq: number;
+      collection: string;
+      id: string;
+      deleted: number;
+    }>;
+    // One row past the page says whether more changes follow.
+    const more = rows.length > CHANGES_PAGE;
+    if (more) rows.pop();
     const latest = new Map<string, { collection: string; id: string; deleted: boolean }>();
     for (const r of rows) {
       const key = `${r.collection}\u0000${r.id}`;
@@ -74,7 +82,7 @@ export class ChangeLog {
       latest.set(key, { collection: r.collection, id: r.id, deleted: r.deleted === 1 });
     }
     const seq = rows.length > 0 ? rows[rows.length - 1]!.seq : Math.max(sinceSeq, this.latestSeq());
-    return { changes: [...latest.values()], seq };
+    return { changes: [...latest.values()], seq, ...(more ? { more } : {}) };
   }
 
   latestSeq(): number {
