@@ -19,6 +19,7 @@ import { browserFlowsRouter } from './auth/browser-routes.ts';
 import { authRouter } from './auth/routes.ts';
 import { accountsRouter } from './accounts/routes.ts';
 import { allowancesRouter } from './accounts/allowance-routes.ts';
+import { siteClientsRouter } from './accounts/site-client-routes.ts';
 import { metadataRouter } from './metadata/routes.ts';
 import { queriesRouter } from './metadata/query-routes.ts';
 import { provenanceRouter } from './provenance/routes.ts';
@@ -53,6 +54,7 @@ export const CAPABILITY_ROUTES: ReadonlyArray<{ routes: CapabilityRoutes; readsO
   { routes: authRouter },
   { routes: accountsRouter },
   { routes: allowancesRouter },
+  { routes: siteClientsRouter },
   { routes: jobsRouter },
   { routes: pidsRouter },
   { routes: submissionRouter },
@@ -67,7 +69,8 @@ export function buildApp(services: Services): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback');
+  // Whose X-Forwarded-For names the client (login limits count by the client's address).
+  app.set('trust proxy', services.config.trustProxy);
   app.use(
     helmet({
       // The docs page's ORCID login runs in a popup that passes through the external issuer and

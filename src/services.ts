@@ -17,6 +17,7 @@ import { openEdgeIndex } from './provenance/index.ts';
 import { QueryPlanner } from './query/planner/planner.ts';
 import { Allowances, ensureAccounts, type Accounts } from './accounts/index.ts';
 import { createAuth, type Auth } from './auth/index.ts';
+import { endSignInsOf } from './auth/state-adapter.ts';
 import { openStoredObjects, type StoredObjects } from './objects/stored-objects.ts';
 import { ensureCatalog } from './workflows/catalog.ts';
 import { TriggerDispatcher } from './workflows/triggers.ts';
@@ -88,7 +89,10 @@ export async function openServices(
     if (options.prepareData) await prepareData({ config, store, searchIndex, edgeIndex, logger });
     const planner = new QueryPlanner(store, searchIndex, { logger });
     const writer = new RecordWriter(store, [searchIndex, edgeIndex]);
-    const accounts = await ensureAccounts({ config, store, logger });
+    // A changed password also ends the account's sign-in sessions at the provider.
+    const accounts = await ensureAccounts({ config, store, logger }, async (change) => {
+      if (change.kind === 'user') await endSignInsOf(store.state, change.id);
+    });
     const auth = await createAuth({ config, store, logger }, accounts);
     await ensureCatalog(store, config.workflowCatalog);
     // Submitted payloads (and changesheets) are kept as stored objects; one instance for every route.

@@ -1,5 +1,5 @@
 /**
- * `GET /users/me`, `POST /users`, `GET /sites`, `POST /sites`, `GET/PATCH /sites/{site_id}`,
+ * `GET /users/me`, `POST /users`, `PUT /users`, `GET /sites`, `POST /sites`, `GET/PATCH /sites/{site_id}`,
  * `GET/PUT /sites/{site_id}/capabilities` and `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
  */
 import express, { type Response } from 'express';
@@ -65,6 +65,30 @@ export function accountsRouter(deps: Services): express.Router {
       full_name: stringField(body, 'full_name', false),
     });
     res.status(201).json(publicUser(user));
+  });
+
+  // As the original: the body is the user as it should be (`UserIn`); members left out, and an
+  // empty password, are left as they are.
+  router.put('/users', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    if (!accounts.isRuntimeAdmin(caller)) throw new Forbidden('Only runtime administrators may update users');
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const password = stringField(body, 'password', false);
+    const disabled = body.disabled;
+    if (disabled !== undefined && disabled !== null && typeof disabled !== 'boolean') {
+      throw new BadRequest('disabled must be true or false');
+    }
+    const user = await accounts.updateUser(stringField(body, 'username', true)!, {
+      password: password === '' ? undefined : password,
+      email: stringField(body, 'email', false),
+      full_name: stringField(body, 'full_name', false),
+      site_admin:
+        body.site_admin === undefined || body.site_admin === null
+          ? undefined
+          : stringList(body, 'site_admin'),
+      disabled: typeof disabled === 'boolean' ? disabled : undefined,
+    });
+    res.json(publicUser(user));
   });
 
   router.get('/sites', requireUser, async (req, res) => {

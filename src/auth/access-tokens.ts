@@ -5,10 +5,9 @@
  */
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { Unauthorized } from '../errors.ts';
-import type { Accounts } from '../accounts/index.ts';
-import type { Principal } from '../accounts/index.ts';
+import { credentialsVersion, type Accounts, type Principal } from '../accounts/index.ts';
 import type { RevocationList } from './revocation-list.ts';
-import { PRINCIPAL_KIND_CLAIM, SITE_ID_CLAIM } from './resource.ts';
+import { CREDENTIALS_VERSION_CLAIM, PRINCIPAL_KIND_CLAIM, SITE_ID_CLAIM } from './resource.ts';
 
 export const INVALID_OR_MISSING = 'Access token is invalid or missing. Please log in again.';
 export const EXPIRED = 'Access token has expired. Please log in again.';
@@ -62,10 +61,12 @@ export class TokenAuthenticator {
     const claims = await this.verifier.verify(token);
     if (await this.revocations.isRevoked(claims.jti!)) throw new Unauthorized(INVALIDATED);
     const subject = claims.sub!;
+    // Issued before the password or secret last changed (tokens older than versions carry none: 0).
+    const issuedUnder = Number(claims[CREDENTIALS_VERSION_CLAIM] ?? 0);
     if (claims[PRINCIPAL_KIND_CLAIM] === 'site_client') {
-      // A site client keeps working whoever administers its site; only deleting it ends it.
+      // A site client keeps working whoever administers its site; a new secret or revoking it ends it.
       const client = await this.accounts.getSiteClient(subject);
-      if (!client) throw new Unauthorized(INVALIDATED);
+      if (!client || credentialsVersion(client) !== issuedUnder) throw new Unauthorized(INVALIDATED);
       return {
         kind: 'site_client',
         subject,
@@ -74,7 +75,9 @@ export class TokenAuthenticator {
       };
     }
     const user = await this.accounts.getUser(subject);
-    if (!user || user.disabled) throw new Unauthorized(INVALIDATED);
+    if (!user || user.disabled || credentialsVersion(user) !== issuedUnder) {
+      throw new Unauthorized(INVALIDATED);
+    }
     return { kind: 'user', subject, isRuntimeAdmin: this.accounts.isRuntimeAdmin(user) };
   }
 

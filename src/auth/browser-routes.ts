@@ -126,7 +126,8 @@ export function browserFlowsRouter(deps: Services): express.Router {
     if (!details) return;
     const username = typeof req.body?.username === 'string' ? req.body.username : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
-    await limiter.admit(`user:${username}`, req.ip ?? 'unknown');
+    const address = req.ip ?? 'unknown';
+    await limiter.admit(`user:${username}`, address);
     const user = await accounts.verifyPassword(username, password);
     if (!user) {
       sendHtml(
@@ -138,7 +139,7 @@ export function browserFlowsRouter(deps: Services): express.Router {
       );
       return;
     }
-    await limiter.succeeded(`user:${username}`);
+    await limiter.succeeded(`user:${username}`, address);
     await provider.interactionFinished(
       req,
       res,

@@ -159,10 +159,11 @@ export class TokenLogins {
   ): Promise<TokenAnswer> {
     const body = (form ?? {}) as Record<string, unknown>;
     const translated = translate(body, authorization, this.options.exchangeEnabled);
-    await this.limiter.admit(translated.account, remoteAddress ?? 'unknown');
+    const address = remoteAddress ?? 'unknown';
+    await this.limiter.admit(translated.account, address);
     const result = await this.issuer.issue(translated.form, remoteAddress);
     if ('accessToken' in result) {
-      await this.limiter.succeeded(translated.account);
+      await this.limiter.succeeded(translated.account, address);
       return {
         access_token: result.accessToken,
         token_type: 'bearer',

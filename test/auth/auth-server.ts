@@ -20,6 +20,7 @@ import { browserFlowsRouter } from '../../src/auth/browser-routes.ts';
 import { authRouter } from '../../src/auth/routes.ts';
 import { accountsRouter } from '../../src/accounts/routes.ts';
 import { allowancesRouter } from '../../src/accounts/allowance-routes.ts';
+import { siteClientsRouter } from '../../src/accounts/site-client-routes.ts';
 import type { DocumentStore } from '../../src/store/port.ts';
 
 export interface AuthServer {
@@ -59,13 +60,14 @@ export async function startAuthServer(
   const services = await openServices(config, logger);
   const { store } = services;
   const app = express();
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', config.trustProxy);
   app.use(browserFlowsRouter(services));
   app.use(express.json());
   app.use(express.urlencoded({ extended: false }));
   app.use(authRouter(services));
   app.use(accountsRouter(services));
   app.use(allowancesRouter(services));
+  app.use(siteClientsRouter(services));
   app.get('/private/whoami', guardsOf(services.auth).requireUser, (_req, res) => {
     res.json(res.locals.principal as Principal);
   });
@@ -84,6 +86,9 @@ export async function startAuthServer(
     close: async (options = {}) => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Lets fetch in this process see its pooled connections end, so a server restarted on the
+      // same port is not sent a request on a socket the old one closed.
+      await new Promise((resolve) => setImmediate(resolve));
       await services.stop();
       if (options.removeData !== false) fs.rmSync(dataDir, { recursive: true, force: true });
     },

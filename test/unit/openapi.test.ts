@@ -103,6 +103,7 @@ describe('the 2.13.0 document', () => {
       ]),
     );
     expect(byTag['Workflow management']?.sort()).toEqual([
+      'delete /admin/site_clients/{site_client_id}',
       'get /capabilities',
       'get /capabilities/{capability_id}',
       'get /ga4gh/drs/v1/objects/{object_id}',
@@ -134,6 +135,7 @@ describe('the 2.13.0 document', () => {
       'get /workflows/{workflow_id}',
       'get /workflows/{workflow_id}/capabilities',
       'get /workflows/{workflow_id}/object_types',
+      'patch /admin/site_clients/{site_client_id}',
       'patch /objects/{object_id}',
       'patch /operations/{op_id}',
       'patch /sites/{site_id}',
@@ -163,6 +165,7 @@ describe('the 2.13.0 document', () => {
       'post /logout',
       'post /token',
       'post /users',
+      'put /users',
     ]);
     expect(byTag['System administration']?.sort()).toEqual(['get /health', 'get /version']);
     expect(byTag['Persistent identifiers']?.sort()).toEqual([
@@ -246,6 +249,7 @@ describe('the 2.13.0 document', () => {
       .sort();
     expect(privateOps).toEqual([
       'delete /admin/allowances',
+      'delete /admin/site_clients/{site_client_id}',
       'get /admin/allowances',
       'get /admin/allowances/actions',
       'get /pids/resolve/{id_name}',
@@ -258,6 +262,7 @@ describe('the 2.13.0 document', () => {
       'get /wf_file_staging/jgi_samples',
       'get /wf_file_staging/jgi_sequencing_projects',
       'get /wf_file_staging/jgi_sequencing_projects/{sequencing_project_name}',
+      'patch /admin/site_clients/{site_client_id}',
       'patch /objects/{object_id}',
       'patch /operations/{op_id}',
       'patch /sites/{site_id}',
@@ -285,6 +290,7 @@ describe('the 2.13.0 document', () => {
       'post /workflows/workflow_executions',
       'put /objects/{object_id}/types',
       'put /sites/{site_id}/capabilities',
+      'put /users',
     ]);
     // Operations only a site client may call say so: a user's token is refused with 403.
     const siteClientOnly = operations(current)
@@ -484,6 +490,7 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
             '/workflows/workflow_executions',
             '/objects/{object_id}/content',
             '/sites/{site_id}/capabilities',
+            '/admin/site_clients/{site_client_id}',
           ].includes(p) && !p.startsWith('/wf_file_staging/'),
       )
       .map(renamed);
@@ -506,6 +513,8 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
       JgiSamplePatch: jgiSamplePatchLater,
       JgiSequencingProject: jgiProjectLater,
       StagingRecordList: stagingListLater,
+      UserUpdate: userUpdateLater,
+      SiteClientPatch: siteClientPatchLater,
       ...sharedSchemas
     } = current.components.schemas;
     for (const schema of [
@@ -526,6 +535,8 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
       jgiSamplePatchLater,
       jgiProjectLater,
       stagingListLater,
+      userUpdateLater,
+      siteClientPatchLater,
     ])
       expect(schema).toBeDefined();
     expect(legacy.components.schemas).toEqual(sharedSchemas);

@@ -302,6 +302,13 @@ export const submitChangesheet = <ThrowOnError extends boolean = false>(options:
  * credentials may also come in an HTTP Basic `Authorization` header). An ORCID `id_token`
  * given as `client_id` with an empty secret is exchanged for this service's token.
  *
+ * Login limits, per 15-minute window (429 with `Retry-After` beyond, the `detail` naming the
+ * limit): 10 failed attempts on one account from one client address (the owner still logs
+ * in from elsewhere), 300 attempts from one address, and 100 attempts on one account from
+ * addresses it has not logged in from in the last 30 days (addresses it has are never held
+ * back by this one). IPv6 clients count by their /64 network; behind a proxy the client
+ * address is read from `X-Forwarded-For` as the service's `TRUST_PROXY` setting says.
+ *
  */
 export const login = <ThrowOnError extends boolean = false>(options: Options<LoginData, ThrowOnError>) => (options.client ?? client).post<LoginResponses, LoginErrors, ThrowOnError>({
     ...urlSearchParamsBodySerializer,
@@ -833,5 +840,7 @@ export const getVersion = <ThrowOnError extends boolean = false>(options?: Optio
 
 /**
  * Liveness
+ *
+ * Whether the web server and the database answer (`web_server`, `database`, as the original service reports them), with the engines in use. 503 when the store does not answer.
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });

@@ -542,7 +542,15 @@ export type Version = {
 };
 
 export type Health = {
-    status: 'ok';
+    status: 'ok' | 'unavailable';
+    /**
+     * The web server answers (always true when there is an answer).
+     */
+    web_server: boolean;
+    /**
+     * The document store answered a read.
+     */
+    database: boolean;
     /**
      * Document store engine.
      */
@@ -552,9 +560,9 @@ export type Health = {
      */
     search_index: string;
     /**
-     * Number of non-empty collections.
+     * Number of non-empty collections (when the store answered).
      */
-    collections: number;
+    collections?: number;
 };
 
 /**
@@ -2100,7 +2108,7 @@ export type LoginErrors = {
      */
     422: ErrorDetail;
     /**
-     * Too many failed attempts; retry later.
+     * Too many attempts; retry after `Retry-After` seconds.
      */
     429: ErrorDetail;
     /**
@@ -3768,6 +3776,10 @@ export type GetHealthData = {
 };
 
 export type GetHealthErrors = {
+    /**
+     * The store did not answer.
+     */
+    503: Health;
     /**
      * Any other error.
      */

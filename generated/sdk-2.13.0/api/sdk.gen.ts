@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { BindIdData, BindIdErrors, BindIdResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateAllowanceData, CreateAllowanceErrors, CreateAllowanceResponses, CreateGlobusTaskData, CreateGlobusTaskErrors, CreateGlobusTaskResponses, CreateJgiSampleData, CreateJgiSampleErrors, CreateJgiSampleResponses, CreateJgiSequencingProjectData, CreateJgiSequencingProjectErrors, CreateJgiSequencingProjectResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteAllowanceData, DeleteAllowanceErrors, DeleteAllowanceResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetGlobusTaskData, GetGlobusTaskErrors, GetGlobusTaskResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJgiSequencingProjectData, GetJgiSequencingProjectErrors, GetJgiSequencingProjectResponses, GetJobData, GetJobErrors, GetJobResponses, GetLinkedInstancesData, GetLinkedInstancesErrors, GetLinkedInstancesResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectContentData, GetObjectContentErrors, GetObjectContentResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRelatedResourcesData, GetRelatedResourcesErrors, GetRelatedResourcesResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListAllowanceActionsData, ListAllowanceActionsErrors, ListAllowanceActionsResponses, ListAllowancesData, ListAllowancesErrors, ListAllowancesResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListGlobusTasksData, ListGlobusTasksErrors, ListGlobusTasksResponses, ListJgiSamplesData, ListJgiSamplesErrors, ListJgiSamplesResponses, ListJgiSequencingProjectsData, ListJgiSequencingProjectsErrors, ListJgiSequencingProjectsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSiteCapabilitiesData, ListSiteCapabilitiesErrors, ListSiteCapabilitiesResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, PostWorkflowExecutionsData, PostWorkflowExecutionsErrors, PostWorkflowExecutionsResponses, ReleaseJobData, ReleaseJobErrors, ReleaseJobResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, ReplaceSiteCapabilitiesData, ReplaceSiteCapabilitiesErrors, ReplaceSiteCapabilitiesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateGlobusTaskData, UpdateGlobusTaskErrors, UpdateGlobusTaskResponses, UpdateJgiSampleData, UpdateJgiSampleErrors, UpdateJgiSampleResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
+import type { BindIdData, BindIdErrors, BindIdResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateAllowanceData, CreateAllowanceErrors, CreateAllowanceResponses, CreateGlobusTaskData, CreateGlobusTaskErrors, CreateGlobusTaskResponses, CreateJgiSampleData, CreateJgiSampleErrors, CreateJgiSampleResponses, CreateJgiSequencingProjectData, CreateJgiSequencingProjectErrors, CreateJgiSequencingProjectResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteAllowanceData, DeleteAllowanceErrors, DeleteAllowanceResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetGlobusTaskData, GetGlobusTaskErrors, GetGlobusTaskResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJgiSequencingProjectData, GetJgiSequencingProjectErrors, GetJgiSequencingProjectResponses, GetJobData, GetJobErrors, GetJobResponses, GetLinkedInstancesData, GetLinkedInstancesErrors, GetLinkedInstancesResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectContentData, GetObjectContentErrors, GetObjectContentResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRelatedResourcesData, GetRelatedResourcesErrors, GetRelatedResourcesResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListAllowanceActionsData, ListAllowanceActionsErrors, ListAllowanceActionsResponses, ListAllowancesData, ListAllowancesErrors, ListAllowancesResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListGlobusTasksData, ListGlobusTasksErrors, ListGlobusTasksResponses, ListJgiSamplesData, ListJgiSamplesErrors, ListJgiSamplesResponses, ListJgiSequencingProjectsData, ListJgiSequencingProjectsErrors, ListJgiSequencingProjectsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSiteCapabilitiesData, ListSiteCapabilitiesErrors, ListSiteCapabilitiesResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, PostWorkflowExecutionsData, PostWorkflowExecutionsErrors, PostWorkflowExecutionsResponses, ReleaseJobData, ReleaseJobErrors, ReleaseJobResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, ReplaceSiteCapabilitiesData, ReplaceSiteCapabilitiesErrors, ReplaceSiteCapabilitiesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RevokeSiteClientData, RevokeSiteClientErrors, RevokeSiteClientResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateGlobusTaskData, UpdateGlobusTaskErrors, UpdateGlobusTaskResponses, UpdateJgiSampleData, UpdateJgiSampleErrors, UpdateJgiSampleResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, UpdateSiteClientData, UpdateSiteClientErrors, UpdateSiteClientResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -363,6 +363,13 @@ export const submitChangesheet = <ThrowOnError extends boolean = false>(options:
  * credentials may also come in an HTTP Basic `Authorization` header). An ORCID `id_token`
  * given as `client_id` with an empty secret is exchanged for this service's token.
  *
+ * Login limits, per 15-minute window (429 with `Retry-After` beyond, the `detail` naming the
+ * limit): 10 failed attempts on one account from one client address (the owner still logs
+ * in from elsewhere), 300 attempts from one address, and 100 attempts on one account from
+ * addresses it has not logged in from in the last 30 days (addresses it has are never held
+ * back by this one). IPv6 clients count by their /64 network; behind a proxy the client
+ * address is read from `X-Forwarded-For` as the service's `TRUST_PROXY` setting says.
+ *
  */
 export const login = <ThrowOnError extends boolean = false>(options: Options<LoginData, ThrowOnError>) => (options.client ?? client).post<LoginResponses, LoginErrors, ThrowOnError>({
     ...urlSearchParamsBodySerializer,
@@ -410,6 +417,31 @@ export const getCurrentUser = <ThrowOnError extends boolean = false>(options?: O
  *
  */
 export const createUser = <ThrowOnError extends boolean = false>(options: Options<CreateUserData, ThrowOnError>) => (options.client ?? client).post<CreateUserResponses, CreateUserErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/users',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Update a user
+ *
+ * As in the NMDC Runtime API: the body names the user by `username` and gives what should
+ * change; members left out are left as they are, and so is the password when `password` is
+ * absent or empty. A new password must pass the password rules (see `UserCreate.password`;
+ * 422 naming the rule it breaks). A new password, or `disabled: true`, ends every access token
+ * and sign-in issued to the user before (they answer 401 "Access token has been invalidated").
+ * For runtime administrators (403 otherwise); 404 when there is no such user.
+ *
+ */
+export const updateUser = <ThrowOnError extends boolean = false>(options: Options<UpdateUserData, ThrowOnError>) => (options.client ?? client).put<UpdateUserResponses, UpdateUserErrors, ThrowOnError>({
     security: [
         { scheme: 'bearer', type: 'http' },
         { scheme: 'bearer', type: 'http' },
@@ -1156,6 +1188,51 @@ export const listAllowanceActions = <ThrowOnError extends boolean = false>(optio
 });
 
 /**
+ * Revoke a site client
+ *
+ * Removes the client: its secret no longer logs in and every access token issued to it stops
+ * working at once. To rotate a site's credentials, generate new ones
+ * (`POST /sites/{site_id}:generateCredentials`), move the site's workers to them, then revoke
+ * the old client. For administrators of the client's site, holders of the
+ * `/admin/site_clients` allowance and runtime administrators (403 otherwise, also when the
+ * client does not exist); 404 for an unknown client when the caller holds the allowance.
+ *
+ */
+export const revokeSiteClient = <ThrowOnError extends boolean = false>(options: Options<RevokeSiteClientData, ThrowOnError>) => (options.client ?? client).delete<RevokeSiteClientResponses, RevokeSiteClientErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/admin/site_clients/{site_client_id}',
+    ...options
+});
+
+/**
+ * Give a site client a new secret
+ *
+ * As in the NMDC Runtime API: sets the client's secret to `secret` (at least 8 characters;
+ * prefer a long random one, as `:generateCredentials` makes) and answers 200 with a short
+ * text; without a `secret`, changes nothing and answers 204. Every access token issued with
+ * the old secret stops working at once. For holders of the `/admin/site_clients` allowance
+ * and runtime administrators (403 otherwise); 404 when there is no such client.
+ *
+ */
+export const updateSiteClient = <ThrowOnError extends boolean = false>(options: Options<UpdateSiteClientData, ThrowOnError>) => (options.client ?? client).patch<UpdateSiteClientResponses, UpdateSiteClientErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/admin/site_clients/{site_client_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * Request a run of a workflow
  *
  * Records a run of the workflow named by `job_id` (as the original, the field names a
@@ -1339,5 +1416,7 @@ export const getVersion = <ThrowOnError extends boolean = false>(options?: Optio
 
 /**
  * Liveness
+ *
+ * Whether the web server and the database answer (`web_server`, `database`, as the original service reports them), with the engines in use. 503 when the store does not answer.
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });

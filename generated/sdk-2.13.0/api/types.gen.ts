@@ -426,6 +426,36 @@ export type UserCreate = {
     full_name?: string;
 };
 
+/**
+ * The user named by `username` as it should be; members left out are left as they are.
+ */
+export type UserUpdate = {
+    username: string;
+    /**
+     * The new password, under the rules of `UserCreate.password`; absent or empty, the
+     * password is left as it is. A new password ends every token issued before.
+     *
+     */
+    password?: string;
+    /**
+     * Replaces the sites the user administers.
+     */
+    site_admin?: Array<string>;
+    email?: string;
+    full_name?: string;
+    /**
+     * A disabled user cannot log in; disabling ends every token issued before.
+     */
+    disabled?: boolean;
+};
+
+export type SiteClientPatch = {
+    /**
+     * The secret the site client is to have.
+     */
+    secret?: string;
+};
+
 export type Site = {
     id: string;
     capability_ids: Array<string>;
@@ -610,7 +640,15 @@ export type Version = {
 };
 
 export type Health = {
-    status: 'ok';
+    status: 'ok' | 'unavailable';
+    /**
+     * The web server answers (always true when there is an answer).
+     */
+    web_server: boolean;
+    /**
+     * The document store answered a read.
+     */
+    database: boolean;
     /**
      * Document store engine.
      */
@@ -620,9 +658,9 @@ export type Health = {
      */
     search_index: string;
     /**
-     * Number of non-empty collections.
+     * Number of non-empty collections (when the store answered).
      */
-    collections: number;
+    collections?: number;
 };
 
 /**
@@ -2524,7 +2562,7 @@ export type LoginErrors = {
      */
     422: ErrorDetail;
     /**
-     * Too many failed attempts; retry later.
+     * Too many attempts; retry after `Retry-After` seconds.
      */
     429: ErrorDetail;
     /**
@@ -2646,6 +2684,51 @@ export type CreateUserResponses = {
 };
 
 export type CreateUserResponse = CreateUserResponses[keyof CreateUserResponses];
+
+export type UpdateUserData = {
+    body: UserUpdate;
+    path?: never;
+    query?: never;
+    url: '/users';
+};
+
+export type UpdateUserErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateUserError = UpdateUserErrors[keyof UpdateUserErrors];
+
+export type UpdateUserResponses = {
+    /**
+     * The user as it now is (never a password).
+     */
+    200: User;
+};
+
+export type UpdateUserResponse = UpdateUserResponses[keyof UpdateUserResponses];
 
 export type ListSitesData = {
     body?: never;
@@ -4689,6 +4772,102 @@ export type ListAllowanceActionsResponses = {
 
 export type ListAllowanceActionsResponse = ListAllowanceActionsResponses[keyof ListAllowanceActionsResponses];
 
+export type RevokeSiteClientData = {
+    body?: never;
+    path: {
+        /**
+         * The site client's `client_id`.
+         */
+        site_client_id: string;
+    };
+    query?: never;
+    url: '/admin/site_clients/{site_client_id}';
+};
+
+export type RevokeSiteClientErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type RevokeSiteClientError = RevokeSiteClientErrors[keyof RevokeSiteClientErrors];
+
+export type RevokeSiteClientResponses = {
+    /**
+     * The client is revoked.
+     */
+    204: void;
+};
+
+export type RevokeSiteClientResponse = RevokeSiteClientResponses[keyof RevokeSiteClientResponses];
+
+export type UpdateSiteClientData = {
+    body: SiteClientPatch;
+    path: {
+        /**
+         * The site client's `client_id`.
+         */
+        site_client_id: string;
+    };
+    query?: never;
+    url: '/admin/site_clients/{site_client_id}';
+};
+
+export type UpdateSiteClientErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateSiteClientError = UpdateSiteClientErrors[keyof UpdateSiteClientErrors];
+
+export type UpdateSiteClientResponses = {
+    /**
+     * The secret is changed.
+     */
+    200: string;
+    /**
+     * No `secret` was given; nothing changed.
+     */
+    204: void;
+};
+
+export type UpdateSiteClientResponse = UpdateSiteClientResponses[keyof UpdateSiteClientResponses];
+
 export type RequestRunData = {
     body?: RunRequest;
     path?: never;
@@ -5131,6 +5310,10 @@ export type GetHealthData = {
 };
 
 export type GetHealthErrors = {
+    /**
+     * The store did not answer.
+     */
+    503: Health;
     /**
      * Any other error.
      */

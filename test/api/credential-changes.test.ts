@@ -1,0 +1,253 @@
+/**
+ * Credentials that can be changed and revoked, through the whole app (request and response
+ * validation included): `PUT /users` (an administrator sets a password, as in the original),
+ * `PATCH /admin/site_clients/{id}` (a new secret, behind the `/admin/site_clients` allowance) and
+ * `DELETE /admin/site_clients/{id}` (revocation). Every change ends the tokens issued before it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { setBcryptCost } from '../../src/accounts/index.ts';
+import { INVALIDATED } from '../../src/auth/access-tokens.ts';
+import { createTestApp, newSiteClient, passwordToken, type TestApp } from '../support/server.ts';
+
+setBcryptCost(4);
+
+const ADMIN = { username: 'cred-root', password: 'Rk7-osprey-lagoon-41-basalt' };
+const CLERK = { username: 'cred-clerk', password: 'Vn2-meadow-copper-58-finch' };
+
+let t: TestApp;
+let admin: Record<string, string>;
+let clerk: Record<string, string>;
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+const login = (form: Record<string, string>) => request(t.app).post('/token').type('form').send(form);
+const me = (auth: Record<string, string>) => request(t.app).get('/users/me').set(auth);
+
+async function newUser(username: string, password: string): Promise<Record<string, string>> {
+  const created = await request(t.app).post('/users').set(admin).send({ username, password });
+  expect(created.status, created.text).toBe(201);
+  return bearer(await passwordToken(t.app, username, password));
+}
+
+beforeAll(async () => {
+  t = await createTestApp({ ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password });
+  admin = bearer(await passwordToken(t.app, ADMIN.username, ADMIN.password));
+  clerk = await newUser(CLERK.username, CLERK.password);
+}, 30_000);
+afterAll(async () => t?.close());
+
+describe('PUT /users', () => {
+  it("sets a user's password: the new one logs in, the old one and every earlier token do not", async () => {
+    const before = await newUser('cred-alice', 'Pb5-tundra-violet-23-crane');
+    const put = await request(t.app)
+      .put('/users')
+      .set(admin)
+      .send({ username: 'cred-alice', password: 'Hq9-saltmarsh-amber-67-ibis' });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toEqual({ username: 'cred-alice', site_admin: [], disabled: false });
+
+    const stale = await me(before);
+    expect(stale.status).toBe(401);
+    expect(stale.body).toEqual({ detail: INVALIDATED });
+    const old = await login({
+      grant_type: 'password',
+      username: 'cred-alice',
+      password: 'Pb5-tundra-violet-23-crane',
+    });
+    expect(old.status).toBe(401);
+    expect(old.body).toEqual({ detail: 'Incorrect username or password' });
+    const fresh = bearer(await passwordToken(t.app, 'cred-alice', 'Hq9-saltmarsh-amber-67-ibis'));
+    expect((await me(fresh)).body).toEqual({ username: 'cred-alice', site_admin: [], disabled: false });
+  });
+
+  it('applies the password rules (422 naming the rule) and then changes nothing', async () => {
+    const token = await newUser('cred-bob', 'Tc4-glacier-olive-82-heron');
+    for (const [password, rule] of [
+      ['short1', 'at least 12 characters'],
+      ['password1234', 'common passwords'],
+      ['cred-bob-cred-bob', 'username'],
+    ]) {
+      const res = await request(t.app).put('/users').set(admin).send({ username: 'cred-bob', password });
+      expect(res.status, res.text).toBe(422);
+      expect(res.body.detail).toContain(rule);
+      expect(res.body.detail).not.toContain(password);
+    }
+    expect((await me(token)).status).toBe(200);
+    expect(
+      (await login({ grant_type: 'password', username: 'cred-bob', password: 'Tc4-glacier-olive-82-heron' }))
+        .status,
+    ).toBe(200);
+  });
+
+  it('changes only the members given; an empty password leaves the password and the tokens alone', async () => {
+    const token = await newUser('cred-carol', 'Wd6-prairie-cobalt-14-loon');
+    const res = await request(t.app)
+      .put('/users')
+      .set(admin)
+      .send({ username: 'cred-carol', password: '', email: 'carol@example.org', site_admin: ['carol-lab'] });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({
+      username: 'cred-carol',
+      site_admin: ['carol-lab'],
+      email: 'carol@example.org',
+      disabled: false,
+    });
+    const again = await request(t.app)
+      .put('/users')
+      .set(admin)
+      .send({ username: 'cred-carol', full_name: 'Carol C' });
+    expect(again.body).toEqual({ ...res.body, full_name: 'Carol C' });
+    expect((await me(token)).body).toEqual(again.body);
+  });
+
+  it('ends the tokens of a user it disables; enabling the user again does not bring them back', async () => {
+    const token = await newUser('cred-dave', 'Ym3-estuary-russet-90-tern');
+    const disabled = await request(t.app)
+      .put('/users')
+      .set(admin)
+      .send({ username: 'cred-dave', disabled: true });
+    expect(disabled.body).toEqual({ username: 'cred-dave', site_admin: [], disabled: true });
+    expect((await me(token)).body).toEqual({ detail: INVALIDATED });
+    await request(t.app)
+      .put('/users')
+      .set(admin)
+      .send({ username: 'cred-dave', disabled: false })
+      .expect(200);
+    expect((await me(token)).body).toEqual({ detail: INVALIDATED });
+    expect(
+      (await login({ grant_type: 'password', username: 'cred-dave', password: 'Ym3-estuary-russet-90-tern' }))
+        .status,
+    ).toBe(200);
+  });
+
+  it('is for runtime administrators (403), names an unknown user (404) and needs a username', async () => {
+    const refused = await request(t.app)
+      .put('/users')
+      .set(clerk)
+      .send({ username: CLERK.username, disabled: true });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ detail: 'Only runtime administrators may update users' });
+    expect((await me(clerk)).status).toBe(200);
+    const unknown = await request(t.app)
+      .put('/users')
+      .set(admin)
+      .send({ username: 'cred-nobody', password: '' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ detail: "No user named 'cred-nobody'" });
+    const nameless = await request(t.app)
+      .put('/users')
+      .set(admin)
+      .send({ password: 'Ym3-estuary-russet-90-tern' });
+    expect(nameless.status).toBe(422);
+    expect(nameless.body.detail).toContain('username');
+    expect((await request(t.app).put('/users').send({ username: CLERK.username })).status).toBe(401);
+  });
+});
+
+describe('PATCH /admin/site_clients/{site_client_id}', () => {
+  let holder: Record<string, string>;
+  beforeAll(async () => {
+    holder = await newUser('cred-keeper', 'Lx8-bramble-indigo-36-swift');
+    const granted = await request(t.app)
+      .post('/admin/allowances')
+      .set(admin)
+      .send({ username: 'cred-keeper', action: '/admin/site_clients' });
+    expect(granted.status, granted.text).toBe(201);
+  });
+
+  it("gives a client a new secret: the old secret and the client's earlier tokens stop working", async () => {
+    const { clientId, client } = await newSiteClient(t.app, clerk, 'cred-lab-1');
+    expect((await request(t.app).get('/sites').set(client)).status).toBe(200);
+
+    const res = await request(t.app)
+      .patch(`/admin/site_clients/${clientId}`)
+      .set(holder)
+      .send({ secret: 'my_new_secret!' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.text).toBe(`Site client '${clientId}' has been updated.`);
+
+    const stale = await request(t.app).get('/sites').set(client);
+    expect(stale.status).toBe(401);
+    expect(stale.body).toEqual({ detail: INVALIDATED });
+    const renewed = await login({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: 'my_new_secret!',
+    });
+    expect(renewed.status, renewed.text).toBe(200);
+    const sites = await request(t.app).get('/sites').set(bearer(renewed.body.access_token));
+    expect(sites.body.resources).toEqual([{ id: 'cred-lab-1', capability_ids: [] }]);
+  });
+
+  it('answers as the original: 204 without a secret, 404 for an unknown client, 422 for a short secret or another member', async () => {
+    const { clientId, client } = await newSiteClient(t.app, clerk, 'cred-lab-2');
+    const noop = await request(t.app).patch(`/admin/site_clients/${clientId}`).set(holder).send({});
+    expect(noop.status).toBe(204);
+    expect(noop.text).toBe('');
+    const unknown = await request(t.app)
+      .patch('/admin/site_clients/sys0nosuchclient')
+      .set(holder)
+      .send({ secret: 'my_new_secret!' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ detail: "No site client with id 'sys0nosuchclient'" });
+    const short = await request(t.app)
+      .patch(`/admin/site_clients/${clientId}`)
+      .set(holder)
+      .send({ secret: '2short' });
+    expect(short.status).toBe(422);
+    expect(short.body.detail).toContain('secret');
+    const extra = await request(t.app)
+      .patch(`/admin/site_clients/${clientId}`)
+      .set(holder)
+      .send({ secret: 'my_new_secret!', site_id: 'elsewhere' });
+    expect(extra.status).toBe(422);
+    expect(extra.body.detail).toContain('site_id');
+    // Nothing above changed the client.
+    expect((await request(t.app).get('/sites').set(client)).status).toBe(200);
+  });
+
+  it('is refused (403) without the allowance, even to the administrator of the site', async () => {
+    const { clientId, client } = await newSiteClient(t.app, clerk, 'cred-lab-3');
+    const res = await request(t.app)
+      .patch(`/admin/site_clients/${clientId}`)
+      .set(clerk)
+      .send({ secret: 'my_new_secret!' });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ detail: 'You are not allowed to update site clients.' });
+    expect((await request(t.app).get('/sites').set(client)).status).toBe(200);
+  });
+});
+
+describe('DELETE /admin/site_clients/{site_client_id}', () => {
+  it("revokes a client for its site's administrator: its secret and tokens stop working, the site's other clients do not", async () => {
+    const { clientId, client } = await newSiteClient(t.app, clerk, 'cred-lab-4');
+    const other = await request(t.app).post('/sites/cred-lab-4:generateCredentials').set(clerk);
+    const otherLogin = await login({ grant_type: 'client_credentials', ...other.body });
+    expect(otherLogin.status).toBe(200);
+
+    const res = await request(t.app).delete(`/admin/site_clients/${clientId}`).set(clerk);
+    expect(res.status, res.text).toBe(204);
+    const stale = await request(t.app).get('/sites').set(client);
+    expect(stale.status).toBe(401);
+    expect(stale.body).toEqual({ detail: INVALIDATED });
+    const again = await request(t.app).delete(`/admin/site_clients/${clientId}`).set(admin);
+    expect(again.status).toBe(404);
+    expect(again.body).toEqual({ detail: `No site client with id '${clientId}'` });
+    const sites = await request(t.app).get('/sites').set(bearer(otherLogin.body.access_token));
+    expect(sites.body.resources).toEqual([{ id: 'cred-lab-4', capability_ids: [] }]);
+  });
+
+  it("refuses (403) a user who does not administer the client's site, and a site client", async () => {
+    const { clientId, client } = await newSiteClient(t.app, clerk, 'cred-lab-5');
+    const outsider = await newUser('cred-outsider', 'Jf5-cascade-saffron-72-dipper');
+    for (const auth of [outsider, client]) {
+      const res = await request(t.app).delete(`/admin/site_clients/${clientId}`).set(auth);
+      expect(res.status).toBe(403);
+      expect(res.body.detail).toContain('Only administrators of the site');
+    }
+    // Unknown clients answer alike, so ids cannot be probed.
+    const unknown = await request(t.app).delete('/admin/site_clients/sys0nosuchclient').set(outsider);
+    expect(unknown.status).toBe(403);
+    expect((await request(t.app).get('/sites').set(client)).status).toBe(200);
+  });
+});
