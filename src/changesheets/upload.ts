@@ -6,7 +6,7 @@
  */
 import busboy from 'busboy';
 import type { Request, RequestHandler } from 'express';
-import { BadRequest, HttpError, Unprocessable } from '../errors.ts';
+import { Unprocessable, UploadMalformed, UploadTooLarge } from '../errors.ts';
 import type { SheetUpload } from './sheet.ts';
 
 export const UPLOAD_FIELD = 'uploaded_file';
@@ -22,12 +22,6 @@ const UPLOAD_KEY = Symbol('changesheetUpload');
 /** The uploaded sheet of this request (set by `changesheetUploads`). */
 export function uploadOf(req: Request): SheetUpload | undefined {
   return (req as unknown as Record<symbol, SheetUpload | undefined>)[UPLOAD_KEY];
-}
-
-export class PayloadTooLarge extends HttpError {
-  constructor(detail: string) {
-    super(413, detail);
-  }
 }
 
 function isMultipart(req: Request): boolean {
@@ -55,8 +49,8 @@ export function changesheetUploads(maxBytes: number): RequestHandler {
 /** Room for the multipart boundaries and part headers around the file. */
 const ENVELOPE_BYTES = 64 * 1024;
 
-function tooLarge(maxBytes: number): PayloadTooLarge {
-  return new PayloadTooLarge(
+function tooLarge(maxBytes: number): UploadTooLarge {
+  return new UploadTooLarge(
     `The uploaded file is larger than the limit of ${maxBytes} bytes (MAX_BODY_BYTES); split the changesheet into smaller ones`,
   );
 }
@@ -72,7 +66,8 @@ function readUpload(req: Request, maxBytes: number): Promise<SheetUpload | undef
     }
     // A client that goes away mid-upload: nothing more will come.
     req.once('close', () => {
-      if (!req.complete) reject(new BadRequest('The upload was interrupted before the body was complete'));
+      if (!req.complete)
+        reject(new UploadMalformed('The upload was interrupted before the body was complete'));
     });
     let parser: busboy.Busboy;
     try {
@@ -81,7 +76,7 @@ function readUpload(req: Request, maxBytes: number): Promise<SheetUpload | undef
         limits: { fileSize: maxBytes, files: 4, fields: 20, fieldSize: 64 * 1024, parts: 24 },
       });
     } catch (err) {
-      reject(new BadRequest(`The body is not valid multipart/form-data: ${(err as Error).message}`));
+      reject(new UploadMalformed(`The body is not valid multipart/form-data: ${(err as Error).message}`));
       return;
     }
     let upload: SheetUpload | undefined;
@@ -111,7 +106,7 @@ function readUpload(req: Request, maxBytes: number): Promise<SheetUpload | undef
     parser.on('error', (err: Error) => {
       req.unpipe(parser);
       req.resume();
-      reject(failure ?? new BadRequest(`The body is not valid multipart/form-data: ${err.message}`));
+      reject(failure ?? new UploadMalformed(`The body is not valid multipart/form-data: ${err.message}`));
     });
     parser.on('close', () => (failure ? reject(failure) : resolve(upload)));
     req.pipe(parser);

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { DocumentStore, Doc } from '../store/port.ts';
 import type { Principal } from '../auth/index.ts';
 import { keyedRecord } from '../store/record-keys.ts';
-import { HttpError, Unprocessable } from '../errors.ts';
+import { SubmissionFailed, Unprocessable } from '../errors.ts';
 import { MetadataValidator, validationAnswer } from '../validation/index.ts';
 import { OBJECTS, objectRecord, type StoredObjects } from '../objects/stored-objects.ts';
 import { RUNS, RunInProgress, runDoc, type CollectionCounts } from '../runs/runs.ts';
@@ -94,8 +94,7 @@ export class JsonSubmissions {
       run.phaseDone('apply');
     } catch (err) {
       await this.recordFailure(run, err);
-      throw new HttpError(
-        500,
+      throw new SubmissionFailed(
         `Runtime failed to apply ${METADATA_IN_JOB.id} run ${run.record.id}. Detail: ${messageOf(err)}`,
       );
     }

@@ -7,7 +7,7 @@
 import { compileFilter } from '../filter.ts';
 import { sortDocs } from '../ordering.ts';
 import { compileProjection } from '../projection.ts';
-import { InvalidQuery } from '../errors.ts';
+import { InvalidQuery } from '../../errors.ts';
 import type { Doc, Filter, FindOptions, Sort } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
