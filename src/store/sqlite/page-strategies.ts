@@ -24,7 +24,7 @@ import { countPathRegexMatches, pathRegexOf } from './path-regex-count.ts';
 import { sortKeysPage } from './sort-keys.ts';
 import { sortedIndexWalk } from './sorted-index-walk.ts';
 import { recordCount } from './statistics.ts';
-import type { IdOrderStrategy, PageStrategy, SortedPageQuery } from './page-queries.ts';
+import type { PageStrategy, SortedPageQuery } from './page-queries.ts';
 import type { SqlParam } from './statement-cache.ts';
 import { CHUNK, type StoreContext } from './store-context.ts';
 
