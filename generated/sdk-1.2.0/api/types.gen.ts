@@ -17,6 +17,27 @@ export type ErrorDetail = {
 };
 
 /**
+ * The answer of `POST /metadata/json:validate`.
+ */
+export type ValidationAnswer = {
+    result: 'All Okay!' | 'errors';
+    /**
+     * Collection name -> messages (present when `result` is `errors`).
+     */
+    detail?: {
+        [key: string]: Array<string>;
+    };
+};
+
+/**
+ * A 422 of a payload that does not validate: `detail` is the validation answer as the original service sends it (Python's text of the dict), `validation` the answer as JSON. A body that is no `Database` object at all gets a plain message and no `validation`.
+ */
+export type ValidationRefusal = {
+    detail: string;
+    validation?: ValidationAnswer;
+};
+
+/**
  * A metadata record of the NMDC schema; every record has an `id`.
  */
 export type Record = {
@@ -1868,15 +1889,7 @@ export type ValidateJsonResponses = {
     /**
      * The validation answer (valid or not).
      */
-    200: {
-        result: 'All Okay!' | 'errors';
-        /**
-         * Collection name -> messages (present when `result` is `errors`).
-         */
-        detail?: {
-            [key: string]: Array<string>;
-        };
-    };
+    200: ValidationAnswer;
 };
 
 export type ValidateJsonResponse = ValidateJsonResponses[keyof ValidateJsonResponses];
@@ -1909,7 +1922,7 @@ export type SubmitJsonErrors = {
     /**
      * The payload is not valid; its validation answer, and nothing was written.
      */
-    422: ErrorDetail;
+    422: ValidationRefusal;
     /**
      * Any other error.
      */
