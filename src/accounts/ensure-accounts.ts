@@ -6,7 +6,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AppDeps } from '../http/deps.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { DocumentStore } from '../store/port.ts';
 import { Accounts, type CredentialsChange } from './accounts.ts';
 import { RUNTIME_ADMIN_SITE } from './records.ts';
 import { generateSecret } from './secrets.ts';
@@ -17,7 +19,7 @@ export const DEMO_ADMIN_USERNAME = 'admin';
 export const DEMO_CREDENTIALS_FILE = 'admin-credentials.txt';
 
 export async function ensureAccounts(
-  deps: Pick<AppDeps, 'config' | 'store' | 'logger'>,
+  deps: { config: Config; store: DocumentStore; logger: Logger },
   /** Told of every change of credentials, the start-up administrator's included. */
   onCredentialsChange?: (change: CredentialsChange) => Promise<void>,
 ): Promise<Accounts> {

@@ -2,12 +2,13 @@
  * `GET /users/me`, `POST /users`, `PUT /users`, `GET /sites`, `POST /sites`, `GET/PATCH /sites/{site_id}`,
  * `GET/PUT /sites/{site_id}/capabilities` and `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
  */
-import express, { type RequestHandler, type Response } from 'express';
+import express, { type Response } from 'express';
+import type { Services } from '../services.ts';
+import { guardsOf } from '../http/guards.ts';
 import { BadRequest, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import type { Principal } from './principal.ts';
 import type { Accounts } from './accounts.ts';
 import { publicSite, publicUser, type SiteRecord, type UserRecord } from './records.ts';
-import type { StateStore } from '../store/port.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
 import { listingParams, tokenPage } from '../metadata/token-pages.ts';
 
@@ -41,11 +42,10 @@ function stringList(body: Record<string, unknown>, name: string): string[] {
   return value as string[];
 }
 
-export function accountsRouter(
-  accounts: Accounts,
-  requireUser: RequestHandler,
-  state: StateStore,
-): express.Router {
+export function accountsRouter(deps: Services): express.Router {
+  const { accounts } = deps;
+  const { state } = deps.store;
+  const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
 
   router.get('/users/me', requireUser, async (_req, res) => {

@@ -4,10 +4,10 @@
  * the client: for those holders and the administrators of the client's site). Either ends every
  * token issued to the client before.
  */
-import express, { type RequestHandler, type Response } from 'express';
+import express, { type Response } from 'express';
+import type { Services } from '../services.ts';
+import { guardsOf } from '../http/guards.ts';
 import { Forbidden, NotFound } from '../errors.ts';
-import type { Accounts } from './accounts.ts';
-import type { Allowances } from './allowances.ts';
 import type { Principal } from './principal.ts';
 
 export const UPDATE_SITE_CLIENTS_FORBIDDEN = 'You are not allowed to update site clients.';
@@ -16,11 +16,9 @@ export const REVOKE_SITE_CLIENT_FORBIDDEN =
 
 const principalOf = (res: Response) => res.locals.principal as Principal;
 
-export function siteClientsRouter(
-  accounts: Accounts,
-  allowances: Allowances,
-  requireUser: RequestHandler,
-): express.Router {
+export function siteClientsRouter(deps: Services): express.Router {
+  const { accounts, allowances } = deps;
+  const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
 
   router.patch('/admin/site_clients/:site_client_id', requireUser, async (req, res) => {

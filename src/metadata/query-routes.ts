@@ -1,26 +1,22 @@
 import express from 'express';
-import type { AppDeps } from '../http/deps.ts';
-import type { Auth, Principal } from '../auth/index.ts';
-import type { QueryPlanner } from '../query/planner/planner.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
 import { CollectionsReader } from './collections-reader.ts';
-import { QueryCommands, type RecordWrites } from './query-commands.ts';
+import { QueryCommands } from './query-commands.ts';
 
 /** `POST /queries:run` (bearer token required). */
-export function queriesRouter(
-  deps: AppDeps,
-  planner: QueryPlanner,
-  auth: Auth,
-  writes: RecordWrites,
-): express.Router {
+export function queriesRouter(deps: Services): express.Router {
   const commands = new QueryCommands(
-    new CollectionsReader(planner),
+    new CollectionsReader(deps.planner),
     deps.store.state,
-    writes,
+    deps.writer,
     deps.store.databaseName,
-    auth.allowances,
+    deps.allowances,
   );
+  const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
-  router.post('/queries\\:run', auth.requireUser, async (req, res) => {
+  router.post('/queries\\:run', requireUser, async (req, res) => {
     res.json(await commands.run(req.body, res.locals.principal as Principal));
   });
   return router;

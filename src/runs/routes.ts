@@ -5,8 +5,9 @@
  * they carry out (run-events.ts says who may do what).
  */
 import express from 'express';
-import type { DocumentStore } from '../store/port.ts';
-import type { Auth, Principal } from '../auth/index.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
 import { Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { tokenPage } from '../metadata/token-pages.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
@@ -87,7 +88,9 @@ function eventOf(req: express.Request, runId: string): RunEvent {
   };
 }
 
-export function runsRouter(store: DocumentStore, auth: Pick<Auth, 'requireUser'>): express.Router {
+export function runsRouter(deps: Services): express.Router {
+  const { store } = deps;
+  const auth = guardsOf(deps.auth);
   const router = express.Router();
 
   router.post('/runs', auth.requireUser, async (req, res) => {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
-import { INVALIDATED } from '../../src/auth/bearer-guard.ts';
+import { INVALIDATED } from '../../src/auth/access-tokens.ts';
 import { createTestApp, newSiteClient, passwordToken, type TestApp } from '../support/server.ts';
 
 setBcryptCost(4);

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
-import { SITE_CLIENTS_ONLY } from '../../src/auth/bearer-guard.ts';
+import { SITE_CLIENTS_ONLY } from '../../src/http/guards.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import type { Doc } from '../../src/store/port.ts';
