@@ -148,6 +148,31 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * examined, records parsed and the time taken. The plan never changes the answer, only what
  * it costs.
  *
+ * `update` and `delete` are checked as MongoDB checks them and written all or nothing:
+ *
+ * - every delete statement needs `q` (its filter; `{}` matches every record) and `limit` (0:
+ * every match, 1: the first), every update statement `q` and `u` (update operators such as
+ * `$set`, each an object of field: value, or a whole replacement record); operands are
+ * typed (`$inc` takes numbers, `$unset` an object of fields, ...), paths may not overlap,
+ * and fields a statement does not have are refused. A 422 names the place
+ * (`deletes[0].q is missing: ...`). Pipeline updates (`u` as a list) and `collation` are
+ * not supported.
+ * - Statements run in order on copies of the records; the records as they would become are
+ * validated against the NMDC schema (as `/metadata/json:validate` does: 422 `Schema
+ * document(s) would be invalid after proposed update: ...` with `validation_errors`), and
+ * a new `id` must not be another record's.
+ * - Unless `allow_broken_refs=true`, the references the changed records hold must name
+ * records that will exist, and a record that others reference cannot be deleted or given
+ * another `id`: 422 `The operation was not performed, because performing it would have
+ * left behind one or more broken references. ...` naming the records, with
+ * `broken_references` (at most 100) listing each holder's `id`, `collection`, `slot` and
+ * the `target` id, as the original 2.13.0 answers.
+ * - Then one transaction writes it all, search index and provenance edges included; a
+ * record changed by someone else since it was read makes it a 409 with nothing written.
+ *
+ * The answers are MongoDB's: `{"ok": 1, "n": <matched>, "nModified": <changed>}` (with
+ * `upserted: [{"index", "id"}]`) for `update`, `{"ok": 1, "n": <deleted>}` for `delete`.
+ *
  */
 export const runQuery = <ThrowOnError extends boolean = false>(options: Options<RunQueryData, ThrowOnError>) => (options.client ?? client).post<RunQueryResponses, RunQueryErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
