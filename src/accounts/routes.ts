@@ -1,6 +1,7 @@
 /**
- * `GET /users/me`, `POST /users`, `PUT /users`, `GET /sites`, `POST /sites`, `GET/PATCH /sites/{site_id}`,
- * `GET/PUT /sites/{site_id}/capabilities` and `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
+ * `GET /users/me`, `POST /users/me:changePassword`, `POST /users`, `PUT /users`, `GET /sites`,
+ * `POST /sites`, `GET/PATCH /sites/{site_id}`, `GET/PUT /sites/{site_id}/capabilities` and
+ * `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
  */
 import express, { type RequestHandler, type Response } from 'express';
 import { BadRequest, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
@@ -41,15 +42,43 @@ function stringList(body: Record<string, unknown>, name: string): string[] {
   return value as string[];
 }
 
+/** The login limits a check of a user's password counts against (the limiter of `/token`). */
+export interface PasswordCheckLimits {
+  admit(account: string, address: string): Promise<void>;
+  succeeded(account: string, address: string): Promise<void>;
+}
+
 export function accountsRouter(
   accounts: Accounts,
   requireUser: RequestHandler,
   state: StateStore,
+  limits: PasswordCheckLimits,
 ): express.Router {
   const router = express.Router();
 
   router.get('/users/me', requireUser, async (_req, res) => {
     res.json(publicUser(await callingUser(accounts, res)));
+  });
+
+  // A user changes their own password, proving the current one: a stolen token alone cannot take
+  // the account over, and guessing the current password here counts like guessing at `/token`.
+  router.post('/users/me\\:changePassword', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const current = stringField(body, 'current_password', true)!;
+    const next = stringField(body, 'new_password', true)!;
+    const account = `user:${caller.username}`;
+    const address = req.ip ?? 'unknown';
+    await limits.admit(account, address);
+    try {
+      await accounts.changeOwnPassword(caller.username, current, next);
+    } catch (err) {
+      // Only a wrong current password (403) counts as a failed attempt; a refused new one does not.
+      if (!(err instanceof Forbidden)) await limits.succeeded(account, address);
+      throw err;
+    }
+    await limits.succeeded(account, address);
+    res.status(204).end();
   });
 
   router.post('/users', requireUser, async (req, res) => {

@@ -118,7 +118,7 @@ export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise
     res.status(204).end();
   });
   const allowances = new Allowances(store);
-  apiRouter.use(accountsRouter(accounts, requireUser, store.state));
+  apiRouter.use(accountsRouter(accounts, requireUser, store.state, limiter));
   apiRouter.use(allowancesRouter(allowances, requireUser));
   apiRouter.use(siteClientsRouter(accounts, allowances, requireUser));
 
