@@ -705,6 +705,11 @@ export type JobIn = {
     };
     name?: string;
     description?: string;
+    /**
+     * Empty or left out: a claim names a site and its operation, so only the claiming site
+     * makes one, with `POST /jobs/{job_id}:claim` (a non-empty list is refused with a 422).
+     *
+     */
     claims?: Array<JobClaim>;
     [key: string]: unknown;
 };
