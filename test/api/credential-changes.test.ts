@@ -323,3 +323,35 @@ describe('DELETE /admin/site_clients/{site_client_id}', () => {
     expect((await request(t.app).get('/sites').set(client)).status).toBe(200);
   });
 });
+
+describe('hostile input to the credential endpoints', () => {
+  it('answers 4xx with a detail for malformed, mistyped, oversized and odd input, and changes nothing', async () => {
+    const sends: Array<[string, string, string | object]> = [
+      ['put', '/users', '{"username": "cred-clerk", "password": '],
+      ['put', '/users', '[]'],
+      ['put', '/users', { username: ['cred-clerk'] }],
+      ['put', '/users', { username: CLERK.username, disabled: 'yes' }],
+      ['put', '/users', { username: CLERK.username, password: 'x'.repeat(100_000) }],
+      ['put', '/users', { username: 'u'.repeat(200_000), password: '' }],
+      [
+        'post',
+        '/users/me:changePassword',
+        { current_password: 'c'.repeat(50_000), new_password: 'n'.repeat(12) },
+      ],
+      ['post', '/users/me:changePassword', '{"current_password": {"$ne": null}}'],
+      ['patch', `/admin/site_clients/${'%2F..%2F'.repeat(500)}`, { secret: 'my_new_secret!' }],
+      ['patch', '/admin/site_clients/x', { secret: 's'.repeat(10_000) }],
+      ['delete', `/admin/site_clients/${encodeURIComponent('(a+)+$'.repeat(1000))}`, {}],
+    ];
+    for (const [method, path, body] of sends) {
+      const req = request(t.app)[method as 'put'](path).set(clerk).set('Content-Type', 'application/json');
+      const res = await req.send(typeof body === 'string' ? body : JSON.stringify(body));
+      const seen = `${method} ${path.slice(0, 40)}: ${res.status} ${res.text.slice(0, 200)}`;
+      expect(res.status, seen).toBeGreaterThanOrEqual(400);
+      expect(res.status, seen).toBeLessThan(500);
+      expect(typeof res.body.detail, seen).toBe('string');
+    }
+    expect((await me(clerk)).body).toMatchObject({ username: CLERK.username, disabled: false });
+    expect((await loginAs(CLERK.username, CLERK.password)).status).toBe(200);
+  });
+});
