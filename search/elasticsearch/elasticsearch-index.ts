@@ -56,8 +56,15 @@ export interface EsClient {
   close(): Promise<void>;
 }
 
+/**
+ * Longest regexp Elasticsearch accepts (its `index.max_regex_length`, set explicitly on our
+ * indexes); a longer translation is not sent and the index declines to narrow.
+ */
+export const MAX_REGEX_LENGTH = 1000;
+
 export const INDEX_SETTINGS = {
   number_of_shards: 1,
+  max_regex_length: MAX_REGEX_LENGTH,
   analysis: {
     tokenizer: { nmdc_words: { type: 'pattern', pattern: '[^\\p{L}\\p{N}]+' } },
     analyzer: { nmdc_words: { type: 'custom', tokenizer: 'nmdc_words', filter: ['lowercase'] } },
@@ -110,10 +117,12 @@ export function queryOf(predicate: IndexablePredicate): Record<string, unknown> 
   const lucene = luceneRegexpOfPredicate(predicate);
   if (constrainsOnlyLength(lucene.regexp)) return null;
   const pathPart = scope === '' ? '.*' : `${escapeLucene(scope)}(\\..*)?`;
+  const value = `${pathPart}${PATH_SEPARATOR}(${lucene.regexp})`;
+  if (value.length > MAX_REGEX_LENGTH) return null;
   return {
     regexp: {
       values: {
-        value: `${pathPart}${PATH_SEPARATOR}(${lucene.regexp})`,
+        value,
         flags: 'NONE',
         case_insensitive: lucene.caseInsensitive,
         max_determinized_states: 10_000,

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Doc, DocumentStore, Filter, Projection } from '../store/port.ts';
-import { Conflict, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { Conflict, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { passwordProblem, type PasswordRules } from './password-policy.ts';
 import {
   RUNTIME_ADMIN_SITE,

@@ -5,7 +5,7 @@
  * OpenAPI validator (422 naming the allowed values); the checks here guard direct use.
  */
 import express, { type RequestHandler, type Response } from 'express';
-import { Conflict, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { Conflict, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { ALLOWANCE_ACTIONS, isAllowanceAction, type AllowanceAction, type Allowances } from './allowances.ts';
 import type { Principal } from './principal.ts';
 

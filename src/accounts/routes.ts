@@ -4,7 +4,7 @@
  * `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
  */
 import express, { type RequestHandler, type Response } from 'express';
-import { BadRequest, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { BadRequest, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import type { Principal } from './principal.ts';
 import type { Accounts } from './accounts.ts';
 import { publicSite, publicUser, type SiteRecord, type UserRecord } from './records.ts';

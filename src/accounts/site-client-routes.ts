@@ -5,7 +5,7 @@
  * token issued to the client before.
  */
 import express, { type RequestHandler, type Response } from 'express';
-import { Forbidden, NotFound } from '../http/errors.ts';
+import { Forbidden, NotFound } from '../errors.ts';
 import type { Accounts } from './accounts.ts';
 import type { Allowances } from './allowances.ts';
 import type { Principal } from './principal.ts';

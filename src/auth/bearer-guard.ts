@@ -4,7 +4,7 @@
  */
 import type { RequestHandler } from 'express';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
-import { Forbidden, Unauthorized } from '../http/errors.ts';
+import { Forbidden, Unauthorized } from '../errors.ts';
 import { credentialsVersion, type Accounts, type Principal } from '../accounts/index.ts';
 import type { RevocationList } from './revocation-list.ts';
 import { CREDENTIALS_VERSION_CLAIM, PRINCIPAL_KIND_CLAIM, SITE_ID_CLAIM } from './resource.ts';

@@ -6,7 +6,7 @@ import express, { type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { Accounts } from '../accounts/index.ts';
-import { HttpError } from '../http/errors.ts';
+import { HttpError } from '../errors.ts';
 import type { AccessTokenVerifier } from './bearer-guard.ts';
 import type { ExternalIdentity, PendingExternalLogin } from './external-identity.ts';
 import type { LoginRateLimiter } from './login-rate-limit.ts';

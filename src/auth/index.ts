@@ -29,7 +29,7 @@ import { endSignInsOf } from './state-adapter.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';
 import { ProviderTokenIssuer, tokenEndpoint } from './token-endpoint.ts';
 import { browserFlowsRouter } from './browser-flows.ts';
-import { HttpError } from '../http/errors.ts';
+import { HttpError } from '../errors.ts';
 
 export type { Principal } from '../accounts/principal.ts';
 

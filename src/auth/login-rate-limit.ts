@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import net from 'node:net';
-import { TooManyRequests } from '../http/errors.ts';
+import { TooManyRequests } from '../errors.ts';
 import type { StateStore } from '../store/port.ts';
 
 /** Limits, adjustable by tests. */

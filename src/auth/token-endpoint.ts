@@ -5,7 +5,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
-import { HttpError, Unauthorized } from '../http/errors.ts';
+import { HttpError, Unauthorized } from '../errors.ts';
 import { runInProcess } from './in-process-request.ts';
 import { FACADE_CLIENT_ID, OIDC_PREFIX } from './provider.ts';
 import { PASSWORD_GRANT } from './grants/password.ts';

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 import { InvalidQuery, InvalidRecord, StoreInputError, UnsupportedQuery } from '../store/errors.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../errors.ts';
 
 /**
  * The status each refusal of the store and query layers answers with: input that can never be

@@ -6,7 +6,7 @@
  */
 import { update as applyUpdate } from 'mingo';
 import type { AllowanceAction, Principal } from '../accounts/index.ts';
-import { BadRequest, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { BadRequest, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { checkFieldPath } from '../query/guard/field-names.ts';
 import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';

@@ -7,7 +7,7 @@
 import express from 'express';
 import type { DocumentStore } from '../store/port.ts';
 import type { Auth, Principal } from '../auth/index.ts';
-import { Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { tokenPage } from '../metadata/token-pages.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
 import { getRun, publicRun } from './runs.ts';

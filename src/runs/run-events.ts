@@ -7,7 +7,7 @@
  * their number, so the id order of a run's events is the order they were recorded in.
  */
 import type { Doc, DocumentStore } from '../store/port.ts';
-import { Conflict, Forbidden, NotFound } from '../http/errors.ts';
+import { Conflict, Forbidden, NotFound } from '../errors.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { mintSystemId } from '../objects/system-ids.ts';
 import {

@@ -4,7 +4,7 @@
  */
 import express from 'express';
 import type { DocumentStore } from '../store/port.ts';
-import { NotFound } from '../http/errors.ts';
+import { NotFound } from '../errors.ts';
 import {
   CAPABILITIES,
   OBJECT_TYPES,

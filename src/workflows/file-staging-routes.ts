@@ -6,7 +6,7 @@
 import express, { type Request, type Response } from 'express';
 import type { Auth, Principal } from '../auth/index.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { Forbidden } from '../http/errors.ts';
+import { Forbidden } from '../errors.ts';
 import { listingParams, tokenPage } from '../metadata/token-pages.ts';
 import {
   GLOBUS_TASKS,

@@ -8,7 +8,7 @@ import type { AppDeps } from '../http/deps.ts';
 import type { Auth, Principal } from '../auth/index.ts';
 import type { SiteRecord } from '../accounts/records.ts';
 import type { Filter } from '../store/port.ts';
-import { Forbidden, NotFound } from '../http/errors.ts';
+import { Forbidden, NotFound } from '../errors.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
 import { listingParams, tokenPage } from '../metadata/token-pages.ts';
 import { mintSystemId } from '../objects/system-ids.ts';

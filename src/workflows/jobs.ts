@@ -5,7 +5,7 @@
  * too) are in operations.ts.
  */
 import type { Doc } from '../store/port.ts';
-import { Unprocessable } from '../http/errors.ts';
+import { Unprocessable } from '../errors.ts';
 
 export const JOBS = 'jobs';
 

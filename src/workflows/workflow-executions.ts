@@ -7,9 +7,14 @@
 import express from 'express';
 import type { DocumentStore } from '../store/port.ts';
 import type { Auth } from '../auth/index.ts';
-import { Unprocessable } from '../http/errors.ts';
-import { MetadataValidator, validationAnswer } from '../validation/index.ts';
-import { inBatches, recordsByCollection, type AtomicRecordWrites } from '../submission/json-submission.ts';
+import { Unprocessable } from '../errors.ts';
+import { MetadataValidator } from '../validation/index.ts';
+import {
+  inBatches,
+  recordsByCollection,
+  validationRefusal,
+  type AtomicRecordWrites,
+} from '../submission/json-submission.ts';
 
 /** What the original answers once the records are written. */
 export const WORKFLOW_EXECUTIONS_ACCEPTED = { message: 'jobs accepted' } as const;
@@ -30,7 +35,7 @@ export function workflowExecutionsRouter(
     }
     const database = payload as Record<string, unknown>;
     const outcome = await validator.validateDatabase(database);
-    if (!outcome.valid) throw new Unprocessable(validationAnswer(outcome));
+    if (!outcome.valid) throw validationRefusal(outcome);
     const batches = recordsByCollection(database).flatMap(({ collection, docs }) =>
       inBatches(docs).map((batch) => ({ collection, docs: batch })),
     );

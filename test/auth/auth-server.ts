@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openStore } from '../../src/store/index.ts';
 import { errorHandler } from '../../src/http/error-handler.ts';
-import { NotFound } from '../../src/http/errors.ts';
+import { NotFound } from '../../src/errors.ts';
 import { createAuth, type Principal } from '../../src/auth/index.ts';
 import type { DocumentStore } from '../../src/store/port.ts';
 import type { QueryPlanner } from '../../src/query/planner/planner.ts';

@@ -201,9 +201,10 @@ export const validateJson = <ThrowOnError extends boolean = false>(options: Opti
  * the run; `GET /runs/{run_id}` tells its status, counts per collection, timings and errors.
  *
  * Needs the allowance `/metadata/json:submit` (see `/admin/allowances`); runtime
- * administrators may always submit. A 422 carries the validation answer as its `detail`
- * (`{"result": "errors", "detail": {"<collection>": ["message", ...]}}`) and nothing is
- * written. The body may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
+ * administrators may always submit. A payload that does not validate is a 422 and nothing is
+ * written: its `detail` is the validation answer as the original service spells it (Python's
+ * text of `{'result': 'errors', 'detail': {'<collection>': ['message', ...]}}`), and
+ * `validation` is the same answer as JSON. The body may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
  * for large submissions, or split them into several, records referenced by later parts first.
  *
  */
@@ -844,5 +845,7 @@ export const getVersion = <ThrowOnError extends boolean = false>(options?: Optio
 
 /**
  * Liveness
+ *
+ * Whether the web server and the database answer (`web_server`, `database`, as the original service reports them), with the engines in use. 503 when the store does not answer.
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });

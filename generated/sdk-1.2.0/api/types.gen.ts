@@ -17,6 +17,27 @@ export type ErrorDetail = {
 };
 
 /**
+ * The answer of `POST /metadata/json:validate`.
+ */
+export type ValidationAnswer = {
+    result: 'All Okay!' | 'errors';
+    /**
+     * Collection name -> messages (present when `result` is `errors`).
+     */
+    detail?: {
+        [key: string]: Array<string>;
+    };
+};
+
+/**
+ * A 422 of a payload that does not validate: `detail` is the validation answer as the original service sends it (Python's text of the dict), `validation` the answer as JSON. A body that is no `Database` object at all gets a plain message and no `validation`.
+ */
+export type ValidationRefusal = {
+    detail: string;
+    validation?: ValidationAnswer;
+};
+
+/**
  * A metadata record of the NMDC schema; every record has an `id`.
  */
 export type Record = {
@@ -542,7 +563,15 @@ export type Version = {
 };
 
 export type Health = {
-    status: 'ok';
+    status: 'ok' | 'unavailable';
+    /**
+     * The web server answers (always true when there is an answer).
+     */
+    web_server: boolean;
+    /**
+     * The document store answered a read.
+     */
+    database: boolean;
     /**
      * Document store engine.
      */
@@ -552,9 +581,9 @@ export type Health = {
      */
     search_index: string;
     /**
-     * Number of non-empty collections.
+     * Number of non-empty collections (when the store answered).
      */
-    collections: number;
+    collections?: number;
 };
 
 /**
@@ -1860,15 +1889,7 @@ export type ValidateJsonResponses = {
     /**
      * The validation answer (valid or not).
      */
-    200: {
-        result: 'All Okay!' | 'errors';
-        /**
-         * Collection name -> messages (present when `result` is `errors`).
-         */
-        detail?: {
-            [key: string]: Array<string>;
-        };
-    };
+    200: ValidationAnswer;
 };
 
 export type ValidateJsonResponse = ValidateJsonResponses[keyof ValidateJsonResponses];
@@ -1901,7 +1922,7 @@ export type SubmitJsonErrors = {
     /**
      * The payload is not valid; its validation answer, and nothing was written.
      */
-    422: ErrorDetail;
+    422: ValidationRefusal;
     /**
      * Any other error.
      */
@@ -3768,6 +3789,10 @@ export type GetHealthData = {
 };
 
 export type GetHealthErrors = {
+    /**
+     * The store did not answer.
+     */
+    503: Health;
     /**
      * Any other error.
      */

@@ -254,9 +254,10 @@ export const validateJson = <ThrowOnError extends boolean = false>(options: Opti
  * the run; `GET /runs/{run_id}` tells its status, counts per collection, timings and errors.
  *
  * Needs the allowance `/metadata/json:submit` (see `/admin/allowances`); runtime
- * administrators may always submit. A 422 carries the validation answer as its `detail`
- * (`{"result": "errors", "detail": {"<collection>": ["message", ...]}}`) and nothing is
- * written. The body may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
+ * administrators may always submit. A payload that does not validate is a 422 and nothing is
+ * written: its `detail` is the validation answer as the original service spells it (Python's
+ * text of `{'result': 'errors', 'detail': {'<collection>': ['message', ...]}}`), and
+ * `validation` is the same answer as JSON. The body may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
  * for large submissions, or split them into several, records referenced by later parts first.
  *
  */
@@ -894,8 +895,9 @@ export const listWorkflowCapabilities = <ThrowOnError extends boolean = false>(o
  * validated as `POST /metadata/json:validate` does, references included (a workflow
  * execution's `has_input` and `has_output` must name data objects in this body or already
  * stored), then inserted, or replace the records with the same `id`, all or nothing, with
- * the search index and the provenance graph. A 422 carries the validation answer as its
- * `detail` and nothing is written. A user's token gets 403. The body may be at most
+ * the search index and the provenance graph. A body that does not validate is a 422 and
+ * nothing is written: `detail` is the validation answer as the original spells it (Python's
+ * text of the answer), `validation` the same answer as JSON. A user's token gets 403. The body may be at most
  * `MAX_BODY_BYTES` (1 MiB by default; 413 beyond).
  *
  */
@@ -1446,5 +1448,7 @@ export const getVersion = <ThrowOnError extends boolean = false>(options?: Optio
 
 /**
  * Liveness
+ *
+ * Whether the web server and the database answer (`web_server`, `database`, as the original service reports them), with the engines in use. 503 when the store does not answer.
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });

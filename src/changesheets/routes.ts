@@ -5,12 +5,12 @@
  * before the validator); see src/changesheets/changesheets.ts.
  */
 import express from 'express';
-import type { AppDeps } from '../deps.ts';
-import type { Auth, Principal } from '../../auth/index.ts';
+import type { AppDeps } from '../http/deps.ts';
+import type { Auth, Principal } from '../auth/index.ts';
 import { Forbidden, Unprocessable } from '../errors.ts';
-import type { StoredObjects } from '../../objects/stored-objects.ts';
-import { Changesheets, validationAnswerOf, type AtomicUpserts } from '../../changesheets/changesheets.ts';
-import { UPLOAD_FIELD, uploadOf } from '../../changesheets/upload.ts';
+import type { StoredObjects } from '../objects/stored-objects.ts';
+import { Changesheets, validationAnswerOf, type AtomicUpserts } from './changesheets.ts';
+import { UPLOAD_FIELD, uploadOf } from './upload.ts';
 
 export const CHANGESHEET_SUBMIT_FORBIDDEN =
   'Only specific users are allowed to apply changesheets at this time.';

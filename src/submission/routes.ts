@@ -3,11 +3,11 @@
  * (or a runtime administrator) submits NMDC `Database` JSON; see src/submission/json-submission.ts.
  */
 import express from 'express';
-import type { AppDeps } from '../deps.ts';
-import type { Auth, Principal } from '../../auth/index.ts';
+import type { AppDeps } from '../http/deps.ts';
+import type { Auth, Principal } from '../auth/index.ts';
 import { Forbidden, Unprocessable } from '../errors.ts';
-import type { StoredObjects } from '../../objects/stored-objects.ts';
-import { JsonSubmissions, type AtomicRecordWrites } from '../../submission/json-submission.ts';
+import type { StoredObjects } from '../objects/stored-objects.ts';
+import { JsonSubmissions, type AtomicRecordWrites } from './json-submission.ts';
 
 export const SUBMIT_FORBIDDEN = 'Only specific users are allowed to submit json at this time.';
 

@@ -4,10 +4,10 @@
  * Bodies are already checked against openapi.yaml by the validator.
  */
 import express, { type RequestHandler, type Response } from 'express';
-import type { Principal } from '../../auth/index.ts';
+import type { Principal } from '../auth/index.ts';
 import { Forbidden, NotFound } from '../errors.ts';
-import { DEFAULT_SCHEMA_CLASS, Minter, type Requester } from '../../pids/index.ts';
-import type { DocumentStore } from '../../store/port.ts';
+import { DEFAULT_SCHEMA_CLASS, Minter, type Requester } from './index.ts';
+import type { DocumentStore } from '../store/port.ts';
 
 export const SITE_CLIENTS_ONLY =
   'Persistent identifiers are minted and managed by site clients only: log in with your site ' +

@@ -4,8 +4,8 @@
  * `{"result": "errors", "detail": {...}}`. Public: a bearer token, if any, is not looked at.
  */
 import express from 'express';
-import type { AppDeps } from '../deps.ts';
-import { MetadataValidator, validationAnswer } from '../../validation/index.ts';
+import type { AppDeps } from '../http/deps.ts';
+import { MetadataValidator, validationAnswer } from './index.ts';
 
 export function validationRouter(deps: Pick<AppDeps, 'store'>): express.Router {
   const router = express.Router();

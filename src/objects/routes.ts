@@ -8,7 +8,7 @@
 import express from 'express';
 import type { AppDeps } from '../http/deps.ts';
 import type { Auth, Principal } from '../auth/index.ts';
-import { NotFound } from '../http/errors.ts';
+import { NotFound } from '../errors.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
 import { listingParams, tokenPage } from '../metadata/token-pages.ts';
 import type { StoredObjects } from './stored-objects.ts';

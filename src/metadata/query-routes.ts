@@ -1,9 +1,9 @@
 import express from 'express';
-import type { AppDeps } from '../deps.ts';
-import type { Auth, Principal } from '../../auth/index.ts';
-import type { QueryPlanner } from '../../query/planner/planner.ts';
-import { CollectionsReader } from '../../metadata/collections-reader.ts';
-import { QueryCommands, type RecordWrites } from '../../metadata/query-commands.ts';
+import type { AppDeps } from '../http/deps.ts';
+import type { Auth, Principal } from '../auth/index.ts';
+import type { QueryPlanner } from '../query/planner/planner.ts';
+import { CollectionsReader } from './collections-reader.ts';
+import { QueryCommands, type RecordWrites } from './query-commands.ts';
 
 /** `POST /queries:run` (bearer token required). */
 export function queriesRouter(
