@@ -720,8 +720,9 @@ export const getTrigger = <ThrowOnError extends boolean = false>(options: Option
  * Records a run of the workflow named by `job_id` (as the original, the field names a
  * workflow of `GET /workflows`, not a job) with its `REQUESTED` OpenLineage event, in one
  * write, and answers the run's summary. The run's `inputs` and `run_config` (kept as the
- * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. Sites report the run's
- * progress with `POST /runs/{run_id}/events`. `job_id` may also come as a query parameter,
+ * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. A site takes the run on by
+ * reporting on it with `POST /runs/{run_id}/events`; from then on that site alone reports
+ * its progress and may read it beside the caller and runtime administrators. `job_id` may also come as a query parameter,
  * with `run_config` and `inputs` in the body, the shape the original reads.
  *
  */
@@ -744,7 +745,8 @@ export const requestRun = <ThrowOnError extends boolean = false>(options?: Optio
  * `inputs` names the stored object holding the payload) adds when it ended, milliseconds
  * per phase (`validate`, `store_object`, `apply`), records inserted and replaced per
  * collection, and errors. For the user who started the run, runtime administrators, and
- * site clients for runs requested with `POST /runs` (they carry them out).
+ * the site that carries out a run requested with `POST /runs` (its clients, once one of them
+ * reported on the run); 403 for anyone else.
  *
  */
 export const getRun = <ThrowOnError extends boolean = false>(options: Options<GetRunData, ThrowOnError>) => (options.client ?? client).get<GetRunResponses, GetRunErrors, ThrowOnError>({
@@ -773,9 +775,11 @@ export const listRunEvents = <ThrowOnError extends boolean = false>(options: Opt
  * Adds an OpenLineage event (`REQUESTED`, `STARTED`, `FAIL` or `COMPLETE`) to the run;
  * the run's summary follows it (`status` is the latest event's type). `run.id` must be the
  * run's id (422 otherwise). A run that has had its `FAIL` or `COMPLETE` event takes no more
- * (409). For the user who started the run, runtime administrators and site clients (sites
- * report the runs they carry out). `producer`, `schemaURL`, `type` and `time` may also come
- * as query parameters, the shape the original reads.
+ * (409). A run requested with `POST /runs` is carried out by one site: the first site whose
+ * client posts an event on it takes it on, and from then on only that site's clients (and
+ * runtime administrators) may post its events; anyone else gets a 403. Runtime
+ * administrators may post on any run. `producer`, `schemaURL`, `type` and `time` may also
+ * come as query parameters, the shape the original reads.
  *
  */
 export const postRunEvent = <ThrowOnError extends boolean = false>(options: Options<PostRunEventData, ThrowOnError>) => (options.client ?? client).post<PostRunEventResponses, PostRunEventErrors, ThrowOnError>({

@@ -548,6 +548,14 @@ export type UserUpdate = {
     disabled?: boolean;
 };
 
+export type PasswordChange = {
+    current_password: string;
+    /**
+     * Under the rules of `UserCreate.password`.
+     */
+    new_password: string;
+};
+
 export type SiteClientPatch = {
     /**
      * The secret the site client is to have.
@@ -804,6 +812,11 @@ export type JobIn = {
     };
     name?: string;
     description?: string;
+    /**
+     * Empty or left out: a claim names a site and its operation, so only the claiming site
+     * makes one, with `POST /jobs/{job_id}:claim` (a non-empty list is refused with a 422).
+     *
+     */
     claims?: Array<JobClaim>;
     [key: string]: unknown;
 };
@@ -2747,6 +2760,47 @@ export type GetCurrentUserResponses = {
 };
 
 export type GetCurrentUserResponse = GetCurrentUserResponses[keyof GetCurrentUserResponses];
+
+export type ChangeOwnPasswordData = {
+    body: PasswordChange;
+    path?: never;
+    query?: never;
+    url: '/users/me:changePassword';
+};
+
+export type ChangeOwnPasswordErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Too many attempts; retry after `Retry-After` seconds.
+     */
+    429: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ChangeOwnPasswordError = ChangeOwnPasswordErrors[keyof ChangeOwnPasswordErrors];
+
+export type ChangeOwnPasswordResponses = {
+    /**
+     * The password is changed; log in again.
+     */
+    204: void;
+};
+
+export type ChangeOwnPasswordResponse = ChangeOwnPasswordResponses[keyof ChangeOwnPasswordResponses];
 
 export type CreateUserData = {
     body: UserCreate;
