@@ -10,11 +10,20 @@
  * - 429 or 5xx (a full write queue, a shard relocating): retried with backoff, a bounded number of
  *   times, after which the whole write fails and the caller's watermark stays where it was;
  * - any other refusal (a mapping or size limit the record breaks): permanent, reported to the
- *   caller and not retried, so one record cannot hold back every write after it.
+ *   caller and not retried, so one record cannot hold back every write after it;
+ * - a write alias that does not exist: MissingIndex, for the caller to decide (never a refusal).
  */
 import type { Client } from '@elastic/elasticsearch';
 import { SearchIndexUnavailable } from '../errors.ts';
 import { describeError, statusOf } from './client.ts';
+
+/** A write's alias (or index) does not exist: the index's state, not the record's. */
+export class MissingIndex extends Error {
+  constructor(readonly index: string) {
+    super(`no index or alias [${index}]`);
+    this.name = 'MissingIndex';
+  }
+}
 
 export interface BulkOp {
   action: 'index' | 'delete';
@@ -177,10 +186,11 @@ export class BulkWriter {
           type: result?.error?.type ?? 'unknown',
           reason: String(result?.error?.reason ?? 'no reason given').slice(0, 500),
         };
-        // A missing write alias is the index's state, not the record's: never a refusal.
-        const transient =
-          TRANSIENT_STATUSES.has(status) || (status === 404 && failure.type === 'index_not_found_exception');
-        if (transient) {
+        // A missing write alias is the index's state, not the record's: never a refusal, and
+        // retrying will not make it appear (an alias swap is atomic).
+        if (status === 404 && failure.type === 'index_not_found_exception')
+          throw new MissingIndex(sized.op.index);
+        if (TRANSIENT_STATUSES.has(status)) {
           retry.push(sized);
           lastTransient = failure;
         } else outcome.refused.push({ op: sized.op, index, failure });

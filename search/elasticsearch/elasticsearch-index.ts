@@ -37,7 +37,7 @@ import { constrainsOnlyLength } from '../regex/lucene-regexp.ts';
 import { wordsOf } from '../words.ts';
 import { isCollectionName } from '../../src/schema/nmdc.ts';
 import { SearchIndexUnavailable } from '../errors.ts';
-import { BulkWriter, type BulkOp, type BulkOutcome } from './bulk.ts';
+import { BulkWriter, MissingIndex, type BulkOp, type BulkOutcome } from './bulk.ts';
 import {
   createClient,
   describeError,
@@ -319,14 +319,25 @@ export class ElasticsearchIndex implements SearchIndex {
 
   async index(collection: string, docs: Doc[], write: IndexWrite = {}): Promise<void> {
     if (docs.length === 0) return;
-    const targets = await this.targets(collection, write, true);
-    const ops: BulkOp[] = [];
-    for (const doc of docs) {
-      const document = documentOf(doc);
-      for (const index of targets)
-        ops.push({ action: 'index', index, id: doc.id, version: write.version, document });
+    const documents = docs.map((doc) => ({ id: doc.id, document: documentOf(doc) }));
+    for (let attempt = 0; ; attempt++) {
+      const targets = await this.targets(collection, write, true);
+      const ops: BulkOp[] = [];
+      for (const { id, document } of documents)
+        for (const index of targets)
+          ops.push({ action: 'index', index, id, version: write.version, document });
+      try {
+        this.record(collection, write, await this.bulkWriter.write(ops));
+        return;
+      } catch (err) {
+        if (!(err instanceof MissingIndex)) throw err;
+        if (attempt > 0 || write.rebuild)
+          throw new SearchIndexUnavailable(`Elasticsearch has no ${err.index}: run \`npm run reindex\``);
+        // The alias went away since this process saw it (lost, or never made): look again, which
+        // says to reindex when it was lost. Writes are versioned, so sending again is safe.
+        this.ready.delete(collection);
+      }
     }
-    this.record(collection, write, await this.bulkWriter.write(ops));
   }
 
   async remove(collection: string, ids: string[], write: IndexWrite = {}): Promise<void> {

@@ -6,20 +6,15 @@
  * them: a reader never sees a watermark beyond a record it is not told about.
  */
 import type { Client } from '@elastic/elasticsearch';
+import type { IndexRefusal } from '../port.ts';
 import { statusOf } from './client.ts';
 
 /** A record Elasticsearch refused for good (a mapping or size limit): it stays a search candidate. */
-export interface Refusal {
-  collection: string;
-  id: string;
+export interface Refusal extends IndexRefusal {
   /** The concrete index that refused it. */
   index: string;
   /** The version (change sequence) of the refused write. */
   version: number;
-  status: number;
-  type: string;
-  reason: string;
-  at: string;
 }
 
 export interface MetaState {

@@ -787,6 +787,8 @@ export class ElasticsearchStandIn {
         const injected = this.itemFailures.find((f) => f.times > 0 && f.match(kind, name, id));
         if (injected) {
           injected.times--;
+          // As Elasticsearch reports it: on the concrete index the alias resolved to.
+          item._index = this.concrete(name)?.name ?? name;
           throw new EsError(injected.failure.status, injected.failure.type, injected.failure.reason);
         }
         const version = meta.version === undefined ? undefined : Number(meta.version);
