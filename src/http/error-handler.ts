@@ -56,6 +56,7 @@ const CONNECTION_ERROR_NAMES = new Set([
   'MongoNotConnectedError',
   'ConnectionError',
   'NoLivingConnectionsError',
+  'SearchIndexUnavailable',
 ]);
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
