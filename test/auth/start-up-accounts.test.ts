@@ -44,17 +44,17 @@ async function withAccounts<T>(
 }
 
 describe('start-up accounts', () => {
-  it('creates the site svc-runtime-useradmin and the configured administrator', async () => {
+  it('creates the site nmdc-runtime-useradmin and the configured administrator', async () => {
     await withAccounts(
       dataDir(),
       { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'chief of the sampling crew', DEMO_DATA: 'false' },
       async (accounts) => {
-        expect(await accounts.getSite('svc-runtime-useradmin')).toMatchObject({
-          id: 'svc-runtime-useradmin',
+        expect(await accounts.getSite('nmdc-runtime-useradmin')).toMatchObject({
+          id: 'nmdc-runtime-useradmin',
           capability_ids: [],
         });
         const chief = await accounts.verifyPassword('chief', 'chief of the sampling crew');
-        expect(chief?.site_admin).toEqual(['svc-runtime-useradmin']);
+        expect(chief?.site_admin).toEqual(['nmdc-runtime-useradmin']);
       },
     );
   });
@@ -83,7 +83,7 @@ describe('start-up accounts', () => {
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
       const password = /password: (\S+)/.exec(fs.readFileSync(file, 'utf8'))![1]!;
       expect((await accounts.verifyPassword('admin', password))?.site_admin).toEqual([
-        'svc-runtime-useradmin',
+        'nmdc-runtime-useradmin',
       ]);
       const log = lines.join('\n');
       expect(log).toContain(file);
@@ -126,7 +126,9 @@ describe('create-admin command', () => {
     const message = await createAdmin(['--username', 'ops'], { DATA_DIR: dir, DEMO_DATA: 'false' });
     const password = /Generated password \(shown once\): (\S+)/.exec(message)![1]!;
     await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
-      expect((await accounts.verifyPassword('ops', password))?.site_admin).toEqual(['svc-runtime-useradmin']);
+      expect((await accounts.verifyPassword('ops', password))?.site_admin).toEqual([
+        'nmdc-runtime-useradmin',
+      ]);
     });
   });
 
@@ -147,7 +149,7 @@ describe('create-admin command', () => {
     await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
       expect((await accounts.verifyPassword('lead', 'new compass for the lead'))?.site_admin).toEqual([
         'lab-1',
-        'svc-runtime-useradmin',
+        'nmdc-runtime-useradmin',
       ]);
     });
   });

@@ -337,7 +337,7 @@ export const getCurrentUser = <ThrowOnError extends boolean = false>(options?: O
 /**
  * Create a user
  *
- * For runtime administrators (administrators of the site `svc-runtime-useradmin`). The password
+ * For runtime administrators (administrators of the site `nmdc-runtime-useradmin`). The password
  * must pass the password rules (see `UserCreate.password`); a 422 names the rule it breaks.
  *
  */
