@@ -659,10 +659,10 @@ export type Health = {
  */
 export type JobWorkflow = {
     id: string;
-    name?: string;
-    description?: string;
-    capability_ids?: Array<string>;
-    created_at?: string;
+    name?: string | null;
+    description?: string | null;
+    capability_ids?: Array<string> | null;
+    created_at?: string | null;
     [key: string]: unknown;
 };
 
@@ -675,16 +675,16 @@ export type JobClaim = {
     /**
      * The claim's operation is done (completed, or cancelled by a release).
      */
-    done?: boolean;
+    done?: boolean | null;
     /**
      * The site released the job before its operation was done.
      */
-    cancelled?: boolean;
+    cancelled?: boolean | null;
     [key: string]: unknown;
 };
 
 /**
- * A new job. Members other than these are dropped.
+ * A new job. Members other than these are dropped; `null` is read as absent, as the original's model reads it.
  */
 export type JobIn = {
     workflow: JobWorkflow;
@@ -694,8 +694,8 @@ export type JobIn = {
     config: {
         [key: string]: unknown;
     };
-    name?: string;
-    description?: string;
+    name?: string | null;
+    description?: string | null;
     claims?: Array<JobClaim>;
     [key: string]: unknown;
 };
