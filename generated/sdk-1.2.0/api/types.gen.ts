@@ -184,6 +184,9 @@ export type FindCommand = {
         [key: string]: unknown;
     };
     limit?: number;
+    /**
+     * Records per batch; 101 when absent.
+     */
     batchSize?: number;
 };
 
@@ -192,6 +195,9 @@ export type GetMoreCommand = {
      * The `cursor.id` of a previous result.
      */
     getMore: string;
+    /**
+     * Records in this batch; when absent, the batch size the cursor was opened with (so a find or aggregate of batch size 4 over 10 records pages 4, 4, 2).
+     */
     batchSize?: number;
 };
 
@@ -219,6 +225,9 @@ export type AggregateCommand = {
         [key: string]: unknown;
     }>;
     cursor?: {
+        /**
+         * Records per batch; 25 when absent.
+         */
         batchSize?: number;
     };
 };
