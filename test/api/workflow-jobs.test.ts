@@ -342,6 +342,25 @@ describe('refusals', () => {
     expect((await getJob(empty.id as string)).claims).toEqual([{ op_id: claimed.body.id, site_id: SITE_B }]);
   });
 
+  it("reads null members as absent, as a pydantic model's dump sends them", async () => {
+    const created = await request(t.app)
+      .post('/jobs')
+      .set(siteA)
+      .send({
+        workflow: { id: 'w-nulls', name: null, description: null, capability_ids: null, created_at: null },
+        config: {},
+        name: 'Job with nulls',
+        description: null,
+      });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body).toMatchObject({
+      workflow: { id: 'w-nulls' },
+      name: 'Job with nulls',
+    });
+    expect(created.body.workflow).toEqual({ id: 'w-nulls' });
+    expect(created.body).not.toHaveProperty('description');
+  });
+
   it('422 naming the problem for a bad job or patch body', async () => {
     const noConfig = await request(t.app)
       .post('/jobs')

@@ -45,17 +45,17 @@ async function withAccounts<T>(
 }
 
 describe('start-up accounts', () => {
-  it('creates the site svc-runtime-useradmin and the configured administrator', async () => {
+  it('creates the site nmdc-runtime-useradmin and the configured administrator', async () => {
     await withAccounts(
       dataDir(),
       { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'chief of the sampling crew', DEMO_DATA: 'false' },
       async (accounts) => {
-        expect(await accounts.getSite('svc-runtime-useradmin')).toMatchObject({
-          id: 'svc-runtime-useradmin',
+        expect(await accounts.getSite('nmdc-runtime-useradmin')).toMatchObject({
+          id: 'nmdc-runtime-useradmin',
           capability_ids: [],
         });
         const chief = await accounts.verifyPassword('chief', 'chief of the sampling crew');
-        expect(chief?.site_admin).toEqual(['svc-runtime-useradmin']);
+        expect(chief?.site_admin).toEqual(['nmdc-runtime-useradmin']);
       },
     );
   });
@@ -106,7 +106,7 @@ describe('start-up accounts', () => {
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
       const password = /password: (\S+)/.exec(fs.readFileSync(file, 'utf8'))![1]!;
       expect((await accounts.verifyPassword('admin', password))?.site_admin).toEqual([
-        'svc-runtime-useradmin',
+        'nmdc-runtime-useradmin',
       ]);
       const log = lines.join('\n');
       expect(log).toContain(file);
@@ -149,7 +149,9 @@ describe('create-admin command', () => {
     const message = await createAdmin(['--username', 'ops'], { DATA_DIR: dir, DEMO_DATA: 'false' });
     const password = /Generated password \(shown once\): (\S+)/.exec(message)![1]!;
     await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
-      expect((await accounts.verifyPassword('ops', password))?.site_admin).toEqual(['svc-runtime-useradmin']);
+      expect((await accounts.verifyPassword('ops', password))?.site_admin).toEqual([
+        'nmdc-runtime-useradmin',
+      ]);
     });
   });
 
@@ -199,7 +201,7 @@ describe('create-admin command', () => {
       const after = await passwordToken(server.url, 'lead', 'new compass for the lead');
       expect((await getJson(`${server.url}/users/me`, after)).body).toEqual({
         username: 'lead',
-        site_admin: ['svc-runtime-useradmin'],
+        site_admin: ['nmdc-runtime-useradmin'],
         disabled: false,
       });
       // A reset with a generated password prints it once and ends the tokens again.

@@ -184,6 +184,9 @@ export type FindCommand = {
         [key: string]: unknown;
     };
     limit?: number;
+    /**
+     * Records per batch; 101 when absent.
+     */
     batchSize?: number;
 };
 
@@ -192,6 +195,9 @@ export type GetMoreCommand = {
      * The `cursor.id` of a previous result.
      */
     getMore: string;
+    /**
+     * Records in this batch; when absent, the batch size the cursor was opened with (so a find or aggregate of batch size 4 over 10 records pages 4, 4, 2).
+     */
     batchSize?: number;
 };
 
@@ -219,6 +225,9 @@ export type AggregateCommand = {
         [key: string]: unknown;
     }>;
     cursor?: {
+        /**
+         * Records per batch; 25 when absent.
+         */
         batchSize?: number;
     };
 };
@@ -669,10 +678,10 @@ export type Health = {
  */
 export type JobWorkflow = {
     id: string;
-    name?: string;
-    description?: string;
-    capability_ids?: Array<string>;
-    created_at?: string;
+    name?: string | null;
+    description?: string | null;
+    capability_ids?: Array<string> | null;
+    created_at?: string | null;
     [key: string]: unknown;
 };
 
@@ -685,11 +694,11 @@ export type JobClaim = {
     /**
      * The claim's operation is done (completed, or cancelled by a release).
      */
-    done?: boolean;
+    done?: boolean | null;
     /**
      * The site released the job before its operation was done.
      */
-    cancelled?: boolean;
+    cancelled?: boolean | null;
     [key: string]: unknown;
 };
 

@@ -181,8 +181,10 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * `update` and `delete` the allowance `/queries:run(query_cmd:DeleteCommand)` (see
  * `/admin/allowances`); runtime administrators may run every command.
  * Filters are MongoDB query syntax; `$regex` (options `i`, `m`, `s`, `x`) is answered from a
- * search index with exactly MongoDB's results. `getMore` continuations expire after an hour
- * of inactivity.
+ * search index with exactly MongoDB's results. A `find` or `aggregate` answers its first
+ * batch and a `cursor.id` when more records follow (null when the batch holds the last
+ * one); `getMore` answers the next batch, in the cursor's batch size unless it gives its
+ * own. `getMore` continuations expire after an hour of inactivity.
  *
  * `explain` shows how a `find` or `count` would be read, as MongoDB's explain does:
  * `{"explain": {"find": "biosample_set", "filter": {...}, "limit": 25}, "verbosity":
@@ -193,8 +195,9 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * order the matches), with its estimated records and index entries read and its estimated
  * cost; `rejectedPlans` lists the other paths with theirs. Estimates come from a sample of
  * the collection (`queryPlanner.estimate`). With `"verbosity": "executionStats"` the command
- * is also run and `executionStats` reports records returned, records and index entries
- * examined, records parsed and the time taken. The plan never changes the answer, only what
+ * is also run to its end, as MongoDB runs it (every match up to the find's `limit`; batch
+ * sizes are a cursor's, not the query's), and `executionStats` reports records returned,
+ * records and index entries examined, records parsed and the time taken. The plan never changes the answer, only what
  * it costs.
  *
  * `update` and `delete` are checked as MongoDB checks them and written all or nothing:
@@ -463,7 +466,7 @@ export const changeOwnPassword = <ThrowOnError extends boolean = false>(options:
 /**
  * Create a user
  *
- * For runtime administrators (administrators of the site `svc-runtime-useradmin`). The password
+ * For runtime administrators (administrators of the site `nmdc-runtime-useradmin`). The password
  * must pass the password rules (see `UserCreate.password`); a 422 names the rule it breaks.
  *
  */

@@ -219,6 +219,9 @@ export type FindCommand = {
         [key: string]: unknown;
     };
     limit?: number;
+    /**
+     * Records per batch; 101 when absent.
+     */
     batchSize?: number;
 };
 
@@ -227,6 +230,9 @@ export type GetMoreCommand = {
      * The `cursor.id` of a previous result.
      */
     getMore: string;
+    /**
+     * Records in this batch; when absent, the batch size the cursor was opened with (so a find or aggregate of batch size 4 over 10 records pages 4, 4, 2).
+     */
     batchSize?: number;
 };
 
@@ -254,6 +260,9 @@ export type AggregateCommand = {
         [key: string]: unknown;
     }>;
     cursor?: {
+        /**
+         * Records per batch; 25 when absent.
+         */
         batchSize?: number;
     };
 };
@@ -775,10 +784,10 @@ export type Health = {
  */
 export type JobWorkflow = {
     id: string;
-    name?: string;
-    description?: string;
-    capability_ids?: Array<string>;
-    created_at?: string;
+    name?: string | null;
+    description?: string | null;
+    capability_ids?: Array<string> | null;
+    created_at?: string | null;
     [key: string]: unknown;
 };
 
@@ -791,16 +800,16 @@ export type JobClaim = {
     /**
      * The claim's operation is done (completed, or cancelled by a release).
      */
-    done?: boolean;
+    done?: boolean | null;
     /**
      * The site released the job before its operation was done.
      */
-    cancelled?: boolean;
+    cancelled?: boolean | null;
     [key: string]: unknown;
 };
 
 /**
- * A new job. Members other than these are dropped.
+ * A new job. Members other than these are dropped; `null` is read as absent, as the original's model reads it.
  */
 export type JobIn = {
     workflow: JobWorkflow;
@@ -810,8 +819,8 @@ export type JobIn = {
     config: {
         [key: string]: unknown;
     };
-    name?: string;
-    description?: string;
+    name?: string | null;
+    description?: string | null;
     /**
      * Empty or left out: a claim names a site and its operation, so only the claiming site
      * makes one, with `POST /jobs/{job_id}:claim` (a non-empty list is refused with a 422).
