@@ -41,6 +41,17 @@ export interface Freshness {
   missing: string[];
 }
 
+/** A record the index's engine refused for good (a size or mapping limit): it stays a candidate. */
+export interface IndexRefusal {
+  collection: string;
+  id: string;
+  status: number;
+  type: string;
+  reason: string;
+  /** When it was refused (ISO 8601). */
+  at: string;
+}
+
 /**
  * An index derived from the records and kept in step with them: written in the store's own
  * transaction (`synchronous`) or caught up from its change log; rebuilt by `npm run reindex` and
@@ -80,6 +91,8 @@ export interface MaintainedIndex {
    * it, read at once (without it: the watermark and nothing more). Never later than `watermark`.
    */
   freshness?(collection: string): Promise<Freshness>;
+  /** Optional: the records the engine refused, as `check-index` reports them. */
+  refusals?(): Promise<IndexRefusal[]>;
   setWatermark(seq: number): Promise<void>;
   close(): Promise<void>;
 }

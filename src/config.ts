@@ -17,10 +17,24 @@ export interface Config {
   mongoUrl: string | undefined;
   /** MongoDB database name. `MONGO_DB`, default `nmdc`. */
   mongoDb: string;
-  /** Elasticsearch URL; when set Elasticsearch is the search index. `ELASTICSEARCH_URL`. */
+  /**
+   * Elasticsearch URL, or several nodes' URLs comma-separated; when set Elasticsearch is the search
+   * index. `ELASTICSEARCH_URL` (`https://user:password@host:9200` for basic authentication).
+   */
   elasticsearchUrl: string | undefined;
   /** Prefix of the Elasticsearch index names. `ELASTICSEARCH_INDEX_PREFIX`, default `nmdc`. */
   elasticsearchIndexPrefix: string;
+  /** An Elasticsearch API key, in its encoded form (base64 of `id:key`). `ELASTICSEARCH_API_KEY`. */
+  elasticsearchApiKey: string | undefined;
+  /** A PEM file of the CA that signed Elasticsearch's HTTP certificate. `ELASTICSEARCH_CA_CERT`. */
+  elasticsearchCaCert: string | undefined;
+  /**
+   * The SHA-256 fingerprint of that CA certificate (hex, colons optional), trusted instead of a
+   * CA file, as Elasticsearch 8 prints it at first start. `ELASTICSEARCH_CA_FINGERPRINT`.
+   */
+  elasticsearchCaFingerprint: string | undefined;
+  /** Largest `_bulk` request body the index sends, in bytes. `ELASTICSEARCH_BULK_BYTES`, default 8 MiB. */
+  elasticsearchBulkBytes: number;
   /** First administrator, created or updated at start. `ADMIN_USERNAME` / `ADMIN_PASSWORD`. */
   adminUsername: string | undefined;
   adminPassword: string | undefined;
@@ -163,6 +177,32 @@ function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string 
   return raw;
 }
 
+/** One URL, or several comma-separated (Elasticsearch nodes), each http or https. */
+function urls(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const parts = raw.split(',').map((part) => part.trim());
+  for (const part of parts) url({ [name]: part }, name, ['http:', 'https:']);
+  const schemes = new Set(parts.map((part) => new URL(part).protocol));
+  if (schemes.size > 1) throw new ConfigError(`${name} must list URLs of one scheme, got "${raw}"`);
+  return parts.join(',');
+}
+
+function elasticsearchTls(env: NodeJS.ProcessEnv, elasticsearchUrl: string | undefined) {
+  const caCert = env.ELASTICSEARCH_CA_CERT ? path.resolve(env.ELASTICSEARCH_CA_CERT) : undefined;
+  const rawFingerprint = env.ELASTICSEARCH_CA_FINGERPRINT?.trim() || undefined;
+  const caFingerprint = rawFingerprint?.replace(/:/g, '').toUpperCase();
+  if (caFingerprint !== undefined && !/^[0-9A-F]{64}$/.test(caFingerprint))
+    throw new ConfigError(
+      `ELASTICSEARCH_CA_FINGERPRINT must be a SHA-256 fingerprint (64 hexadecimal digits, colons optional), got "${rawFingerprint}"`,
+    );
+  if ((caCert || caFingerprint) && !elasticsearchUrl?.startsWith('https:'))
+    throw new ConfigError(
+      'ELASTICSEARCH_CA_CERT and ELASTICSEARCH_CA_FINGERPRINT need an https ELASTICSEARCH_URL',
+    );
+  return { caCert, caFingerprint };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const logLevel = env.LOG_LEVEL || 'info';
@@ -186,6 +226,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     externalOidc = { issuer, clientId, clientSecret, label: env.EXTERNAL_OIDC_LABEL || 'ORCID' };
   }
+  const elasticsearchUrl = urls(env, 'ELASTICSEARCH_URL');
+  const elasticsearchCa = elasticsearchTls(env, elasticsearchUrl);
   const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
     /\/$/,
     '',
@@ -196,8 +238,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || './data'),
     mongoUrl: url(env, 'MONGO_URL', ['mongodb:', 'mongodb+srv:']),
     mongoDb: env.MONGO_DB || 'nmdc',
-    elasticsearchUrl: url(env, 'ELASTICSEARCH_URL', ['http:', 'https:']),
+    elasticsearchUrl,
     elasticsearchIndexPrefix: env.ELASTICSEARCH_INDEX_PREFIX || 'nmdc',
+    elasticsearchApiKey: env.ELASTICSEARCH_API_KEY || undefined,
+    elasticsearchCaCert: elasticsearchCa.caCert,
+    elasticsearchCaFingerprint: elasticsearchCa.caFingerprint,
+    elasticsearchBulkBytes: integer(
+      env,
+      'ELASTICSEARCH_BULK_BYTES',
+      8 * 1024 * 1024,
+      64 * 1024,
+      90 * 1024 * 1024,
+    ),
     adminUsername,
     adminPassword,
     passwordMinLength: integer(env, 'PASSWORD_MIN_LENGTH', 12, 12, 128),

@@ -157,7 +157,25 @@ export class ClaimHeld extends ClaimHeldBase {
   }
 }
 
-// Submission: `POST /metadata/json:submit`.
+// Metadata writes: validation, `/queries:run` updates and deletes, submissions.
+
+/** A payload that does not validate; its `validation` member is the validation answer as JSON. */
+export const MetadataInvalid = defineError('MetadataInvalid', 'NMDC_ERR_METADATA_INVALID', 'unprocessable');
+export type MetadataInvalid = InstanceType<typeof MetadataInvalid>;
+/** An update after which records would not validate; `validation_errors` names them. */
+export const InvalidAfterUpdate = defineError(
+  'InvalidAfterUpdate',
+  'NMDC_ERR_WRITE_INVALID_AFTER_UPDATE',
+  'unprocessable',
+);
+export type InvalidAfterUpdate = InstanceType<typeof InvalidAfterUpdate>;
+/** A delete or update that would leave references broken; `broken_references` lists them. */
+export const BrokenReferences = defineError(
+  'BrokenReferences',
+  'NMDC_ERR_WRITE_BROKEN_REFERENCES',
+  'unprocessable',
+);
+export type BrokenReferences = InstanceType<typeof BrokenReferences>;
 
 /** Validated records that could not be applied; the run records the failure. */
 export const SubmissionFailed = defineError('SubmissionFailed', 'NMDC_ERR_SUBMISSION_FAILED', 'failed');

@@ -7,6 +7,7 @@ import type { Doc, DocumentStore, Filter, Projection } from '../store/port.ts';
 import { Conflict, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { passwordProblem, type PasswordRules } from './password-policy.ts';
 import {
+  FORMER_RUNTIME_ADMIN_SITES,
   RUNTIME_ADMIN_SITE,
   SITES,
   SITE_CLIENTS,
@@ -94,7 +95,9 @@ export class Accounts {
   }
 
   isRuntimeAdmin(user: Pick<UserRecord, 'site_admin'>): boolean {
-    return user.site_admin.includes(RUNTIME_ADMIN_SITE);
+    return user.site_admin.some(
+      (site) => site === RUNTIME_ADMIN_SITE || FORMER_RUNTIME_ADMIN_SITES.includes(site),
+    );
   }
 
   /** Creates a user; 422 when the password breaks a rule, 409 when the username is taken. */

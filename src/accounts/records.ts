@@ -7,8 +7,11 @@ export const USERS = 'users';
 export const SITES = 'sites';
 export const SITE_CLIENTS = 'site_clients';
 
-/** Administrators of this site are the runtime administrators. */
-export const RUNTIME_ADMIN_SITE = 'svc-runtime-useradmin';
+/** Administrators of this site are the runtime administrators (the original service's name for it). */
+export const RUNTIME_ADMIN_SITE = 'nmdc-runtime-useradmin';
+
+/** The name earlier releases of this service gave that site: its administrators stay runtime administrators. */
+export const FORMER_RUNTIME_ADMIN_SITES: readonly string[] = ['svc-runtime-useradmin'];
 
 export interface UserRecord {
   /** Same as `username`: the store's key. */

@@ -1,6 +1,7 @@
 /**
- * `GET /users/me`, `POST /users`, `PUT /users`, `GET /sites`, `POST /sites`, `GET/PATCH /sites/{site_id}`,
- * `GET/PUT /sites/{site_id}/capabilities` and `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
+ * `GET /users/me`, `POST /users/me:changePassword`, `POST /users`, `PUT /users`, `GET /sites`,
+ * `POST /sites`, `GET/PATCH /sites/{site_id}`, `GET/PUT /sites/{site_id}/capabilities` and
+ * `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
  */
 import express, { type Response } from 'express';
 import type { Services } from '../services.ts';
@@ -47,10 +48,32 @@ export function accountsRouter(deps: Services): express.Router {
   const { accounts } = deps;
   const { state } = deps.store;
   const { requireUser } = guardsOf(deps.auth);
+  const limits = deps.auth.limiter;
   const router = express.Router();
 
   router.get('/users/me', requireUser, async (_req, res) => {
     res.json(publicUser(await callingUser(accounts, res)));
+  });
+
+  // A user changes their own password, proving the current one: a stolen token alone cannot take
+  // the account over, and guessing the current password here counts like guessing at `/token`.
+  router.post('/users/me\\:changePassword', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const current = stringField(body, 'current_password', true)!;
+    const next = stringField(body, 'new_password', true)!;
+    const account = `user:${caller.username}`;
+    const address = req.ip ?? 'unknown';
+    await limits.admit(account, address);
+    try {
+      await accounts.changeOwnPassword(caller.username, current, next);
+    } catch (err) {
+      // Only a wrong current password (403) counts as a failed attempt; a refused new one does not.
+      if (!(err instanceof Forbidden)) await limits.succeeded(account, address);
+      throw err;
+    }
+    await limits.succeeded(account, address);
+    res.status(204).end();
   });
 
   router.post('/users', requireUser, async (req, res) => {

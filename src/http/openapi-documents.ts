@@ -142,6 +142,7 @@ const PATHS_ADDED_LATER = new Set([
   '/objects/{object_id}/content',
   '/sites/{site_id}/capabilities',
   '/admin/site_clients/{site_client_id}',
+  '/users/me:changePassword',
 ]);
 
 /** Operations added after 1.2.0 to paths 1.2.0 already had (`METHOD path`). */

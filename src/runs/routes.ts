@@ -1,8 +1,8 @@
 /**
  * Runs: `POST /runs` (request a run of a workflow), `GET /runs/{run_id}` (what became of a run, a
  * metadata submission or a requested one), and `GET/POST /runs/{run_id}/events` (its OpenLineage
- * events). For the caller who started a run, runtime administrators, and site clients for the runs
- * they carry out (run-events.ts says who may do what).
+ * events). For the caller who started a run, runtime administrators, and the site that carries it
+ * out (run-events.ts says who may do what).
  */
 import express from 'express';
 import type { Services } from '../services.ts';
@@ -13,6 +13,7 @@ import { tokenPage } from '../metadata/token-pages.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
 import { getRun, publicRun } from './runs.ts';
 import {
+  READ_RUN_FORBIDDEN,
   RUN_EVENT_TYPES,
   findRunEvents,
   mayReadRun,
@@ -127,9 +128,7 @@ export function runsRouter(deps: Services): express.Router {
     const runId = String(req.params.run_id);
     const run = await getRun(store, runId);
     if (!run) throw new NotFound(`Run ${runId} not found`);
-    if (!mayReadRun(res.locals.principal as Principal, run)) {
-      throw new Forbidden('Only the user who started a run, or a runtime administrator, may see it.');
-    }
+    if (!mayReadRun(res.locals.principal as Principal, run)) throw new Forbidden(READ_RUN_FORBIDDEN);
     return run;
   }
 

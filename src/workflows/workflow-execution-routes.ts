@@ -8,8 +8,8 @@ import express from 'express';
 import type { Services } from '../services.ts';
 import { guardsOf } from '../http/guards.ts';
 import { Unprocessable } from '../errors.ts';
-import { MetadataValidator, validationAnswer } from '../validation/index.ts';
-import { inBatches, recordsByCollection } from '../submission/json-submission.ts';
+import { MetadataValidator } from '../validation/index.ts';
+import { inBatches, recordsByCollection, validationRefusal } from '../submission/json-submission.ts';
 
 /** What the original answers once the records are written. */
 export const WORKFLOW_EXECUTIONS_ACCEPTED = { message: 'jobs accepted' } as const;
@@ -27,7 +27,7 @@ export function workflowExecutionsRouter(deps: Services): express.Router {
     }
     const database = payload as Record<string, unknown>;
     const outcome = await validator.validateDatabase(database);
-    if (!outcome.valid) throw new Unprocessable(validationAnswer(outcome));
+    if (!outcome.valid) throw validationRefusal(outcome);
     const batches = recordsByCollection(database).flatMap(({ collection, docs }) =>
       inBatches(docs).map((batch) => ({ collection, docs: batch })),
     );

@@ -78,7 +78,7 @@ describe('account endpoints in the app', () => {
   it('GET /users/me answers the user, and 401 without a token', async () => {
     const me = await request(t.app).get('/users/me').set('Authorization', `Bearer ${admin}`);
     expect(me.status).toBe(200);
-    expect(me.body).toEqual({ username: 'root', site_admin: ['svc-runtime-useradmin'], disabled: false });
+    expect(me.body).toEqual({ username: 'root', site_admin: ['nmdc-runtime-useradmin'], disabled: false });
     const anonymous = await request(t.app).get('/users/me');
     expect(anonymous.status).toBe(401);
     expect(anonymous.body).toEqual({ detail: 'Access token is invalid or missing. Please log in again.' });
@@ -93,6 +93,27 @@ describe('account endpoints in the app', () => {
     const again = await request(t.app).post('/users').set('Authorization', `Bearer ${admin}`).send(body);
     expect(again.status).toBe(409);
     expect(again.body).toEqual({ detail: 'User api-user already exists' });
+  });
+
+  it("makes administrators of the original's nmdc-runtime-useradmin, and of the former name svc-runtime-useradmin, runtime administrators", async () => {
+    const { Accounts } = await import('../../src/accounts/index.ts');
+    const accounts = new Accounts(t.store);
+    // User records as the original keeps them, and as earlier releases of this service did.
+    for (const [username, site] of [
+      ['migrated-root', 'nmdc-runtime-useradmin'],
+      ['old-root', 'svc-runtime-useradmin'],
+    ] as const) {
+      await accounts.createUser({ username, password: `${username}-password-1`, site_admin: [site] });
+      const login = await request(t.app)
+        .post('/token')
+        .type('form')
+        .send({ grant_type: 'password', username, password: `${username}-password-1` });
+      const created = await request(t.app)
+        .post('/users')
+        .set('Authorization', `Bearer ${login.body.access_token}`)
+        .send({ username: `made-by-${username}`, password: `made-by-${username}-password` });
+      expect(created.status, `${site}: ${created.text}`).toBe(201);
+    }
   });
 
   it('gives one 201 and one 409 when the same user or site is created twice at once', async () => {

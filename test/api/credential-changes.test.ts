@@ -1,6 +1,7 @@
 /**
  * Credentials that can be changed and revoked, through the whole app (request and response
  * validation included): `PUT /users` (an administrator sets a password, as in the original),
+ * `POST /users/me:changePassword` (a user changes their own),
  * `PATCH /admin/site_clients/{id}` (a new secret, behind the `/admin/site_clients` allowance) and
  * `DELETE /admin/site_clients/{id}` (revocation). Every change ends the tokens issued before it.
  */
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { INVALIDATED } from '../../src/auth/access-tokens.ts';
+import { TOO_MANY_FOR_ACCOUNT_AND_ADDRESS, loginLimits } from '../../src/auth/login-rate-limit.ts';
 import { createTestApp, newSiteClient, passwordToken, type TestApp } from '../support/server.ts';
 
 setBcryptCost(4);
@@ -21,6 +23,7 @@ let clerk: Record<string, string>;
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 const login = (form: Record<string, string>) => request(t.app).post('/token').type('form').send(form);
+const loginAs = (username: string, password: string) => login({ grant_type: 'password', username, password });
 const me = (auth: Record<string, string>) => request(t.app).get('/users/me').set(auth);
 
 async function newUser(username: string, password: string): Promise<Record<string, string>> {
@@ -49,11 +52,7 @@ describe('PUT /users', () => {
     const stale = await me(before);
     expect(stale.status).toBe(401);
     expect(stale.body).toEqual({ detail: INVALIDATED });
-    const old = await login({
-      grant_type: 'password',
-      username: 'cred-alice',
-      password: 'Pb5-tundra-violet-23-crane',
-    });
+    const old = await loginAs('cred-alice', 'Pb5-tundra-violet-23-crane');
     expect(old.status).toBe(401);
     expect(old.body).toEqual({ detail: 'Incorrect username or password' });
     const fresh = bearer(await passwordToken(t.app, 'cred-alice', 'Hq9-saltmarsh-amber-67-ibis'));
@@ -73,10 +72,7 @@ describe('PUT /users', () => {
       expect(res.body.detail).not.toContain(password);
     }
     expect((await me(token)).status).toBe(200);
-    expect(
-      (await login({ grant_type: 'password', username: 'cred-bob', password: 'Tc4-glacier-olive-82-heron' }))
-        .status,
-    ).toBe(200);
+    expect((await loginAs('cred-bob', 'Tc4-glacier-olive-82-heron')).status).toBe(200);
   });
 
   it('changes only the members given; an empty password leaves the password and the tokens alone', async () => {
@@ -114,10 +110,7 @@ describe('PUT /users', () => {
       .send({ username: 'cred-dave', disabled: false })
       .expect(200);
     expect((await me(token)).body).toEqual({ detail: INVALIDATED });
-    expect(
-      (await login({ grant_type: 'password', username: 'cred-dave', password: 'Ym3-estuary-russet-90-tern' }))
-        .status,
-    ).toBe(200);
+    expect((await loginAs('cred-dave', 'Ym3-estuary-russet-90-tern')).status).toBe(200);
   });
 
   it('is for runtime administrators (403), names an unknown user (404) and needs a username', async () => {
@@ -141,6 +134,85 @@ describe('PUT /users', () => {
     expect(nameless.status).toBe(422);
     expect(nameless.body.detail).toContain('username');
     expect((await request(t.app).put('/users').send({ username: CLERK.username })).status).toBe(401);
+  });
+});
+
+describe('POST /users/me:changePassword', () => {
+  const change = (auth: Record<string, string>, body: object) =>
+    request(t.app).post('/users/me:changePassword').set(auth).send(body);
+
+  it("changes the caller's password given the current one, and ends every earlier token, its own included", async () => {
+    const first = await newUser('cred-erin', 'Qa7-fjord-tamarack-45-rail');
+    const second = bearer(await passwordToken(t.app, 'cred-erin', 'Qa7-fjord-tamarack-45-rail'));
+    const res = await change(first, {
+      current_password: 'Qa7-fjord-tamarack-45-rail',
+      new_password: 'Bu2-sedge-marigold-88-coot',
+    });
+    expect(res.status, res.text).toBe(204);
+    expect(res.text).toBe('');
+    for (const stale of [first, second]) expect((await me(stale)).body).toEqual({ detail: INVALIDATED });
+    const old = await loginAs('cred-erin', 'Qa7-fjord-tamarack-45-rail');
+    expect(old.body).toEqual({ detail: 'Incorrect username or password' });
+    const fresh = bearer(await passwordToken(t.app, 'cred-erin', 'Bu2-sedge-marigold-88-coot'));
+    expect((await me(fresh)).body).toMatchObject({ username: 'cred-erin' });
+  });
+
+  it('refuses a wrong current password (403), counting it as a failed login, and changes nothing', async () => {
+    const token = await newUser('cred-finn', 'Ze9-mangrove-ochre-17-stilt');
+    const saved = loginLimits.failuresPerAccountAndAddress;
+    loginLimits.failuresPerAccountAndAddress = 2;
+    try {
+      for (let i = 0; i < 2; i++) {
+        const wrong = await change(token, {
+          current_password: `guess ${i}`,
+          new_password: 'Bu2-sedge-marigold-88-coot',
+        });
+        expect(wrong.status).toBe(403);
+        expect(wrong.body).toEqual({ detail: 'current_password is not the password of this account' });
+      }
+      const held = await change(token, {
+        current_password: 'Ze9-mangrove-ochre-17-stilt',
+        new_password: 'Bu2-sedge-marigold-88-coot',
+      });
+      expect(held.status).toBe(429);
+      expect(held.body).toEqual({ detail: TOO_MANY_FOR_ACCOUNT_AND_ADDRESS });
+      // The same count holds back /token for this account at this address.
+      const viaToken = await loginAs('cred-finn', 'Ze9-mangrove-ochre-17-stilt');
+      expect(viaToken.status).toBe(429);
+    } finally {
+      loginLimits.failuresPerAccountAndAddress = saved;
+    }
+    expect((await me(token)).status).toBe(200);
+  });
+
+  it('applies the password rules to the new password (422 naming the rule)', async () => {
+    const token = await newUser('cred-gale', 'Mr4-tidepool-juniper-66-knot');
+    const weak = await change(token, {
+      current_password: 'Mr4-tidepool-juniper-66-knot',
+      new_password: 'aaaaaaaaaaaaaaaa',
+    });
+    expect(weak.status).toBe(422);
+    expect(weak.body.detail).toContain('too easy to guess');
+    const short = await change(token, {
+      current_password: 'Mr4-tidepool-juniper-66-knot',
+      new_password: 'short',
+    });
+    expect(short.status).toBe(422);
+    expect(short.body.detail).toContain('new_password');
+    const missing = await change(token, { new_password: 'Bu2-sedge-marigold-88-coot' });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toContain('current_password');
+    expect((await me(token)).status).toBe(200);
+  });
+
+  it('is for users: a site client gets 403', async () => {
+    const { client } = await newSiteClient(t.app, clerk, 'cred-lab-0');
+    const res = await change(client, {
+      current_password: 'anything at all',
+      new_password: 'Bu2-sedge-marigold-88-coot',
+    });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ detail: 'This operation needs a user login, not a site client' });
   });
 });
 
@@ -249,5 +321,37 @@ describe('DELETE /admin/site_clients/{site_client_id}', () => {
     const unknown = await request(t.app).delete('/admin/site_clients/sys0nosuchclient').set(outsider);
     expect(unknown.status).toBe(403);
     expect((await request(t.app).get('/sites').set(client)).status).toBe(200);
+  });
+});
+
+describe('hostile input to the credential endpoints', () => {
+  it('answers 4xx with a detail for malformed, mistyped, oversized and odd input, and changes nothing', async () => {
+    const sends: Array<[string, string, string | object]> = [
+      ['put', '/users', '{"username": "cred-clerk", "password": '],
+      ['put', '/users', '[]'],
+      ['put', '/users', { username: ['cred-clerk'] }],
+      ['put', '/users', { username: CLERK.username, disabled: 'yes' }],
+      ['put', '/users', { username: CLERK.username, password: 'x'.repeat(100_000) }],
+      ['put', '/users', { username: 'u'.repeat(200_000), password: '' }],
+      [
+        'post',
+        '/users/me:changePassword',
+        { current_password: 'c'.repeat(50_000), new_password: 'n'.repeat(12) },
+      ],
+      ['post', '/users/me:changePassword', '{"current_password": {"$ne": null}}'],
+      ['patch', `/admin/site_clients/${'%2F..%2F'.repeat(500)}`, { secret: 'my_new_secret!' }],
+      ['patch', '/admin/site_clients/x', { secret: 's'.repeat(10_000) }],
+      ['delete', `/admin/site_clients/${encodeURIComponent('(a+)+$'.repeat(1000))}`, {}],
+    ];
+    for (const [method, path, body] of sends) {
+      const req = request(t.app)[method as 'put'](path).set(clerk).set('Content-Type', 'application/json');
+      const res = await req.send(typeof body === 'string' ? body : JSON.stringify(body));
+      const seen = `${method} ${path.slice(0, 40)}: ${res.status} ${res.text.slice(0, 200)}`;
+      expect(res.status, seen).toBeGreaterThanOrEqual(400);
+      expect(res.status, seen).toBeLessThan(500);
+      expect(typeof res.body.detail, seen).toBe('string');
+    }
+    expect((await me(clerk)).body).toMatchObject({ username: CLERK.username, disabled: false });
+    expect((await loginAs(CLERK.username, CLERK.password)).status).toBe(200);
   });
 });

@@ -43,7 +43,7 @@ describe('POST /token', () => {
     expect(claims).toMatchObject({ sub: 'root', iss: server.url, aud: `${server.url}/api` });
     expect((claims.exp as number) - (claims.iat as number)).toBe(86400);
     const me = await getJson(`${server.url}/users/me`, body.access_token as string);
-    expect(me.body).toEqual({ username: 'root', site_admin: ['svc-runtime-useradmin'], disabled: false });
+    expect(me.body).toEqual({ username: 'root', site_admin: ['nmdc-runtime-useradmin'], disabled: false });
   });
 
   it('answers 401 "Incorrect username or password" with WWW-Authenticate for a wrong password, an unknown user or a missing password', async () => {

@@ -165,6 +165,7 @@ describe('the 2.13.0 document', () => {
       'post /logout',
       'post /token',
       'post /users',
+      'post /users/me:changePassword',
       'put /users',
     ]);
     expect(byTag['System administration']?.sort()).toEqual(['get /health', 'get /version']);
@@ -284,6 +285,7 @@ describe('the 2.13.0 document', () => {
       'post /sites',
       'post /sites/{site_id}:generateCredentials',
       'post /users',
+      'post /users/me:changePassword',
       'post /wf_file_staging/globus_tasks',
       'post /wf_file_staging/jgi_samples',
       'post /wf_file_staging/jgi_sequencing_projects',
@@ -491,6 +493,7 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
             '/objects/{object_id}/content',
             '/sites/{site_id}/capabilities',
             '/admin/site_clients/{site_client_id}',
+            '/users/me:changePassword',
           ].includes(p) && !p.startsWith('/wf_file_staging/'),
       )
       .map(renamed);
@@ -515,6 +518,7 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
       StagingRecordList: stagingListLater,
       UserUpdate: userUpdateLater,
       SiteClientPatch: siteClientPatchLater,
+      PasswordChange: passwordChangeLater,
       ...sharedSchemas
     } = current.components.schemas;
     for (const schema of [
@@ -537,6 +541,7 @@ describe('the 1.2.0 document, derived from 2.13.0', () => {
       stagingListLater,
       userUpdateLater,
       siteClientPatchLater,
+      passwordChangeLater,
     ])
       expect(schema).toBeDefined();
     expect(legacy.components.schemas).toEqual(sharedSchemas);

@@ -12,6 +12,7 @@ import { RecordWriter } from '../../../../search/writer.ts';
 import { JOBS } from '../../../../src/workflows/jobs.ts';
 import { OPERATIONS } from '../../../../src/workflows/operations.ts';
 import type { Doc, Filter } from '../../../../src/store/port.ts';
+import { StagingRecords, readStagingBody, type StagingKind } from '../../../../src/workflows/file-staging.ts';
 import { RuntimeApiSiteClient, RuntimeApiUserClient } from './client.ts';
 
 setBcryptCost(4);
@@ -33,6 +34,8 @@ export interface UpstreamServer extends TestServer {
   adminClient(): RuntimeApiUserClient;
   /** Writes records as the service does (store, search index, edges); `cleanup` removes them. */
   add(collection: string, docs: Array<Record<string, unknown>>): Promise<void>;
+  /** Stores file staging records as the service does (its model read, then inserted); `cleanup` removes them. */
+  stage(kind: StagingKind, records: Array<Record<string, unknown>>): Promise<void>;
   /** Removes records by id (store, search index, edges). */
   remove(collection: string, ids: string[]): Promise<void>;
   count(collection: string, filter?: Filter): Promise<number>;
@@ -91,6 +94,11 @@ export async function startUpstreamServer(): Promise<UpstreamServer> {
       await writer.upsert(collection, docs);
       const ids = docs.map((d) => d.id).filter((id): id is string => typeof id === 'string');
       added.push({ collection, ids });
+    },
+    async stage(kind: StagingKind, records: Array<Record<string, unknown>>) {
+      const staging = new StagingRecords(server.store, kind);
+      for (const record of records) await staging.create(readStagingBody(kind, record, false));
+      added.push({ collection: kind.collection, ids: records.map((r) => String(r[kind.key])) });
     },
     async remove(collection: string, ids: string[]) {
       if (ids.length > 0) await writer.delete(collection, { id: { $in: ids } });
