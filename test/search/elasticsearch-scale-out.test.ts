@@ -27,6 +27,7 @@ import { compileFilter } from '../../src/store/filter.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { ElasticsearchStandIn, type StandInOptions } from '../support/elasticsearch-stand-in.ts';
+import { asDeployed } from '../support/deployed-store.ts';
 
 const C = 'biosample_set';
 const TLS = path.join(import.meta.dirname, '../fixtures/tls');
@@ -83,17 +84,6 @@ async function setUp(
   // (A secured stand-in is reached through the settings under test instead.)
   if (!standInOptions.tls && !standInOptions.apiKey) await es.installTemplate();
   return { standIn, store, es, planner: new QueryPlanner(asDeployed(store), es), logs, other };
-}
-
-/**
- * The store as the planner sees MongoDB, the store deployed beside Elasticsearch: no samples to
- * estimate from and no attribute index, so a search predicate asks the index first.
- */
-function asDeployed(store: SqliteDocumentStore): SqliteDocumentStore {
-  return Object.assign(Object.create(store) as SqliteDocumentStore, {
-    sampleTexts: undefined,
-    conditionEstimates: undefined,
-  });
 }
 
 afterEach(async () => {
