@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { Client } from '@elastic/elasticsearch';
 import { pino } from 'pino';
@@ -501,4 +502,43 @@ describe('Elasticsearch 8 security', () => {
       ElasticsearchIndex.connect({ url: world.standIn.url, prefix: 'nmdc', apiKey: 'bm1kYzpzZWNyZXQ=' }),
     ).rejects.toThrow(/ELASTICSEARCH_CA_CERT or ELASTICSEARCH_CA_FINGERPRINT/);
   });
+});
+
+describe('reindex and check-index commands on Elasticsearch', () => {
+  beforeEach(async () => {
+    world = await setUp();
+  });
+
+  /** Runs a command as its own process (asynchronously: the stand-in answers from this one). */
+  function run(script: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    const env = { ...process.env, DATA_DIR: dir, ELASTICSEARCH_URL: world.standIn.url, LOG_LEVEL: 'silent' };
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+  }
+
+  it('rebuild behind the alias, and list the records Elasticsearch refused with the reason', async () => {
+    const { store, standIn } = world;
+    const immense = sample(20, { ['k'.repeat(33_000)]: 'unindexable' });
+    await store.upsertMany(C, [...Array.from({ length: 20 }, (_, i) => sample(i)), immense]);
+    const rebuilt = await run('src/cli/reindex.ts');
+    expect(rebuilt.stderr).toBe('');
+    expect(rebuilt.status).toBe(0);
+    expect(rebuilt.stdout).toMatch(
+      /reindexed 21 records in 1 collections in [\d.]+ s \([\d,]+\/s\) on elasticsearch/,
+    );
+    expect(standIn.aliasTargets('nmdc-biosample_set')).toHaveLength(1);
+
+    const checked = await run('src/cli/check-index.ts');
+    expect(checked.status).toBe(1);
+    expect(checked.stdout).toContain(
+      'biosample_set: DRIFT — 21 records checked, 1 missing, 0 stale, 0 extra',
+    );
+    expect(checked.stdout).toContain(
+      `  refused by elasticsearch: ${immense.id} (400 illegal_argument_exception: Document contains at least one immense term in field="paths"`,
+    );
+  }, 60_000);
 });
