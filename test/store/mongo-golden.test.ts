@@ -377,10 +377,26 @@ describe('MongoDB adapter golden calls', () => {
       changes: [{ collection: 'study_set', id: 'a', deleted: true }],
       seq: 6,
     });
+    // One row past the page, to say whether more follow.
     expect(take()[0]!.args).toEqual([
       { seq: { $gt: 4 } },
-      { projection: { _id: 0 }, sort: { seq: 1 }, limit: 100000 },
+      { projection: { _id: 0 }, sort: { seq: 1 }, limit: 100001 },
     ]);
+  });
+
+  it('says when more changes follow the page, ending it at its last change', async () => {
+    const rows = Array.from({ length: 100_001 }, (_, i) => ({
+      seq: 11 + i,
+      collection: 'study_set',
+      id: `r${i}`,
+      deleted: false,
+    }));
+    const { store } = fakeDb({ '_changes.find': [rows] });
+    const page = await store.changesSince(10);
+    expect(page.more).toBe(true);
+    expect(page.seq).toBe(100_010);
+    expect(page.changes).toHaveLength(100_000);
+    expect(page.changes.at(-1)).toEqual({ collection: 'study_set', id: 'r99999', deleted: false });
   });
 
   it('reads the newest change sequence from the change log, 0 when empty', async () => {
