@@ -312,8 +312,11 @@ export class ElasticsearchIndex implements SearchIndex {
     if (write.rebuild) return [this.nextAlias(collection)];
     if (live) await this.ensureLive(collection);
     const next = this.nextAlias(collection);
-    // Read at every write, after the caller read its page of changes: a rebuild that began before
-    // that page gets its changes too (see reindexCollection for why that suffices).
+    // Looked up at every write, after the caller read its page of changes. So the index a rebuild
+    // fills misses no change: one the rebuild's scan read the record after is in the scan (whose
+    // version is the sequence taken before it began); one committed after the scan read the
+    // record comes in a page read after the `--next` alias existed, so it is written here too,
+    // with a higher version than the scan's.
     return (await this.aliasExists(next)) ? [this.indexName(collection), next] : [this.indexName(collection)];
   }
 
