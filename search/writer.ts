@@ -4,7 +4,14 @@
  * loader) keep search results and lineage exact. With the embedded indexes the store's write hook
  * already wrote them in the same transaction and the second step is a no-op.
  */
-import type { DocumentStore, Doc, Filter, WriteResult } from '../src/store/port.ts';
+import type {
+  DocumentStore,
+  Doc,
+  Filter,
+  ReadModifyWriteDecision,
+  RecordKey,
+  WriteResult,
+} from '../src/store/port.ts';
 import type { MaintainedIndex } from './port.ts';
 import { catchUp } from './maintenance.ts';
 import { assertRegexLengths } from './filter-predicates.ts';
@@ -47,6 +54,20 @@ export class RecordWriter {
     const ids = await this.store.deleteMany(collection, filter, limit);
     if (ids.length > 0) await this.afterWrite();
     return ids;
+  }
+
+  /**
+   * The store's read-modify-write (one transaction: the records read, then the decision's deletes
+   * and writes, which the embedded indexes follow inside it), then the other indexes catch up.
+   * Records of collections without ids must be handed over under their store keys.
+   */
+  async readModifyWrite<T>(
+    keys: RecordKey[],
+    decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
+  ): Promise<T> {
+    const value = await this.store.readModifyWrite(keys, decide);
+    await this.afterWrite();
+    return value;
   }
 
   /**

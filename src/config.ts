@@ -2,6 +2,7 @@
  * Every environment variable the service reads, parsed and typed in one place.
  * An invalid value stops start-up with a message naming the variable.
  */
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -71,6 +72,15 @@ export interface Config {
    * a file path; unset: the seed alone. Its contents are checked at start (src/workflows/catalog.ts).
    */
   workflowCatalog: string | undefined;
+  /**
+   * Which proxies in front of the service are believed when they name the client's address in
+   * `X-Forwarded-For` (the address login limits count by, and logs show). `TRUST_PROXY`: a
+   * comma-separated list of addresses, CIDR ranges and the names `loopback`, `linklocal` and
+   * `uniquelocal`; a number of proxy hops; or `false` (the connection's own address is the
+   * client's). Default `loopback`, for a proxy on the same machine. `true` believes any sender,
+   * which lets clients choose their own address: only behind a proxy that overwrites the header.
+   */
+  trustProxy: boolean | number | string[];
 }
 
 /** Which origins CORS allows: exact origins, or a pattern matched against the whole origin. */
@@ -104,6 +114,33 @@ function corsOrigins(env: NodeJS.ProcessEnv): CorsOrigins {
 }
 
 export class ConfigError extends Error {}
+
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An address or CIDR range (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressOrRange(text: string): boolean {
+  const [address, prefix, ...rest] = text.split('/');
+  const family = net.isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
+
+function trustProxy(env: NodeJS.ProcessEnv): Config['trustProxy'] {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '') return ['loopback'];
+  if (/^(true|false)$/i.test(raw)) return raw.toLowerCase() === 'true';
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const items = raw.split(',').map((item) => item.trim());
+  const wrong = items.filter((item) => !PROXY_RANGE_NAMES.includes(item) && !isAddressOrRange(item));
+  if (wrong.length > 0) {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, CIDR ranges, ${PROXY_RANGE_NAMES.join(', ')}; not understood: ${wrong.join(', ')}`,
+    );
+  }
+  return items;
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -226,5 +263,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: env.WORKERS === 'auto' ? os.availableParallelism() : integer(env, 'WORKERS', 1, 1, 64),
     corsOrigins: corsOrigins(env),
     workflowCatalog: env.WORKFLOW_CATALOG ? path.resolve(env.WORKFLOW_CATALOG) : undefined,
+    trustProxy: trustProxy(env),
   };
 }

@@ -70,6 +70,39 @@ describe('CORS_ORIGINS', () => {
   });
 });
 
+describe('TRUST_PROXY', () => {
+  it('defaults to a proxy on the loopback interface', () => {
+    expect(loadConfig({}).trustProxy).toEqual(['loopback']);
+  });
+
+  it('takes true, false, a number of hops, or a list of addresses, CIDR ranges and range names', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'TRUE' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8, 192.0.2.7' }).trustProxy).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.0.2.7',
+    ]);
+  });
+
+  it('refuses anything else, naming the variable and the items it did not understand', () => {
+    for (const [raw, wrong] of [
+      ['yes', 'yes'],
+      ['10.0.0.0/33', '10.0.0.0/33'],
+      ['loopback,proxy.example.org', 'proxy.example.org'],
+      ['fd00::/129', 'fd00::/129'],
+      ['10.0.0.1/8/8', '10.0.0.1/8/8'],
+    ])
+      expect(() => loadConfig({ TRUST_PROXY: raw! })).toThrow(
+        new ConfigError(
+          `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal, uniquelocal; not understood: ${wrong}`,
+        ),
+      );
+  });
+});
+
 describe('Elasticsearch settings', () => {
   const FINGERPRINT =
     'A1:B2:C3:D4:E5:F6:07:18:29:3A:4B:5C:6D:7E:8F:90:A1:B2:C3:D4:E5:F6:07:18:29:3A:4B:5C:6D:7E:8F:90';

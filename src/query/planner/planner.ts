@@ -42,6 +42,9 @@ import {
   type PathEstimate,
 } from './cost-model.ts';
 
+/** Records per read when `executionStats` runs a find in id order to its end. */
+const EXPLAIN_CHUNK = 2000;
+
 export type PlannedFind = Omit<FindOptions, 'candidateIds' | 'access' | 'stats'>;
 
 export interface PlannerOptions {
@@ -318,7 +321,7 @@ export class QueryPlanner {
           access: plan.directive,
           stats,
         });
-      } else returned = (await this.execute(plan, options, stats)).length;
+      } else returned = await this.runToEnd(plan, options, stats);
       out.executionStats = {
         ...(purpose === 'count' ? { count: returned } : { nReturned: returned }),
         executionTimeMillis: Math.round((performance.now() - t0 + planningMillis) * 100) / 100,
@@ -329,6 +332,31 @@ export class QueryPlanner {
       };
     }
     return out;
+  }
+
+  /**
+   * Runs a find's plan to its end for `executionStats`, as MongoDB does: every match (up to the
+   * find's limit), its work counted in `stats`. Only ids are kept, and a read in id order goes in
+   * chunks, so explaining a query of a million matches counts them without holding them.
+   */
+  private async runToEnd(plan: QueryPlan, options: PlannedFind, stats: ExecutionStats): Promise<number> {
+    const idsOnly = { ...options, projection: ['id'] };
+    const idOrder =
+      !plan.sort || (plan.sort.length === 1 && plan.sort[0]![0] === 'id' && plan.sort[0]![1] === 1);
+    if (!idOrder || plan.limit !== undefined || plan.skip)
+      return (await this.execute(plan, idsOnly, stats)).length;
+    let returned = 0;
+    let afterId: string | undefined;
+    for (;;) {
+      const chunk = await this.execute(
+        plan,
+        { ...idsOnly, sort: undefined, afterId, limit: EXPLAIN_CHUNK },
+        stats,
+      );
+      returned += chunk.length;
+      if (chunk.length < EXPLAIN_CHUNK) return returned;
+      afterId = chunk[chunk.length - 1]!.id;
+    }
   }
 
   /** Candidate ids of the indexable conjuncts, or null when the index has more than `limit`. */
