@@ -24,6 +24,7 @@ import {
 } from '../../search/elasticsearch/elasticsearch-index.ts';
 import { catchUp, checkCollection, hasDrift, reindexCollection } from '../../search/maintenance.ts';
 import { SearchIndexUnavailable } from '../../search/errors.ts';
+import { RecordWriter } from '../../search/writer.ts';
 import { compileFilter } from '../../src/store/filter.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openSearchIndex } from '../../search/index.ts';
@@ -446,6 +447,24 @@ describe('queries Elasticsearch refuses', () => {
       10,
     );
     await expect(planner.find(C, { name: { $regex: 'needle' } })).rejects.toThrow(SearchIndexUnavailable);
+  });
+
+  it('credentials refused on any request (the state document, a write) are SearchIndexUnavailable too', async () => {
+    const { store, es, standIn, planner } = world;
+    await store.upsertMany(C, [sample(0), sample(1, { name: 'needle' })]);
+    await catchUp(store, es);
+    const forbidden = {
+      status: 403,
+      type: 'security_exception',
+      reason: 'action [indices:data/read/get] is unauthorized for API key id [k] of user [u]',
+    };
+    standIn.failRequests((m, p) => m === 'GET' && p === '/nmdc--meta/_doc/watermark', forbidden, 1);
+    const search = planner.find(C, { name: { $regex: 'needle' } });
+    await expect(search).rejects.toThrow(SearchIndexUnavailable);
+    await expect(search).rejects.toThrow(/403 security_exception/);
+    await store.upsertMany(C, [sample(2)]);
+    standIn.failRequests((m, p) => m === 'POST' && p === '/_bulk', forbidden, 1);
+    await expect(new RecordWriter(store, es).upsert(C, [sample(3)])).rejects.toThrow(SearchIndexUnavailable);
   });
 });
 
