@@ -4,7 +4,7 @@
  * loader) keep search results and lineage exact. With the embedded indexes the store's write hook
  * already wrote them in the same transaction and the second step is a no-op.
  */
-import type { DocumentStore, Doc, Filter, WriteResult } from '../src/store/port.ts';
+import type { DocumentStore, Doc, Filter, RecordIds, WriteResult } from '../src/store/port.ts';
 import type { MaintainedIndex } from './port.ts';
 import { catchUp } from './maintenance.ts';
 import { assertRegexLengths } from './filter-predicates.ts';
@@ -53,6 +53,21 @@ export class RecordWriter {
         if (index.covers?.(collection) ?? true) await index.remove(collection, ids);
       });
     return ids;
+  }
+
+  /**
+   * Deletes records by id from several collections all or nothing (one store transaction, which on
+   * the embedded store holds the co-located indexes' writes too), then brings the other indexes
+   * up to date. Answers the ids deleted per collection.
+   */
+  async deleteAtomically(deletes: RecordIds[]): Promise<RecordIds[]> {
+    const deleted = await this.store.deleteAtomically(deletes);
+    if (deleted.some((d) => d.ids.length > 0))
+      await this.afterWrite(async (index) => {
+        for (const { collection, ids } of deleted)
+          if (ids.length > 0 && (index.covers?.(collection) ?? true)) await index.remove(collection, ids);
+      });
+    return deleted;
   }
 
   private async afterWrite(write: (index: MaintainedIndex) => Promise<void>): Promise<void> {

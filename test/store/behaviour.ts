@@ -246,6 +246,37 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         expect(await store.deleteMany(C, { ecosystem_category: 'Plants' })).toEqual([]);
       });
 
+      it('deletes by id from several collections at once, answering the ids that were there', async () => {
+        await store.upsertMany('study_set', [{ id: 'nmdc:sty-11-d1' }, { id: 'nmdc:sty-11-d2' }]);
+        const before = await store.latestSeq();
+        const deleted = await store.deleteAtomically([
+          {
+            collection: C,
+            ids: ['nmdc:bsm-11-a3', 'nmdc:bsm-11-absent', 'nmdc:bsm-11-a2', 'nmdc:bsm-11-a3'],
+          },
+          { collection: 'study_set', ids: ['nmdc:sty-11-d2'] },
+          { collection: 'data_object_set', ids: [] },
+        ]);
+        expect(deleted).toEqual([
+          { collection: C, ids: ['nmdc:bsm-11-a2', 'nmdc:bsm-11-a3'] },
+          { collection: 'study_set', ids: ['nmdc:sty-11-d2'] },
+          { collection: 'data_object_set', ids: [] },
+        ]);
+        expect(await match({})).toEqual(['a1', 'a4', 'a5']);
+        expect(await store.count(C, { id: { $in: ['nmdc:bsm-11-a2', 'nmdc:bsm-11-a3'] } })).toBe(0);
+        expect((await store.find('study_set', {})).map((d) => d.id)).toEqual(['nmdc:sty-11-d1']);
+        expect((await store.changesSince(before)).changes).toEqual([
+          { collection: C, id: 'nmdc:bsm-11-a2', deleted: true },
+          { collection: C, id: 'nmdc:bsm-11-a3', deleted: true },
+          { collection: 'study_set', id: 'nmdc:sty-11-d2', deleted: true },
+        ]);
+        const since = await store.latestSeq();
+        expect(await store.deleteAtomically([{ collection: C, ids: ['nmdc:bsm-11-a2'] }])).toEqual([
+          { collection: C, ids: [] },
+        ]);
+        expect((await store.changesSince(since)).changes).toEqual([]);
+      });
+
       it('keeps any collection name apart from the others', async () => {
         await store.upsertMany('users', [{ id: 'alice', site_admin: ['s1'] }]);
         expect(await store.find('users', {})).toEqual([{ id: 'alice', site_admin: ['s1'] }]);

@@ -231,6 +231,48 @@ describe('MongoDB adapter golden calls', () => {
     ]);
   });
 
+  it('deletes by id from several collections in one unit: the ids found, then a delete and a change-log entry each', async () => {
+    const { store, take } = fakeDb({
+      'workflow_execution_set.find': [[{ id: 'w1' }]],
+      'data_object_set.find': [[{ id: 'd1' }, { id: 'd2' }]],
+      '_counters.findOneAndUpdate': [
+        { _id: 'changes', seq: 1 },
+        { _id: 'changes', seq: 3 },
+      ],
+    });
+    expect(
+      await store.deleteAtomically([
+        { collection: 'workflow_execution_set', ids: ['w1', 'w1'] },
+        { collection: 'data_object_set', ids: ['d2', 'd1', 'd9'] },
+        { collection: 'jobs', ids: [] },
+      ]),
+    ).toEqual([
+      { collection: 'workflow_execution_set', ids: ['w1'] },
+      { collection: 'data_object_set', ids: ['d1', 'd2'] },
+      { collection: 'jobs', ids: [] },
+    ]);
+    const calls = take();
+    expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
+      'workflow_execution_set.find',
+      'workflow_execution_set.deleteMany',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+      'data_object_set.find',
+      'data_object_set.deleteMany',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+    ]);
+    expect(calls[0]!.args).toEqual([
+      { id: { $in: ['w1'] } },
+      { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session: undefined },
+    ]);
+    expect(calls[5]!.args).toEqual([{ id: { $in: ['d1', 'd2'] } }, { session: undefined }]);
+    expect(calls[7]!.args[0]).toEqual([
+      { seq: 2, collection: 'data_object_set', id: 'd1', deleted: true },
+      { seq: 3, collection: 'data_object_set', id: 'd2', deleted: true },
+    ]);
+  });
+
   it('reads collection stats from $collStats storage stats of the non-empty record collections', async () => {
     const { store, take } = fakeDb({
       listCollections: [

@@ -229,6 +229,33 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  it('deletes from several collections all or nothing: a failing index write keeps every record', async () => {
+    const { store, dispose } = openTemporaryStore();
+    try {
+      await store.upsertMany('workflow_execution_set', [{ id: 'nmdc:wfmgan-11-a.1' }]);
+      await store.upsertMany('data_object_set', [{ id: 'nmdc:dobj-11-a' }, { id: 'nmdc:dobj-11-b' }]);
+      store.addWriteHook({
+        onUpsert: () => {},
+        onDelete: (collection) => {
+          if (collection === 'data_object_set') throw new Error('edge index write failed');
+        },
+      });
+      await expect(
+        store.deleteAtomically([
+          { collection: 'workflow_execution_set', ids: ['nmdc:wfmgan-11-a.1'] },
+          { collection: 'data_object_set', ids: ['nmdc:dobj-11-a', 'nmdc:dobj-11-b'] },
+        ]),
+      ).rejects.toThrow('edge index write failed');
+      expect(await store.getById('workflow_execution_set', 'nmdc:wfmgan-11-a.1')).not.toBeNull();
+      expect(await store.count('data_object_set', {})).toBe(2);
+      expect(
+        (await store.collectionStats()).find((c) => c.collection === 'workflow_execution_set')?.count,
+      ).toBe(1);
+    } finally {
+      await dispose();
+    }
+  });
+
   it('keeps its data across reopening the file', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
     const file = path.join(dir, 'nested', 'nmdc.sqlite');

@@ -15,6 +15,7 @@ import type {
   FindOptions,
   Projection,
   ReadModifyWriteDecision,
+  RecordIds,
   RecordKey,
   WriteResult,
 } from '../port.ts';
@@ -267,6 +268,30 @@ export class MongoDocumentStore implements DocumentStore {
       await this.db.collection(collection).deleteMany({ id: { $in: ids } }, { session });
       await this.recordChanges(collection, ids, true, session);
       return ids;
+    });
+  }
+
+  async deleteAtomically(deletes: RecordIds[]): Promise<RecordIds[]> {
+    return this.atomically(async (session) => {
+      const deleted: RecordIds[] = [];
+      for (const { collection, ids } of deletes) {
+        const wanted = [...new Set(ids)];
+        const found =
+          wanted.length === 0
+            ? []
+            : (
+                await this.db
+                  .collection(collection)
+                  .find({ id: { $in: wanted } }, { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session })
+                  .toArray()
+              ).map((d) => (d as unknown as { id: string }).id);
+        if (found.length > 0) {
+          await this.db.collection(collection).deleteMany({ id: { $in: found } }, { session });
+          await this.recordChanges(collection, found, true, session);
+        }
+        deleted.push({ collection, ids: found });
+      }
+      return deleted;
     });
   }
 

@@ -17,6 +17,7 @@ import type {
   AttributeIndexEstimates,
   Projection,
   ReadModifyWriteDecision,
+  RecordIds,
   RecordKey,
   WriteResult,
 } from '../port.ts';
@@ -204,6 +205,10 @@ export class SqliteDocumentStore implements DocumentStore {
         return this.records.deleteInTransaction(collection, victims);
       })
       .immediate();
+  }
+
+  async deleteAtomically(deletes: RecordIds[]): Promise<RecordIds[]> {
+    return this.records.deleteAtomically(deletes);
   }
 
   async collectionStats(): Promise<CollectionStats[]> {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Database as Db } from 'better-sqlite3';
 import { cleanDocs } from '../clean-docs.ts';
-import type { Doc, ReadModifyWriteDecision, RecordKey, WriteResult } from '../port.ts';
+import type { Doc, ReadModifyWriteDecision, RecordIds, RecordKey, WriteResult } from '../port.ts';
 import { addEntries, removeEntries } from './attribute-index.ts';
 import type { ChangeLog } from './change-log.ts';
 import type { StatementCache } from './statement-cache.ts';
@@ -181,6 +181,20 @@ export class RecordWrites {
     adjustStats(statements, collection, inserted, sizeDelta);
     if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed);
     return { inserted, updated };
+  }
+
+  /** Deletes records by id from several collections in one immediate transaction. */
+  deleteAtomically(deletes: RecordIds[]): RecordIds[] {
+    return this.ctx.db
+      .transaction((): RecordIds[] =>
+        deletes.map(({ collection, ids }) => {
+          const victims = loadBodies(this.ctx.statements, collection, [...new Set(ids)]).map((row) =>
+            parseBody(this.ctx, row.body),
+          );
+          return { collection, ids: this.deleteInTransaction(collection, victims) };
+        }),
+      )
+      .immediate();
   }
 
   /** Deletes these records inside the caller's transaction; returns their ids. */
