@@ -142,10 +142,12 @@ const PATHS_ADDED_LATER = new Set([
   '/workflows/workflow_executions/{workflow_execution_id}',
   '/objects/{object_id}/content',
   '/sites/{site_id}/capabilities',
+  '/admin/site_clients/{site_client_id}',
+  '/users/me:changePassword',
 ]);
 
 /** Operations added after 1.2.0 to paths 1.2.0 already had (`METHOD path`). */
-const OPERATIONS_ADDED_LATER = new Set(['post /jobs', 'patch /sites/{site_id}']);
+const OPERATIONS_ADDED_LATER = new Set(['post /jobs', 'patch /sites/{site_id}', 'put /users']);
 
 /** Path prefixes of groups added after 1.2.0. */
 const PREFIXES_ADDED_LATER = ['/wf_file_staging/'];

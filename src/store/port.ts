@@ -102,16 +102,12 @@ export interface RecordKey {
   id: string;
 }
 
-/** Ids of records of one collection. */
-export interface RecordIds {
-  collection: string;
-  ids: string[];
-}
-
 /** What `readModifyWrite` writes, decided from the records it read. */
 export interface ReadModifyWriteDecision<T> {
   /** Upserts by id (whole records), written in the same transaction as the read. */
   writes: Array<{ collection: string; docs: Doc[] }>;
+  /** Records deleted in that transaction, before the writes (absent ones are skipped). */
+  deletes?: RecordKey[];
   /** Handed back by `readModifyWrite`. */
   value: T;
 }
@@ -143,6 +139,8 @@ export interface ChangePage {
   changes: Change[];
   seq: number;
   gap?: boolean;
+  /** True when the page stopped at its limit and more changes follow. */
+  more?: boolean;
 }
 
 export interface DocumentStore {
@@ -178,12 +176,6 @@ export interface DocumentStore {
   ): Promise<T>;
   /** Delete matching records; returns the deleted ids. */
   deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]>;
-  /**
-   * Deletes records by id from several collections in one transaction, the indexes kept in it
-   * included (MongoDB: a session transaction, which needs a replica set like `upsertAtomically`):
-   * all or nothing. Answers, per entry, the ids that were there to delete, in id order.
-   */
-  deleteAtomically(deletes: Array<{ collection: string; ids: string[] }>): Promise<RecordIds[]>;
   collectionStats(): Promise<CollectionStats[]>;
   /**
    * Ids of records written since `sinceSeq` with the sequence to ask from next time (index freshness).

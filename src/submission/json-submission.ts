@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { DocumentStore, Doc } from '../store/port.ts';
 import type { Principal } from '../auth/index.ts';
 import { keyedRecord } from '../store/record-keys.ts';
-import { HttpError } from '../http/errors.ts';
+import { HttpError } from '../errors.ts';
 import {
   MetadataValidator,
   pythonText,

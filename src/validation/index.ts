@@ -16,7 +16,7 @@ import { isCollectionName } from '../schema/nmdc.ts';
 import { DatabaseCheck } from './database-check.ts';
 import { pyRepr } from './rule-messages.ts';
 
-export { DatabaseCheck, type RecordProblem } from './database-check.ts';
+export { DatabaseCheck, type DatabaseCheckOptions, type RecordProblem } from './database-check.ts';
 export { compileAll as compileSchema } from './json-schema.ts';
 
 /** Collection name -> messages. */

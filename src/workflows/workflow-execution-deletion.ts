@@ -11,11 +11,13 @@
  *
  * The cascade is worked out with reads, then deleted in one store transaction (records, search
  * index and provenance edges together on the embedded store; on MongoDB a transaction, the
- * indexes following from the change log). As in the original, references to the deleted records
- * from records outside the cascade are not checked.
+ * indexes following from the change log) that first reads the executions and data objects again:
+ * if the execution went meanwhile, nothing is deleted (404). As in the original, references to
+ * the deleted records from records outside the cascade are not checked.
  */
-import type { Doc, DocumentStore, RecordIds } from '../store/port.ts';
-import { NotFound, Unprocessable } from '../http/errors.ts';
+import type { Doc, DocumentStore, RecordKey } from '../store/port.ts';
+import type { RecordWriter } from '../../search/writer.ts';
+import { NotFound, Unprocessable } from '../errors.ts';
 import { JOBS } from './jobs.ts';
 
 const EXECUTIONS = 'workflow_execution_set';
@@ -44,10 +46,6 @@ export interface WorkflowExecutionCascade {
   deleted_job_ids: string[];
 }
 
-export interface AtomicRecordDeletes {
-  deleteAtomically(deletes: RecordIds[]): Promise<RecordIds[]>;
-}
-
 /** The ids a reference slot holds: a list of ids, or one id (as some writers store it). */
 function idsIn(value: unknown): string[] {
   if (typeof value === 'string') return [value];
@@ -61,7 +59,7 @@ function* batches<T>(items: T[]): Iterable<T[]> {
 export class WorkflowExecutionDeletion {
   constructor(
     private readonly store: Pick<DocumentStore, 'getById' | 'find'>,
-    private readonly writes: AtomicRecordDeletes,
+    private readonly writes: Pick<RecordWriter, 'readModifyWrite'>,
   ) {}
 
   /** The records deleting `id` would remove; 404 when no workflow execution has that id. */
@@ -130,23 +128,35 @@ export class WorkflowExecutionDeletion {
   /** Deletes what `cascadeOf` finds, in one transaction; answers what was deleted. */
   async delete(id: string): Promise<WorkflowExecutionCascade> {
     const cascade = await this.cascadeOf(id);
-    const deleted = await this.writes.deleteAtomically([
-      { collection: EXECUTIONS, ids: cascade.deleted_workflow_execution_ids },
-      { collection: DATA_OBJECTS, ids: cascade.deleted_data_object_ids },
-      { collection: ANNOTATIONS, ids: cascade.deleted_functional_annotation_agg_oids },
-      { collection: JOBS, ids: cascade.deleted_job_ids },
-    ]);
-    // In the cascade's order (the store answers each collection's ids in id order).
-    const gone = (i: number, planned: string[]) => {
-      const ids = new Set(deleted[i]!.ids);
-      return planned.filter((p) => ids.has(p));
-    };
-    return {
-      deleted_workflow_execution_ids: gone(0, cascade.deleted_workflow_execution_ids),
-      deleted_data_object_ids: gone(1, cascade.deleted_data_object_ids),
-      deleted_functional_annotation_agg_oids: gone(2, cascade.deleted_functional_annotation_agg_oids),
-      deleted_job_ids: gone(3, cascade.deleted_job_ids),
-    };
+    const keys = (collection: string, ids: string[]): RecordKey[] =>
+      ids.map((key) => ({ collection, id: key }));
+    // Read again in the transaction (the target first): the answer names what was there.
+    const read = [
+      ...keys(EXECUTIONS, cascade.deleted_workflow_execution_ids),
+      ...keys(DATA_OBJECTS, cascade.deleted_data_object_ids),
+    ];
+    const deletes = [
+      ...read,
+      ...keys(ANNOTATIONS, cascade.deleted_functional_annotation_agg_oids),
+      ...keys(JOBS, cascade.deleted_job_ids),
+    ];
+    return this.writes.readModifyWrite(read, (current) => {
+      if (current[0] === null) throw new NotFound(`Workflow execution ${id} not found`);
+      const present = new Set(
+        read.filter((_, i) => current[i] !== null).map((k) => `${k.collection} ${k.id}`),
+      );
+      const kept = (collection: string, ids: string[]) =>
+        ids.filter((key) => present.has(`${collection} ${key}`));
+      return {
+        writes: [],
+        deletes,
+        value: {
+          ...cascade,
+          deleted_workflow_execution_ids: kept(EXECUTIONS, cascade.deleted_workflow_execution_ids),
+          deleted_data_object_ids: kept(DATA_OBJECTS, cascade.deleted_data_object_ids),
+        },
+      };
+    });
   }
 
   /**

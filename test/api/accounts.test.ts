@@ -53,9 +53,9 @@ describe('account endpoints in the app', () => {
     expect(res.body.detail).toMatch(/grant_type/);
   });
 
-  it('POST /token answers 429 with Retry-After once an account has too many failed attempts', async () => {
-    const saved = loginLimits.failuresPerAccount;
-    loginLimits.failuresPerAccount = 2;
+  it('POST /token answers 429 with Retry-After once an account has too many failed attempts from one address', async () => {
+    const saved = loginLimits.failuresPerAccountAndAddress;
+    loginLimits.failuresPerAccountAndAddress = 2;
     try {
       const attempt = () =>
         request(t.app)
@@ -68,10 +68,10 @@ describe('account endpoints in the app', () => {
       expect(blocked.status).toBe(429);
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
       expect(blocked.body).toEqual({
-        detail: 'Too many failed login attempts for this account. Try again later.',
+        detail: 'Too many failed login attempts for this account from this address. Try again later.',
       });
     } finally {
-      loginLimits.failuresPerAccount = saved;
+      loginLimits.failuresPerAccountAndAddress = saved;
     }
   });
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
-import { SITE_CLIENTS_ONLY } from '../../src/auth/bearer-guard.ts';
+import { SITE_CLIENTS_ONLY } from '../../src/http/guards.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import type { Doc } from '../../src/store/port.ts';
@@ -344,19 +344,36 @@ describe('DELETE /workflows/workflow_executions/{id}', () => {
     expect((await remove(admin, id, { dry_run: 'true' })).status).toBe(404);
   });
 
-  it('deletes nothing when the write fails', async () => {
+  it('deletes nothing when the write fails, or when the execution went between the reads and the write', async () => {
     const l = await lineage(`atomic${local()}`);
-    const original = t.store.deleteAtomically.bind(t.store);
-    t.store.deleteAtomically = async () => {
+    const original = t.store.readModifyWrite.bind(t.store);
+    t.store.readModifyWrite = async () => {
       throw new Error('the store went away');
     };
     try {
       const res = await remove(admin, l.qc.execution.id);
       expect(res.status).toBe(500);
     } finally {
-      t.store.deleteAtomically = original;
+      t.store.readModifyWrite = original;
     }
-    for (const id of [l.qc.execution.id, l.assembly.id, l.annotation.id, l.contigs.id])
+    const stays = [l.qc.execution.id, l.assembly.id, l.annotation.id, l.contigs.id];
+    for (const id of stays) expect((await request(t.app).get(`/nmdcschema/ids/${id}`)).status, id).toBe(200);
+    expect(await l.aggregates(l.annotation.id)).toHaveLength(2);
+
+    // Another request deletes the execution after this one worked out the cascade: 404, and the
+    // rest of the cascade stays.
+    t.store.readModifyWrite = async (keys, decide) => {
+      await t.store.deleteMany('workflow_execution_set', { id: l.qc.execution.id });
+      return original(keys, decide);
+    };
+    try {
+      const res = await remove(admin, l.qc.execution.id);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ detail: `Workflow execution ${l.qc.execution.id} not found` });
+    } finally {
+      t.store.readModifyWrite = original;
+    }
+    for (const id of stays.slice(1))
       expect((await request(t.app).get(`/nmdcschema/ids/${id}`)).status, id).toBe(200);
     expect(await l.aggregates(l.annotation.id)).toHaveLength(2);
   });

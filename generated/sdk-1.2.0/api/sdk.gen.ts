@@ -151,6 +151,31 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * records and index entries examined, records parsed and the time taken. The plan never changes the answer, only what
  * it costs.
  *
+ * `update` and `delete` are checked as MongoDB checks them and written all or nothing:
+ *
+ * - every delete statement needs `q` (its filter; `{}` matches every record) and `limit` (0:
+ * every match, 1: the first), every update statement `q` and `u` (update operators such as
+ * `$set`, each an object of field: value, or a whole replacement record); operands are
+ * typed (`$inc` takes numbers, `$unset` an object of fields, ...), paths may not overlap,
+ * and fields a statement does not have are refused. A 422 names the place
+ * (`deletes[0].q is missing: ...`). Pipeline updates (`u` as a list) and `collation` are
+ * not supported.
+ * - Statements run in order on copies of the records; the records as they would become are
+ * validated against the NMDC schema (as `/metadata/json:validate` does: 422 `Schema
+ * document(s) would be invalid after proposed update: ...` with `validation_errors`), and
+ * a new `id` must not be another record's.
+ * - Unless `allow_broken_refs=true`, the references the changed records hold must name
+ * records that will exist, and a record that others reference cannot be deleted or given
+ * another `id`: 422 `The operation was not performed, because performing it would have
+ * left behind one or more broken references. ...` naming the records, with
+ * `broken_references` (at most 100) listing each holder's `id`, `collection`, `slot` and
+ * the `target` id, as the original 2.13.0 answers.
+ * - Then one transaction writes it all, search index and provenance edges included; a
+ * record changed by someone else since it was read makes it a 409 with nothing written.
+ *
+ * The answers are MongoDB's: `{"ok": 1, "n": <matched>, "nModified": <changed>}` (with
+ * `upserted: [{"index", "id"}]`) for `update`, `{"ok": 1, "n": <deleted>}` for `delete`.
+ *
  */
 export const runQuery = <ThrowOnError extends boolean = false>(options: Options<RunQueryData, ThrowOnError>) => (options.client ?? client).post<RunQueryResponses, RunQueryErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
@@ -305,6 +330,13 @@ export const submitChangesheet = <ThrowOnError extends boolean = false>(options:
  * `grant_type=client_credentials` with `client_id` and `client_secret` (a site client; the
  * credentials may also come in an HTTP Basic `Authorization` header). An ORCID `id_token`
  * given as `client_id` with an empty secret is exchanged for this service's token.
+ *
+ * Login limits, per 15-minute window (429 with `Retry-After` beyond, the `detail` naming the
+ * limit): 10 failed attempts on one account from one client address (the owner still logs
+ * in from elsewhere), 300 attempts from one address, and 100 attempts on one account from
+ * addresses it has not logged in from in the last 30 days (addresses it has are never held
+ * back by this one). IPv6 clients count by their /64 network; behind a proxy the client
+ * address is read from `X-Forwarded-For` as the service's `TRUST_PROXY` setting says.
  *
  */
 export const login = <ThrowOnError extends boolean = false>(options: Options<LoginData, ThrowOnError>) => (options.client ?? client).post<LoginResponses, LoginErrors, ThrowOnError>({
@@ -691,8 +723,9 @@ export const getTrigger = <ThrowOnError extends boolean = false>(options: Option
  * Records a run of the workflow named by `job_id` (as the original, the field names a
  * workflow of `GET /workflows`, not a job) with its `REQUESTED` OpenLineage event, in one
  * write, and answers the run's summary. The run's `inputs` and `run_config` (kept as the
- * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. Sites report the run's
- * progress with `POST /runs/{run_id}/events`. `job_id` may also come as a query parameter,
+ * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. A site takes the run on by
+ * reporting on it with `POST /runs/{run_id}/events`; from then on that site alone reports
+ * its progress and may read it beside the caller and runtime administrators. `job_id` may also come as a query parameter,
  * with `run_config` and `inputs` in the body, the shape the original reads.
  *
  */
@@ -715,7 +748,8 @@ export const requestRun = <ThrowOnError extends boolean = false>(options?: Optio
  * `inputs` names the stored object holding the payload) adds when it ended, milliseconds
  * per phase (`validate`, `store_object`, `apply`), records inserted and replaced per
  * collection, and errors. For the user who started the run, runtime administrators, and
- * site clients for runs requested with `POST /runs` (they carry them out).
+ * the site that carries out a run requested with `POST /runs` (its clients, once one of them
+ * reported on the run); 403 for anyone else.
  *
  */
 export const getRun = <ThrowOnError extends boolean = false>(options: Options<GetRunData, ThrowOnError>) => (options.client ?? client).get<GetRunResponses, GetRunErrors, ThrowOnError>({
@@ -744,9 +778,11 @@ export const listRunEvents = <ThrowOnError extends boolean = false>(options: Opt
  * Adds an OpenLineage event (`REQUESTED`, `STARTED`, `FAIL` or `COMPLETE`) to the run;
  * the run's summary follows it (`status` is the latest event's type). `run.id` must be the
  * run's id (422 otherwise). A run that has had its `FAIL` or `COMPLETE` event takes no more
- * (409). For the user who started the run, runtime administrators and site clients (sites
- * report the runs they carry out). `producer`, `schemaURL`, `type` and `time` may also come
- * as query parameters, the shape the original reads.
+ * (409). A run requested with `POST /runs` is carried out by one site: the first site whose
+ * client posts an event on it takes it on, and from then on only that site's clients (and
+ * runtime administrators) may post its events; anyone else gets a 403. Runtime
+ * administrators may post on any run. `producer`, `schemaURL`, `type` and `time` may also
+ * come as query parameters, the shape the original reads.
  *
  */
 export const postRunEvent = <ThrowOnError extends boolean = false>(options: Options<PostRunEventData, ThrowOnError>) => (options.client ?? client).post<PostRunEventResponses, PostRunEventErrors, ThrowOnError>({

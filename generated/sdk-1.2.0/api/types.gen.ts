@@ -232,35 +232,113 @@ export type AggregateCommand = {
     };
 };
 
+/**
+ * `updates` and each statement's `q` and `u` are required (checked by the service, which
+ * names the missing field in a 422).
+ *
+ */
 export type UpdateCommand = {
     /**
      * Collection name.
      */
     update: string;
-    updates?: Array<{
-        q?: MongoFilter;
-        /**
-         * Update operators, or a replacement record.
-         */
-        u?: {
-            [key: string]: unknown;
-        };
-        upsert?: boolean;
-        multi?: boolean;
-    }>;
+    /**
+     * The statements, run in order, all written or none (1 to 100000).
+     */
+    updates?: Array<UpdateStatement>;
 };
 
+export type UpdateStatement = {
+    q?: MongoFilter;
+    /**
+     * Update operators (`$set`, `$unset`, `$inc`, `$mul`, `$min`, `$max`, `$rename`,
+     * `$currentDate`, `$push`, `$addToSet`, `$pop`, `$pull`, `$pullAll`, `$bit`,
+     * `$setOnInsert`), each an object of field path: operand, or a whole replacement record
+     * (which keeps the record's `id` when it names none). A list (a pipeline update) is
+     * refused.
+     *
+     */
+    u?: {
+        [key: string]: unknown;
+    };
+    /**
+     * Insert a record (made of the equality conditions of `q` and `u`) when none matches.
+     */
+    upsert?: boolean;
+    /**
+     * Update every match (update operators only); otherwise the first in `id` order.
+     */
+    multi?: boolean;
+    /**
+     * Filters naming the list items `$[<name>]` paths update (`$regex` is refused here).
+     */
+    arrayFilters?: Array<{
+        [key: string]: unknown;
+    }>;
+    /**
+     * Accepted and not needed (the query planner chooses how records are read).
+     */
+    hint?: unknown;
+};
+
+/**
+ * `deletes` and each statement's `q` and `limit` are required (checked by the service, which
+ * names the missing field in a 422): a statement without a filter never deletes a whole
+ * collection.
+ *
+ */
 export type DeleteCommand = {
     /**
      * Collection name.
      */
     delete: string;
-    deletes?: Array<{
-        q?: MongoFilter;
-        /**
-         * 0 deletes every match, 1 the first.
-         */
-        limit?: number;
+    /**
+     * The statements, all written or none (1 to 100000).
+     */
+    deletes?: Array<DeleteStatement>;
+};
+
+export type DeleteStatement = {
+    q?: MongoFilter;
+    /**
+     * 0 deletes every match, 1 the first in `id` order (required; no other value).
+     */
+    limit?: number;
+    /**
+     * Accepted and not needed (the query planner chooses how records are read).
+     */
+    hint?: unknown;
+};
+
+/**
+ * A refused `update` or `delete` of `/queries:run`.
+ */
+export type WriteRefusal = {
+    /**
+     * What was refused and why (a string for the refusals of writes).
+     */
+    detail: string | Array<unknown> | {
+        [key: string]: unknown;
+    };
+    /**
+     * Collection name -> the schema's messages for the records as they would become.
+     */
+    validation_errors?: {
+        [key: string]: Array<string>;
+    };
+    /**
+     * References the write would leave dangling (at most 100): the record holding each
+     * (`id`, null for a record of a collection without ids, and `collection`), its `slot` and
+     * the `target` id (with `target_collection`, where that record is now, for a delete or a
+     * change of id).
+     *
+     */
+    broken_references?: Array<{
+        id: string | null;
+        collection: string;
+        slot: string;
+        target: string;
+        target_collection?: string;
     }>;
 };
 
@@ -1818,7 +1896,14 @@ export type GetCollectionRecordResponse = GetCollectionRecordResponses[keyof Get
 export type RunQueryData = {
     body: QueryCommand;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * When `true`, `update` and `delete` are written even when they leave references behind
+         * that name no record (the check is skipped); as the original 2.13.0.
+         *
+         */
+        allow_broken_refs?: boolean;
+    };
     url: '/queries:run';
 };
 
@@ -1840,9 +1925,19 @@ export type RunQueryErrors = {
      */
     404: ErrorDetail;
     /**
-     * A parameter or body breaks the contract.
+     * An `update` read a record that someone else changed before it was written; nothing
+     * was written. Run the command again.
+     *
      */
-    422: ErrorDetail;
+    409: ErrorDetail;
+    /**
+     * The command breaks the contract: a statement without `q` (or `limit`, or `u`), an
+     * operand of the wrong type, a filter the service does not run; records the schema would
+     * refuse (`validation_errors` beside `detail`); or references left dangling without
+     * `allow_broken_refs=true` (`broken_references` beside `detail`).
+     *
+     */
+    422: WriteRefusal;
     /**
      * Any other error.
      */
@@ -2130,7 +2225,7 @@ export type LoginErrors = {
      */
     422: ErrorDetail;
     /**
-     * Too many failed attempts; retry later.
+     * Too many attempts; retry after `Retry-After` seconds.
      */
     429: ErrorDetail;
     /**

@@ -267,35 +267,113 @@ export type AggregateCommand = {
     };
 };
 
+/**
+ * `updates` and each statement's `q` and `u` are required (checked by the service, which
+ * names the missing field in a 422).
+ *
+ */
 export type UpdateCommand = {
     /**
      * Collection name.
      */
     update: string;
-    updates?: Array<{
-        q?: MongoFilter;
-        /**
-         * Update operators, or a replacement record.
-         */
-        u?: {
-            [key: string]: unknown;
-        };
-        upsert?: boolean;
-        multi?: boolean;
-    }>;
+    /**
+     * The statements, run in order, all written or none (1 to 100000).
+     */
+    updates?: Array<UpdateStatement>;
 };
 
+export type UpdateStatement = {
+    q?: MongoFilter;
+    /**
+     * Update operators (`$set`, `$unset`, `$inc`, `$mul`, `$min`, `$max`, `$rename`,
+     * `$currentDate`, `$push`, `$addToSet`, `$pop`, `$pull`, `$pullAll`, `$bit`,
+     * `$setOnInsert`), each an object of field path: operand, or a whole replacement record
+     * (which keeps the record's `id` when it names none). A list (a pipeline update) is
+     * refused.
+     *
+     */
+    u?: {
+        [key: string]: unknown;
+    };
+    /**
+     * Insert a record (made of the equality conditions of `q` and `u`) when none matches.
+     */
+    upsert?: boolean;
+    /**
+     * Update every match (update operators only); otherwise the first in `id` order.
+     */
+    multi?: boolean;
+    /**
+     * Filters naming the list items `$[<name>]` paths update (`$regex` is refused here).
+     */
+    arrayFilters?: Array<{
+        [key: string]: unknown;
+    }>;
+    /**
+     * Accepted and not needed (the query planner chooses how records are read).
+     */
+    hint?: unknown;
+};
+
+/**
+ * `deletes` and each statement's `q` and `limit` are required (checked by the service, which
+ * names the missing field in a 422): a statement without a filter never deletes a whole
+ * collection.
+ *
+ */
 export type DeleteCommand = {
     /**
      * Collection name.
      */
     delete: string;
-    deletes?: Array<{
-        q?: MongoFilter;
-        /**
-         * 0 deletes every match, 1 the first.
-         */
-        limit?: number;
+    /**
+     * The statements, all written or none (1 to 100000).
+     */
+    deletes?: Array<DeleteStatement>;
+};
+
+export type DeleteStatement = {
+    q?: MongoFilter;
+    /**
+     * 0 deletes every match, 1 the first in `id` order (required; no other value).
+     */
+    limit?: number;
+    /**
+     * Accepted and not needed (the query planner chooses how records are read).
+     */
+    hint?: unknown;
+};
+
+/**
+ * A refused `update` or `delete` of `/queries:run`.
+ */
+export type WriteRefusal = {
+    /**
+     * What was refused and why (a string for the refusals of writes).
+     */
+    detail: string | Array<unknown> | {
+        [key: string]: unknown;
+    };
+    /**
+     * Collection name -> the schema's messages for the records as they would become.
+     */
+    validation_errors?: {
+        [key: string]: Array<string>;
+    };
+    /**
+     * References the write would leave dangling (at most 100): the record holding each
+     * (`id`, null for a record of a collection without ids, and `collection`), its `slot` and
+     * the `target` id (with `target_collection`, where that record is now, for a delete or a
+     * change of id).
+     *
+     */
+    broken_references?: Array<{
+        id: string | null;
+        collection: string;
+        slot: string;
+        target: string;
+        target_collection?: string;
     }>;
 };
 
@@ -454,6 +532,44 @@ export type UserCreate = {
     site_admin?: Array<string>;
     email?: string;
     full_name?: string;
+};
+
+/**
+ * The user named by `username` as it should be; members left out are left as they are.
+ */
+export type UserUpdate = {
+    username: string;
+    /**
+     * The new password, under the rules of `UserCreate.password`; absent or empty, the
+     * password is left as it is. A new password ends every token issued before.
+     *
+     */
+    password?: string;
+    /**
+     * Replaces the sites the user administers.
+     */
+    site_admin?: Array<string>;
+    email?: string;
+    full_name?: string;
+    /**
+     * A disabled user cannot log in; disabling ends every token issued before.
+     */
+    disabled?: boolean;
+};
+
+export type PasswordChange = {
+    current_password: string;
+    /**
+     * Under the rules of `UserCreate.password`.
+     */
+    new_password: string;
+};
+
+export type SiteClientPatch = {
+    /**
+     * The secret the site client is to have.
+     */
+    secret?: string;
 };
 
 export type Site = {
@@ -723,6 +839,11 @@ export type JobIn = {
     };
     name?: string | null;
     description?: string | null;
+    /**
+     * Empty or left out: a claim names a site and its operation, so only the claiming site
+     * makes one, with `POST /jobs/{job_id}:claim` (a non-empty list is refused with a 422).
+     *
+     */
     claims?: Array<JobClaim>;
     [key: string]: unknown;
 };
@@ -2260,7 +2381,14 @@ export type GetCollectionRecordResponse = GetCollectionRecordResponses[keyof Get
 export type RunQueryData = {
     body: QueryCommand;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * When `true`, `update` and `delete` are written even when they leave references behind
+         * that name no record (the check is skipped); as the original 2.13.0.
+         *
+         */
+        allow_broken_refs?: boolean;
+    };
     url: '/queries:run';
 };
 
@@ -2282,9 +2410,19 @@ export type RunQueryErrors = {
      */
     404: ErrorDetail;
     /**
-     * A parameter or body breaks the contract.
+     * An `update` read a record that someone else changed before it was written; nothing
+     * was written. Run the command again.
+     *
      */
-    422: ErrorDetail;
+    409: ErrorDetail;
+    /**
+     * The command breaks the contract: a statement without `q` (or `limit`, or `u`), an
+     * operand of the wrong type, a filter the service does not run; records the schema would
+     * refuse (`validation_errors` beside `detail`); or references left dangling without
+     * `allow_broken_refs=true` (`broken_references` beside `detail`).
+     *
+     */
+    422: WriteRefusal;
     /**
      * Any other error.
      */
@@ -2572,7 +2710,7 @@ export type LoginErrors = {
      */
     422: ErrorDetail;
     /**
-     * Too many failed attempts; retry later.
+     * Too many attempts; retry after `Retry-After` seconds.
      */
     429: ErrorDetail;
     /**
@@ -2650,6 +2788,47 @@ export type GetCurrentUserResponses = {
 
 export type GetCurrentUserResponse = GetCurrentUserResponses[keyof GetCurrentUserResponses];
 
+export type ChangeOwnPasswordData = {
+    body: PasswordChange;
+    path?: never;
+    query?: never;
+    url: '/users/me:changePassword';
+};
+
+export type ChangeOwnPasswordErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Too many attempts; retry after `Retry-After` seconds.
+     */
+    429: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ChangeOwnPasswordError = ChangeOwnPasswordErrors[keyof ChangeOwnPasswordErrors];
+
+export type ChangeOwnPasswordResponses = {
+    /**
+     * The password is changed; log in again.
+     */
+    204: void;
+};
+
+export type ChangeOwnPasswordResponse = ChangeOwnPasswordResponses[keyof ChangeOwnPasswordResponses];
+
 export type CreateUserData = {
     body: UserCreate;
     path?: never;
@@ -2694,6 +2873,51 @@ export type CreateUserResponses = {
 };
 
 export type CreateUserResponse = CreateUserResponses[keyof CreateUserResponses];
+
+export type UpdateUserData = {
+    body: UserUpdate;
+    path?: never;
+    query?: never;
+    url: '/users';
+};
+
+export type UpdateUserErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateUserError = UpdateUserErrors[keyof UpdateUserErrors];
+
+export type UpdateUserResponses = {
+    /**
+     * The user as it now is (never a password).
+     */
+    200: User;
+};
+
+export type UpdateUserResponse = UpdateUserResponses[keyof UpdateUserResponses];
 
 export type ListSitesData = {
     body?: never;
@@ -4787,6 +5011,102 @@ export type ListAllowanceActionsResponses = {
 };
 
 export type ListAllowanceActionsResponse = ListAllowanceActionsResponses[keyof ListAllowanceActionsResponses];
+
+export type RevokeSiteClientData = {
+    body?: never;
+    path: {
+        /**
+         * The site client's `client_id`.
+         */
+        site_client_id: string;
+    };
+    query?: never;
+    url: '/admin/site_clients/{site_client_id}';
+};
+
+export type RevokeSiteClientErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type RevokeSiteClientError = RevokeSiteClientErrors[keyof RevokeSiteClientErrors];
+
+export type RevokeSiteClientResponses = {
+    /**
+     * The client is revoked.
+     */
+    204: void;
+};
+
+export type RevokeSiteClientResponse = RevokeSiteClientResponses[keyof RevokeSiteClientResponses];
+
+export type UpdateSiteClientData = {
+    body: SiteClientPatch;
+    path: {
+        /**
+         * The site client's `client_id`.
+         */
+        site_client_id: string;
+    };
+    query?: never;
+    url: '/admin/site_clients/{site_client_id}';
+};
+
+export type UpdateSiteClientErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateSiteClientError = UpdateSiteClientErrors[keyof UpdateSiteClientErrors];
+
+export type UpdateSiteClientResponses = {
+    /**
+     * The secret is changed.
+     */
+    200: string;
+    /**
+     * No `secret` was given; nothing changed.
+     */
+    204: void;
+};
+
+export type UpdateSiteClientResponse = UpdateSiteClientResponses[keyof UpdateSiteClientResponses];
 
 export type RequestRunData = {
     body?: RunRequest;

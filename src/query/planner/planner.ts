@@ -25,7 +25,7 @@ import type {
   FindOptions,
 } from '../../store/port.ts';
 import { compileFilter } from '../../store/filter.ts';
-import type { Candidates, IndexablePredicate, SearchIndex } from '../../../search/port.ts';
+import type { Candidates, Freshness, IndexablePredicate, SearchIndex } from '../../../search/port.ts';
 import { assertRegexLengths, conjunctsOf, type Conjunct } from '../../../search/filter-predicates.ts';
 import { CountCache } from '../../../search/count-cache.ts';
 import { bodyTestOf, bodyTestSql, describeBodyTest, type BodyTest } from './body-prefilter.ts';
@@ -365,9 +365,12 @@ export class QueryPlanner {
     conjuncts: Conjunct[],
     limit: number,
   ): Promise<Set<string> | null> {
+    // The index's freshness is read before the index is asked: whatever its watermark then
+    // covers is in the index's answer, and the writes after it are added from the change log.
+    const freshness = await this.freshness(collection);
     const narrowed = await this.intersect(collection, conjuncts, limit);
     if (narrowed.all) return null;
-    const fresh = await this.freshIds(collection);
+    const fresh = await this.freshIds(collection, freshness);
     if (fresh === null) return null;
     for (const id of fresh) narrowed.ids.add(id);
     return narrowed.ids;
@@ -423,15 +426,24 @@ export class QueryPlanner {
     return { all: false, ids };
   }
 
+  /** Where the index's knowledge of a collection ends (null: it is written with the records). */
+  private async freshness(collection: string): Promise<Freshness | null> {
+    if (this.index.synchronous) return null;
+    if (this.index.freshness) return this.index.freshness(collection);
+    return { since: await this.index.watermark(), missing: [] };
+  }
+
   /**
-   * Ids written since the index last caught up: always candidates, so a search never misses a
-   * fresh write. Null when there are too many to help.
+   * Ids written since the index last caught up, and ids it could not take: always candidates, so
+   * a search never misses a fresh write. Null when there are too many to help, or when the change
+   * log holds more than one page past the watermark (the index is too far behind to narrow).
    */
-  private async freshIds(collection: string): Promise<string[] | null> {
-    if (this.index.synchronous) return [];
-    const { changes, gap } = await this.store.changesSince(await this.index.watermark());
-    if (gap) return null;
+  private async freshIds(collection: string, freshness: Freshness | null): Promise<string[] | null> {
+    if (freshness === null) return [];
+    const { changes, gap, more } = await this.store.changesSince(freshness.since);
+    if (gap || more) return null;
     const ids = changes.filter((c) => c.collection === collection && !c.deleted).map((c) => c.id);
+    ids.push(...freshness.missing);
     return ids.length > this.maxCandidates ? null : ids;
   }
 

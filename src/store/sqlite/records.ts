@@ -8,7 +8,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Database as Db } from 'better-sqlite3';
 import { cleanDocs } from '../clean-docs.ts';
-import type { Doc, ReadModifyWriteDecision, RecordIds, RecordKey, WriteResult } from '../port.ts';
+import { keysByCollection } from '../record-keys.ts';
+import type { Doc, ReadModifyWriteDecision, RecordKey, WriteResult } from '../port.ts';
 import { addEntries, removeEntries } from './attribute-index.ts';
 import type { ChangeLog } from './change-log.ts';
 import type { StatementCache } from './statement-cache.ts';
@@ -136,7 +137,15 @@ export class RecordWrites {
           const body = bodyOf(this.ctx.statements, collection, id);
           return body === undefined ? null : parseBody(this.ctx, body);
         });
-        const { writes, value } = decide(current);
+        const { writes, deletes = [], value } = decide(current);
+        for (const [collection, ids] of keysByCollection(deletes)) {
+          const victims: Doc[] = [];
+          for (const id of ids) {
+            const body = bodyOf(this.ctx.statements, collection, id);
+            if (body !== undefined) victims.push(parseBody(this.ctx, body));
+          }
+          this.deleteInTransaction(collection, victims);
+        }
         for (const { collection, docs } of writes) this.upsertInTransaction(collection, cleanDocs(docs));
         return value;
       })
@@ -181,20 +190,6 @@ export class RecordWrites {
     adjustStats(statements, collection, inserted, sizeDelta);
     if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed);
     return { inserted, updated };
-  }
-
-  /** Deletes records by id from several collections in one immediate transaction. */
-  deleteAtomically(deletes: RecordIds[]): RecordIds[] {
-    return this.ctx.db
-      .transaction((): RecordIds[] =>
-        deletes.map(({ collection, ids }) => {
-          const victims = loadBodies(this.ctx.statements, collection, [...new Set(ids)]).map((row) =>
-            parseBody(this.ctx, row.body),
-          );
-          return { collection, ids: this.deleteInTransaction(collection, victims) };
-        }),
-      )
-      .immediate();
   }
 
   /** Deletes these records inside the caller's transaction; returns their ids. */

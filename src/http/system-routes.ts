@@ -1,13 +1,13 @@
 import express from 'express';
-import type { AppDeps } from '../deps.ts';
-import { SCHEMA_VERSION, isCollectionName } from '../../schema/nmdc.ts';
-import { SERVICE_VERSION, API_VERSION } from '../../version.ts';
+import type { Services } from '../services.ts';
+import { SCHEMA_VERSION, isCollectionName } from '../schema/nmdc.ts';
+import { SERVICE_VERSION, API_VERSION } from '../version.ts';
 
 /**
  * System administration: liveness and versions. `/health` answers the original's `web_server` and
  * `database` booleans (503 when the store does not answer) beside the engines in use.
  */
-export function systemRouter(deps: AppDeps): express.Router {
+export function systemRouter(deps: Services): express.Router {
   const router = express.Router();
   router.get('/health', async (_req, res) => {
     const engines = { store: deps.store.engine, search_index: deps.searchIndex.engine };
