@@ -1,5 +1,11 @@
 import type { ErrorRequestHandler } from 'express';
-import { InvalidQuery, InvalidRecord, StoreInputError, UnsupportedQuery } from '../store/errors.ts';
+import {
+  InvalidQuery,
+  InvalidRecord,
+  StoreInputError,
+  StoreUnavailable,
+  UnsupportedQuery,
+} from '../store/errors.ts';
 import { HttpError } from './errors.ts';
 
 /**
@@ -68,6 +74,12 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   }
   if (err instanceof StoreInputError) {
     res.status(statusOfStoreError(err)).json({ detail: err.detail });
+    return;
+  }
+  if (err instanceof StoreUnavailable) {
+    // An election, a step-down, a conflict that outlasted the retries, a time limit: try again.
+    req.log?.warn({ err }, 'store unavailable');
+    res.set('Retry-After', String(err.retryAfterSeconds)).status(503).json({ detail: err.detail });
     return;
   }
   const status: number | undefined = err?.status ?? err?.statusCode;

@@ -26,3 +26,23 @@ export class UnsupportedQuery extends StoreInputError {}
 
 /** A record that cannot be written: not an object, or without a non-empty string `id`. */
 export class InvalidRecord extends StoreInputError {}
+
+/**
+ * The engine behind the store cannot answer now, through no fault of the input: an election or a
+ * step-down, a write conflict that outlasted the retries, a time limit, a lost connection. The
+ * request may be retried after `retryAfterSeconds`; `detail` says what happened, without the
+ * engine's internals.
+ */
+export class StoreUnavailable extends Error {
+  readonly detail: string;
+
+  constructor(
+    detail: string,
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown },
+  ) {
+    super(detail, options);
+    this.name = 'StoreUnavailable';
+    this.detail = detail;
+  }
+}

@@ -468,16 +468,18 @@ describe('openEdgeIndex on a MongoDB store', () => {
       ]);
       await until(() => calls.some((c) => setsWatermark(c, 4)));
       const seen = calls.slice(3).map((c) => `${c.collection}.${c.op}`);
-      expect(seen.slice(0, 7)).toEqual([
+      expect(seen.slice(0, 9)).toEqual([
         '_graph_meta.findOne',
+        '_changes.findOne', // entries waiting to be sealed? (none)
         '_changes.find',
+        '_counters.findOne', // the pruned mark
         'biosample_set.findOne',
         '_graph_edges.bulkWrite',
         '_graph_edges.bulkWrite',
         '_graph_nodes.bulkWrite',
         '_graph_meta.updateOne',
       ]);
-      expect(calls[4]!.args[0]).toEqual({ seq: { $gt: 3 } });
+      expect(calls[5]!.args[0]).toEqual({ seq: { $gt: 3 } });
       expect(calls.some((c) => setsWatermark(c, 4))).toBe(true);
     } finally {
       await index.close();
@@ -492,7 +494,10 @@ describe('openEdgeIndex on a MongoDB store', () => {
     const { db, calls } = fakeDb({
       // Not built yet; the watermark is read after the rebuild of the one collection.
       '_graph_meta.findOne': [null, null],
-      '_changes.findOne': [{ seq: 12 }, { seq: 12 }],
+      '_counters.findOne': [
+        { _id: 'changes', seq: 12 },
+        { _id: 'changes', seq: 12 },
+      ],
       listCollections: [
         [{ name: 'biosample_set' }, { name: '_graph_nodes' }, { name: 'functional_annotation_agg' }],
       ],
@@ -510,15 +515,19 @@ describe('openEdgeIndex on a MongoDB store', () => {
       '.listCollections',
       'biosample_set.estimatedDocumentCount',
       'functional_annotation_agg.estimatedDocumentCount',
-      '_changes.findOne', // the sequence every scan starts after
+      '_changes.findOne', // the sequence every scan starts after: entries waiting to be sealed?
+      '_counters.findOne', // ... and the counter
       '_changes.findOne', // reindexCollection's own
+      '_counters.findOne',
       '_graph_nodes.find', // clear
       'biosample_set.find', // scan
       '_graph_edges.bulkWrite',
       '_graph_edges.bulkWrite',
       '_graph_nodes.bulkWrite',
       '_graph_meta.findOne', // watermark
-      '_changes.find', // no other collection's writes wait between the watermark and 12
+      '_changes.findOne', // no other collection's writes wait between the watermark and 12
+      '_changes.find',
+      '_counters.findOne',
       '_graph_meta.updateOne', // watermark 12
       '.listCollections', // every collection rebuilt?
       '_graph_meta.findOne', // watermark, before moving it to where the first scan began
@@ -530,7 +539,10 @@ describe('openEdgeIndex on a MongoDB store', () => {
       [{ _id: 'watermark' }, { $set: { value: 12 } }],
       [{ _id: 'built' }, { $set: { value: 1 } }],
     ]);
-    expect(calls[9]!.args).toEqual([{}, { projection: { _id: 0 }, sort: { id: 1 }, limit: 2000 }]);
-    expect(calls[10]!.args[0]).toEqual([upsertEdge(E.studyBsm, STUDY, BSM, 'associated_studies', 'down')]);
+    expect(calls[11]!.args).toEqual([
+      {},
+      { projection: { _id: 0 }, sort: { id: 1 }, limit: 2000, maxTimeMS: 30_000 },
+    ]);
+    expect(calls[12]!.args[0]).toEqual([upsertEdge(E.studyBsm, STUDY, BSM, 'associated_studies', 'down')]);
   });
 });
