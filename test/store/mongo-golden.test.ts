@@ -136,6 +136,34 @@ describe('MongoDB adapter golden calls', () => {
     ]);
   });
 
+  it('leaves a pattern PCRE could backtrack on out of the server filter, and checks the records in the service', async () => {
+    const { store, take } = fakeDb({
+      'study_set.find': [
+        [
+          { id: 'a', name: 'aaaa', ecosystem_category: 'Plants' },
+          { id: 'b', name: 'aaa!', ecosystem_category: 'Plants' },
+          { id: 'c', name: 'a', ecosystem_category: 'Plants' },
+        ],
+      ],
+    });
+    const docs = await store.find(
+      'study_set',
+      { name: { $regex: '(a+)+$' }, ecosystem_category: 'Plants' },
+      { projection: ['name'], skip: 1, limit: 5 },
+    );
+    expect(docs).toEqual([{ id: 'c', name: 'a' }]);
+    expect(take()).toEqual([
+      {
+        collection: 'study_set',
+        op: 'find',
+        args: [
+          { ecosystem_category: 'Plants' },
+          { projection: { _id: 0 }, sort: [['id', 1]], ...T, batchSize: 1000, session: undefined },
+        ],
+      },
+    ]);
+  });
+
   it("draws the planner's sample with $sample, without _id, as JSON text", async () => {
     const { store, take } = fakeDb({
       'biosample_set.aggregate': [[{ id: 'nmdc:bsm-11-a', name: 'core' }]],

@@ -151,6 +151,40 @@ describe('MongoDB store on a replica set (stand-in)', () => {
     await store.close();
   });
 
+  it('sends MongoDB only patterns its backtracking engine runs safely, and evaluates the others in the service', async () => {
+    const server = new StandInServer();
+    const store = await open(server);
+    await store.upsertMany(C, [
+      { id: 'nmdc:bsm-11-r1', name: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!', tags: ['soil'] },
+      { id: 'nmdc:bsm-11-r2', name: 'aaaa', tags: ['water'] },
+      { id: 'nmdc:bsm-11-r3', name: 'soil core', tags: ['soil'] },
+      { id: 'nmdc:bsm-11-r4', name: 'sediment', tags: ['soil', 'deep'] },
+    ]);
+    const hostile = '(a+)+$';
+    server.regexes.length = 0;
+    const found = await store.find(C, { name: { $regex: hostile } }, { projection: ['tags'] });
+    expect(found).toEqual([{ id: 'nmdc:bsm-11-r2', tags: ['water'] }]);
+    // Combined with conditions MongoDB may evaluate: those still narrow on the server.
+    expect(await store.count(C, { $and: [{ tags: 'soil' }, { name: { $not: { $regex: '.*core' } } }] })).toBe(
+      2,
+    );
+    expect(
+      (
+        await store.find(
+          C,
+          { $or: [{ name: { $regex: '^(s|so)+il' } }, { tags: 'water' }] },
+          { skip: 1, limit: 1 },
+        )
+      ).map((d) => d.id),
+    ).toEqual(['nmdc:bsm-11-r3']);
+    expect(await store.deleteMany(C, { name: { $regex: '(\\w+\\s?)+$' } }, 1)).toEqual(['nmdc:bsm-11-r2']);
+    expect(server.regexes).toEqual([]);
+    // A safe pattern is MongoDB's to evaluate.
+    expect((await store.find(C, { name: { $regex: '^soil' } })).map((d) => d.id)).toEqual(['nmdc:bsm-11-r3']);
+    expect(server.regexes).toEqual(['^soil']);
+    await store.close();
+  });
+
   it('counts a whole collection from its metadata, and a filtered count by counting', async () => {
     const server = new StandInServer();
     const store = await open(server);

@@ -8,7 +8,8 @@
  * concern; transient engine errors leave as `StoreUnavailable` (`engine-errors.ts`).
  */
 import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
-import { assertRegexesSupported } from '../filter.ts';
+import { assertRegexesSupported, compileFilter } from '../filter.ts';
+import { compileProjection } from '../projection.ts';
 import { cleanDocs } from '../clean-docs.ts';
 import { INDEXED_PATHS } from '../sqlite/attribute-index.ts';
 import type {
@@ -26,6 +27,7 @@ import type {
 import { MongoStateStore, STATE_COLLECTION } from './state-store.ts';
 import { CHANGES_COLLECTION, CHANGES_PAGE, COUNTERS_COLLECTION, MongoChangeLog } from './change-log.ts';
 import { engine } from './engine-errors.ts';
+import { serverFilter } from './pcre-safety.ts';
 import { DEFAULT_TRANSACTION_POLICY, runTransaction, type TransactionPolicy } from './transactions.ts';
 
 export { CHANGES_COLLECTION, COUNTERS_COLLECTION };
@@ -137,14 +139,50 @@ export class MongoDocumentStore implements DocumentStore {
     this.indexed.add(collection);
   }
 
-  private query(filter: Filter, candidateIds?: Iterable<string>, afterId?: string): Filter {
+  /**
+   * The filter sent to MongoDB: the user's, restricted to candidate ids and keyset position.
+   * Conditions holding a pattern PCRE could backtrack on are left out (`exact: false`): the
+   * server then matches a superset, and the service checks each record against the whole filter.
+   */
+  private query(
+    filter: Filter,
+    candidateIds?: Iterable<string>,
+    afterId?: string,
+  ): { q: Filter; exact: boolean } {
     assertRegexesSupported(filter);
+    const server = serverFilter(filter);
     const clauses: Filter[] = [];
     if (candidateIds !== undefined) clauses.push({ id: { $in: [...new Set(candidateIds)] } });
     if (afterId !== undefined) clauses.push({ id: { $gt: afterId } });
-    if (clauses.length === 0) return filter;
-    if (Object.keys(filter).length > 0) clauses.push(filter);
-    return clauses.length === 1 ? clauses[0]! : { $and: clauses };
+    const q = server.filter;
+    if (clauses.length === 0) return { q, exact: server.exact };
+    if (Object.keys(q).length > 0) clauses.push(q);
+    return { q: clauses.length === 1 ? clauses[0]! : { $and: clauses }, exact: server.exact };
+  }
+
+  /**
+   * Whole records the server filter `q` matches, in `sort` order, that also pass the whole
+   * `filter` in the service (for a filter MongoDB may not evaluate entirely).
+   */
+  private async *checkedInService(
+    collection: string,
+    q: Filter,
+    filter: Filter,
+    options: { sort?: Document; session?: ClientSession },
+  ): AsyncIterable<Doc> {
+    const matches = compileFilter(filter);
+    const cursor = this.db.collection(collection).find(q, {
+      projection: { _id: 0 },
+      sort: options.sort,
+      maxTimeMS: this.maxTimeMS,
+      batchSize: 1000,
+      session: options.session,
+    });
+    try {
+      for await (const doc of cursor) if (matches(doc as unknown as Doc)) yield doc as unknown as Doc;
+    } finally {
+      await cursor.close();
+    }
   }
 
   async nonEmptyCollections(): Promise<string[]> {
@@ -164,11 +202,27 @@ export class MongoDocumentStore implements DocumentStore {
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
     const sort: Array<[string, 1 | -1]> = options.sort && options.sort.length > 0 ? [...options.sort] : [];
     if (!sort.some(([f]) => f === 'id')) sort.push(['id', 1]);
+    const { q, exact } = this.query(filter, options.candidateIds, options.afterId);
+    if (!exact) {
+      const project = compileProjection(options.projection);
+      return engine(async () => {
+        const out: Doc[] = [];
+        let skip = options.skip ?? 0;
+        for await (const doc of this.checkedInService(collection, q, filter, { sort })) {
+          if (skip > 0) {
+            skip--;
+            continue;
+          }
+          out.push(project(doc));
+          if (options.limit && options.limit > 0 && out.length >= options.limit) break;
+        }
+        return out;
+      });
+    }
     const findOptions: Document = { projection: mongoProjection(options.projection), sort };
     if (options.skip) findOptions.skip = options.skip;
     if (options.limit && options.limit > 0) findOptions.limit = options.limit;
     findOptions.maxTimeMS = this.maxTimeMS;
-    const q = this.query(filter, options.candidateIds, options.afterId);
     return engine(
       async () => (await this.db.collection(collection).find(q, findOptions).toArray()) as unknown as Doc[],
     );
@@ -179,8 +233,15 @@ export class MongoDocumentStore implements DocumentStore {
    * metadata (`estimatedDocumentCount`), not by scanning it.
    */
   async count(collection: string, filter: Filter, candidateIds?: Iterable<string>): Promise<number> {
-    const q = this.query(filter, candidateIds);
+    const { q, exact } = this.query(filter, candidateIds);
     const c = this.db.collection(collection);
+    if (!exact) {
+      return engine(async () => {
+        let n = 0;
+        for await (const _ of this.checkedInService(collection, q, filter, {})) n++;
+        return n;
+      });
+    }
     return engine(() =>
       Object.keys(q).length === 0
         ? c.estimatedDocumentCount({ maxTimeMS: this.maxTimeMS })
@@ -320,14 +381,23 @@ export class MongoDocumentStore implements DocumentStore {
   }
 
   async deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]> {
-    const q = this.query(filter);
+    const { q, exact } = this.query(filter);
     return this.atomically(async (session) => {
-      const findOptions: Document = { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session };
-      if (limit && limit > 0) findOptions.limit = limit;
-      findOptions.maxTimeMS = this.maxTimeMS;
-      const ids = (await this.db.collection(collection).find(q, findOptions).toArray()).map(
-        (d) => (d as unknown as { id: string }).id,
-      );
+      let ids: string[];
+      if (exact) {
+        const findOptions: Document = { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session };
+        if (limit && limit > 0) findOptions.limit = limit;
+        findOptions.maxTimeMS = this.maxTimeMS;
+        ids = (await this.db.collection(collection).find(q, findOptions).toArray()).map(
+          (d) => (d as unknown as { id: string }).id,
+        );
+      } else {
+        ids = [];
+        for await (const doc of this.checkedInService(collection, q, filter, { sort: { id: 1 }, session })) {
+          ids.push(doc.id);
+          if (limit && limit > 0 && ids.length >= limit) break;
+        }
+      }
       if (ids.length === 0) return [];
       await this.db.collection(collection).deleteMany({ id: { $in: ids } }, { session });
       await this.changeLog.record(collection, ids, true, session);
