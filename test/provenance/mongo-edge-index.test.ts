@@ -57,32 +57,39 @@ async function standInStore(server = new StandInServer()): Promise<MongoDocument
   );
 }
 
+/** The edge index as the service opens it on a replica set: versioned writes in transactions. */
+const versionedIndex = (store: MongoDocumentStore) =>
+  new MongoEdgeIndex(store.database, { client: store.transactionClient, policy: store.limits.policy });
+
 const sizeOf = (store: MongoDocumentStore, collection: string) =>
   (store.database.client as unknown as { server: StandInServer }).server.peek('nmdc', collection).length;
 
 describe('MongoDB edge index on the stand-in', () => {
   edgeIndexBehaviour('MongoDB stand-in, written through the store', async () => {
     const store = await standInStore();
-    const index = new MongoEdgeIndex(store.database);
+    const index = versionedIndex(store);
     await index.init();
     return throughTheStore(store, index, async () => {});
   });
 
-  edgeIndexBehaviour('MongoDB stand-in, written directly', async () => {
-    const store = await standInStore();
-    const index = new MongoEdgeIndex(store.database);
-    await index.init();
-    return {
-      index,
-      upsert: (collection, docs) => index.index(collection, docs),
-      remove: (collection, ids) => index.remove(collection, ids),
-      dispose: async () => {},
-    };
-  });
+  edgeIndexBehaviour(
+    'MongoDB stand-in, written directly without versions (a standalone server)',
+    async () => {
+      const store = await standInStore();
+      const index = new MongoEdgeIndex(store.database);
+      await index.init();
+      return {
+        index,
+        upsert: (collection, docs) => index.index(collection, docs),
+        remove: (collection, ids) => index.remove(collection, ids),
+        dispose: async () => {},
+      };
+    },
+  );
 
   it('leaves no node and no edge behind a record written, rewritten and deleted', async () => {
     const store = await standInStore();
-    const index = new MongoEdgeIndex(store.database);
+    const index = versionedIndex(store);
     const t = throughTheStore(store, index, async () => {});
     await t.upsert('biosample_set', [biosample1]);
     await t.upsert('study_set', [study]);
@@ -119,6 +126,74 @@ describe('MongoDB edge index on the stand-in', () => {
   });
 });
 
+describe('MongoDB edge index: several processes catching up at once (stand-in)', () => {
+  it('keeps the newest version when a slower catch-up writes a record it read before a newer one was indexed', async () => {
+    const server = new StandInServer();
+    const store = await standInStore(server);
+    // Two service processes, each with its own client and catch-up.
+    const storeB = await standInStore(server);
+    const slow = versionedIndex(store);
+    const fast = versionedIndex(storeB);
+    await slow.init();
+    await store.upsertMany('study_set', [study, { id: 'nmdc:sty-11-other', type: 'nmdc:Study' }]);
+    await catchUp(store, fast);
+    await store.upsertMany('biosample_set', [biosample1]);
+    // The slow process reads the change and the record, then stalls before writing its edges.
+    let release!: () => void;
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    let reading!: () => void;
+    const read = new Promise<void>((resolve) => (reading = resolve));
+    const write = slow.index.bind(slow);
+    slow.index = async (collection, docs) => {
+      reading();
+      await stalled;
+      return write(collection, docs);
+    };
+    const slowCatchUp = catchUp(store, slow);
+    await read;
+    // Meanwhile the record changes, and the other process indexes the new version.
+    await storeB.upsertMany('biosample_set', [{ ...biosample1, associated_studies: ['nmdc:sty-11-other'] }]);
+    await catchUp(storeB, fast);
+    expect((await fast.step([BSM1], 'upstream')).map((s) => s.to)).toEqual(['nmdc:sty-11-other']);
+    release();
+    await slowCatchUp;
+    // The stale version did not come back, and the watermark did not move back either.
+    expect((await fast.step([BSM1], 'upstream')).map((s) => s.to)).toEqual(['nmdc:sty-11-other']);
+    expect(await fast.watermark()).toBe(await store.latestSeq());
+    const report = await checkCollection(store, fast, 'biosample_set');
+    expect(report.counts).toEqual({ missing: 0, stale: 0, extra: 0 });
+    await store.close();
+    await storeB.close();
+  });
+
+  it('lets two catch-ups write the same records at once and ends with every edge once', async () => {
+    const server = new StandInServer();
+    const store = await standInStore(server);
+    const storeB = await standInStore(server);
+    const a = versionedIndex(store);
+    const b = versionedIndex(storeB);
+    await a.init();
+    await store.upsertMany('study_set', [study]);
+    const samples = Array.from({ length: 40 }, (_, i) => ({
+      ...biosample1,
+      id: `nmdc:bsm-11-c${String(i).padStart(5, '0')}`,
+    }));
+    await store.upsertMany('biosample_set', samples);
+    await Promise.all([catchUp(store, a), catchUp(storeB, b)]);
+    expect(sizeOf(store, '_graph_edges')).toBe(40);
+    expect((await a.step([STUDY], 'downstream')).map((s) => s.to).sort()).toEqual(samples.map((s) => s.id));
+    for (const collection of ['study_set', 'biosample_set']) {
+      expect((await checkCollection(store, a, collection)).counts).toEqual({
+        missing: 0,
+        stale: 0,
+        extra: 0,
+      });
+    }
+    await store.close();
+    await storeB.close();
+  });
+});
+
 const url = process.env.MONGO_URL;
 
 describe.skipIf(!url)('MongoDB edge index on a server (set MONGO_URL to run)', () => {
@@ -128,7 +203,7 @@ describe.skipIf(!url)('MongoDB edge index on a server (set MONGO_URL to run)', (
       loadConfig({ MONGO_URL: url, MONGO_DB: name, LOG_LEVEL: 'silent' }),
       pino({ level: 'silent' }),
     );
-    const index = new MongoEdgeIndex(store.database);
+    const index = versionedIndex(store);
     await index.init();
     return throughTheStore(store, index, async () => {
       await index.close();

@@ -45,8 +45,8 @@ const upsertEdge = (_id: string, up: string, down: string, slot: string, holder:
 });
 
 const UNORDERED = { ordered: false };
-const STEP_PROJECTION = { projection: { _id: 0, up: 1, down: 1, slot: 1 } };
-const NODE_PROJECTION = { projection: { _id: 1, type: 1, collection: 1 } };
+const STEP_PROJECTION = { projection: { _id: 0, up: 1, down: 1, slot: 1 }, maxTimeMS: 30_000 };
+const NODE_PROJECTION = { projection: { _id: 1, type: 1, collection: 1 }, maxTimeMS: 30_000 };
 
 describe('MongoDB edge index golden calls', () => {
   it('creates the node index by collection and id and the edge indexes from each end by holder', async () => {
@@ -424,7 +424,8 @@ describe('MongoDB edge index golden calls', () => {
       {
         collection: '_graph_meta',
         op: 'updateOne',
-        args: [{ _id: 'watermark' }, { $set: { value: 9 } }, { upsert: true }],
+        // $max: a slower process finishing an older catch-up never moves it back.
+        args: [{ _id: 'watermark' }, { $max: { value: 9 } }, { upsert: true }],
       },
       { collection: '_graph_meta', op: 'findOne', args: [{ _id: 'built' }] },
       {
@@ -447,7 +448,7 @@ describe('openEdgeIndex on a MongoDB store', () => {
   const setsWatermark = (c: Call, value: number) =>
     c.collection === '_graph_meta' &&
     c.op === 'updateOne' &&
-    JSON.stringify(c.args) === JSON.stringify([{ _id: 'watermark' }, { $set: { value } }, { upsert: true }]);
+    JSON.stringify(c.args) === JSON.stringify([{ _id: 'watermark' }, { $max: { value } }, { upsert: true }]);
 
   it('opens a MongoEdgeIndex beside the records that catches up with the change log', async () => {
     const { db, calls } = fakeDb({
@@ -535,8 +536,8 @@ describe('openEdgeIndex on a MongoDB store', () => {
       '_graph_meta.updateOne', // built
     ]);
     expect(calls.filter((c) => c.op === 'updateOne').map((c) => c.args.slice(0, 2))).toEqual([
-      [{ _id: 'watermark' }, { $set: { value: 12 } }],
-      [{ _id: 'watermark' }, { $set: { value: 12 } }],
+      [{ _id: 'watermark' }, { $max: { value: 12 } }],
+      [{ _id: 'watermark' }, { $max: { value: 12 } }],
       [{ _id: 'built' }, { $set: { value: 1 } }],
     ]);
     expect(calls[11]!.args).toEqual([
