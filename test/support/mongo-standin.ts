@@ -1178,11 +1178,11 @@ export class StandInCollection {
   }
 
   find(filter: Row = {}, options: OpOptions = {}) {
-    const run = () =>
-      this.run('find', options, filter, (ctx) =>
-        this.select(ctx, filter, options).map(([, d]) => this.project(d, options.projection)),
+    const run = (chained: OpOptions) =>
+      this.run('find', chained, filter, (ctx) =>
+        this.select(ctx, filter, chained).map(([, d]) => this.project(d, chained.projection)),
       );
-    return cursorOf(run);
+    return cursorOf(run, options);
   }
 
   async findOne(filter: Row = {}, options: OpOptions = {}): Promise<Row | null> {
@@ -1498,16 +1498,33 @@ function invalidBatch(): Error {
   });
 }
 
-/** A cursor that runs its operation when first read (as the driver's do). */
-function cursorOf(run: () => Promise<Row[]>) {
+/**
+ * A cursor that runs its operation when first read (as the driver's do); `sort`, `limit`, `skip`,
+ * `project` and `batchSize` set its options before that.
+ */
+function cursorOf(run: (options: OpOptions) => Promise<Row[]>, initial: OpOptions = {}) {
+  const options: OpOptions = { ...initial };
   let rows: Promise<Row[]> | undefined;
-  const all = () => (rows ??= run());
-  return {
-    toArray: async () => [...(await all())],
+  let position = 0;
+  const all = () => (rows ??= run(options));
+  const cursor = {
+    toArray: async () => [...(await all())].slice(position),
     async *[Symbol.asyncIterator]() {
-      for (const row of await all()) yield row;
+      const found = await all();
+      while (position < found.length) yield found[position++]!;
     },
-    next: async () => (await all()).shift() ?? null,
+    next: async () => {
+      const found = await all();
+      return position < found.length ? found[position++]! : null;
+    },
+    hasNext: async () => position < (await all()).length,
     close: async () => {},
+    sort: (sort: OpOptions['sort']) => ((options.sort = sort), cursor),
+    limit: (limit: number) => ((options.limit = limit), cursor),
+    skip: (skip: number) => ((options.skip = skip), cursor),
+    project: (projection: Row) => ((options.projection = projection), cursor),
+    batchSize: () => cursor,
+    withReadPreference: () => cursor,
   };
+  return cursor;
 }
