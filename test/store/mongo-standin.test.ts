@@ -106,6 +106,24 @@ describe('MongoDB store on a replica set (stand-in)', () => {
     await store.close();
   }, 10_000);
 
+  it('runs a transaction again after a transient error, and commits again after an unknown commit result', async () => {
+    const server = new StandInServer();
+    const store = await open(server);
+    server.failNext({ ops: ['bulkWrite'], inTransaction: true, error: ERRORS.NoSuchTransaction });
+    expect(await store.upsertMany(C, [{ id: 'nmdc:bsm-11-t1' }])).toEqual({ inserted: 1, updated: 0 });
+    server.failNext({
+      ops: ['commitTransaction'],
+      error: { code: 91, codeName: 'ShutdownInProgress', labels: ['UnknownTransactionCommitResult'] },
+    });
+    expect(await store.upsertMany(C, [{ id: 'nmdc:bsm-11-t2' }])).toEqual({ inserted: 1, updated: 0 });
+    expect((await store.find(C, {})).map((d) => d.id)).toEqual(['nmdc:bsm-11-t1', 'nmdc:bsm-11-t2']);
+    expect((await store.changesSince(0)).changes.map((c) => c.id)).toEqual([
+      'nmdc:bsm-11-t1',
+      'nmdc:bsm-11-t2',
+    ]);
+    await store.close();
+  });
+
   it('answers elections, step-downs and time limits with StoreUnavailable and a wait', async () => {
     const server = new StandInServer();
     const store = await open(server);
