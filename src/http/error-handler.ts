@@ -6,7 +6,7 @@ import {
   StoreUnavailable,
   UnsupportedQuery,
 } from '../store/errors.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../errors.ts';
 
 /**
  * The status each refusal of the store and query layers answers with: input that can never be
@@ -24,10 +24,30 @@ interface ValidatorError {
   errors?: Array<{ path?: string; message?: string; errorCode?: string }>;
 }
 
+/**
+ * A body that matches none of an `anyOf`'s shapes (`/queries:run`'s commands) gets one error per
+ * shape: those saying a shape's own key is missing (`body.find must have required property
+ * 'find'`) only tell which shape it is not. When the body broke a rule of some shape beyond that,
+ * those rules are what it is told.
+ */
+function withoutOtherShapes(
+  errors: NonNullable<ValidatorError['errors']>,
+): NonNullable<ValidatorError['errors']> {
+  const anyOf = errors.filter((e) => e.errorCode?.startsWith('anyOf')).map((e) => e.path ?? '');
+  if (anyOf.length === 0) return errors;
+  const shapeKey = (e: { path?: string; errorCode?: string }) =>
+    e.errorCode?.startsWith('required') &&
+    anyOf.some(
+      (p) => (e.path ?? '').startsWith(`${p}/`) && !(e.path ?? '').slice(p.length + 1).includes('/'),
+    );
+  const rules = errors.filter((e) => !e.errorCode?.startsWith('anyOf') && !shapeKey(e));
+  return rules.length > 0 ? rules : errors;
+}
+
 /** Request-validation messages name the parameter and the rule it broke, e.g. `query.per_page must be >= 1`. */
 function validationDetail(err: ValidatorError): string {
   if (err.errors?.length) {
-    return err.errors
+    return withoutOtherShapes(err.errors)
       .map((e) => `${(e.path ?? '').replace(/^\//, '').replace(/\//g, '.')} ${e.message ?? ''}`.trim())
       .join('; ');
   }
@@ -42,6 +62,7 @@ const CONNECTION_ERROR_NAMES = new Set([
   'MongoNotConnectedError',
   'ConnectionError',
   'NoLivingConnectionsError',
+  'SearchIndexUnavailable',
 ]);
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 

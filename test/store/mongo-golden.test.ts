@@ -411,6 +411,39 @@ describe('MongoDB adapter golden calls', () => {
       },
     ]);
   });
+
+  it('deletes the present records a read-modify-write names, logged as deletions, before its writes', async () => {
+    const { store, take } = fakeDb({
+      'study_set.find': [[{ id: 's1', name: 'old id' }], [{ id: 's1' }]],
+      'study_set.bulkWrite': [{ upsertedCount: 1, matchedCount: 0 }],
+    });
+    await store.readModifyWrite([{ collection: 'study_set', id: 's1' }], ([s]) => ({
+      writes: [{ collection: 'study_set', docs: [{ ...s!, id: 's2' }] }],
+      deletes: [
+        { collection: 'study_set', id: 's1' },
+        { collection: 'study_set', id: 's-absent' },
+      ],
+      value: null,
+    }));
+    const calls = take();
+    expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
+      'study_set.createIndexes',
+      'study_set.find',
+      'study_set.find',
+      'study_set.deleteMany',
+      '_changes.bulkWrite',
+      'study_set.bulkWrite',
+      '_changes.bulkWrite',
+    ]);
+    expect(calls[2]!.args).toEqual([
+      { id: { $in: ['s1', 's-absent'] } },
+      { projection: { _id: 0, id: 1 }, ...T, session: undefined },
+    ]);
+    expect(calls[3]!.args).toEqual([{ id: { $in: ['s1'] } }, { session: undefined }]);
+    expect(calls[4]!.args[0]).toEqual([entry('study_set', 's1', true)]);
+    expect(calls[6]!.args[0]).toEqual([entry('study_set', 's2')]);
+  });
+
   it('reads changes after a sequence number in order, with a majority read concern, then the pruned mark', async () => {
     const { store, take } = fakeDb({
       '_changes.find': [

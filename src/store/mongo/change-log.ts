@@ -24,6 +24,7 @@
  * with an ObjectId `_id`, numbered by the same counter) reads the same way and is pruned in time.
  */
 import type { ClientSession, Db, MongoClient } from 'mongodb';
+import { StoreUnavailable } from '../errors.ts';
 import type { Change, ChangePage } from '../port.ts';
 import { runTransaction, type TransactionPolicy } from './transactions.ts';
 
@@ -37,6 +38,12 @@ const PRUNED = 'changes-pruned';
 export const CHANGES_PAGE = 100_000;
 /** Entries numbered by one sealing transaction, at most. */
 const SEAL_BATCH = 5_000;
+
+/**
+ * What a sealing did: `done` (nothing committed before it is left waiting), `partial` (a full
+ * batch was sealed, more wait) or `collided` (another sealer got there first, or it failed).
+ */
+type Sealing = 'done' | 'partial' | 'collided';
 
 const MAJORITY = { level: 'majority' } as const;
 
@@ -82,8 +89,8 @@ export interface ChangeLogOptions {
 }
 
 export class MongoChangeLog {
-  private sealing: Promise<boolean> | undefined;
-  private queued: Promise<boolean> | undefined;
+  private sealing: Promise<Sealing> | undefined;
+  private queued: Promise<Sealing> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -124,11 +131,11 @@ export class MongoChangeLog {
   }
 
   /**
-   * Numbers every entry not yet sealed (up to a batch) that was committed before the call; true
-   * when none is left. One sealing at a time per process: a caller that arrives while one runs
-   * waits for the next, which starts after it (the running one may not see the caller's writes).
+   * Numbers the entries not yet sealed (up to a batch) that were committed before the call. One
+   * sealing at a time per process: a caller that arrives while one runs waits for the next, which
+   * starts after it (the running one may not see the caller's writes).
    */
-  seal(): Promise<boolean> {
+  seal(): Promise<Sealing> {
     if (!this.sealing) {
       this.sealing = this.sealOnce().finally(() => (this.sealing = undefined));
       return this.sealing;
@@ -142,19 +149,28 @@ export class MongoChangeLog {
     return this.queued;
   }
 
-  private async sealOnce(): Promise<boolean> {
+  /** Seals batch after batch until nothing is left waiting, or a sealing collides. */
+  private async sealAll(): Promise<Sealing> {
+    for (let batches = 0; batches <= this.options.page / SEAL_BATCH; batches++) {
+      const state = await this.seal();
+      if (state !== 'partial') return state;
+    }
+    return 'partial';
+  }
+
+  private async sealOnce(): Promise<Sealing> {
     // Only entries a majority holds: one a failover could roll back is left for later.
     const waiting = await this.entries.findOne(
       { seq: null },
       { projection: { _id: 1 }, readConcern: MAJORITY, maxTimeMS: this.options.maxTimeMS },
     );
-    if (!waiting) return true;
-    const number = async (session: ClientSession | undefined): Promise<boolean> => {
+    if (!waiting) return 'done';
+    const number = async (session: ClientSession | undefined): Promise<Sealing> => {
       const counter = await this.counters.findOne({ _id: SEQUENCE }, { session });
       const batch = await this.entries
         .find({ seq: null }, { projection: { _id: 1 }, sort: { seq: 1, t: 1 }, limit: SEAL_BATCH, session })
         .toArray();
-      if (batch.length === 0) return true;
+      if (batch.length === 0) return 'done';
       let seq = counter?.seq ?? 0;
       await this.entries.bulkWrite(
         batch.map((e) => ({
@@ -163,20 +179,20 @@ export class MongoChangeLog {
         { ordered: true, session },
       );
       await this.counters.updateOne({ _id: SEQUENCE }, { $set: { seq } }, { upsert: true, session });
-      return batch.length < SEAL_BATCH;
+      return batch.length < SEAL_BATCH ? 'done' : 'partial';
     };
     try {
       if (!this.options.transactions || !this.client) return await number(undefined);
       // One try: a sealer that collides with another leaves the work to it.
       return await runTransaction(this.client, number, { ...this.options.policy, attempts: 1 });
     } catch {
-      return false;
+      return 'collided';
     }
   }
 
   /** The newest sequence number handed out (after sealing what is waiting). */
   async latestSeq(): Promise<number> {
-    await this.seal();
+    await this.sealAll();
     return this.counterValue();
   }
 
@@ -189,7 +205,7 @@ export class MongoChangeLog {
   }
 
   async changesSince(sinceSeq: number): Promise<ChangePage> {
-    const allSealed = await this.seal();
+    const allSealed = (await this.sealAll()) === 'done';
     const page = this.options.page;
     // One entry past the page tells whether more follow.
     const rows = await this.entries
@@ -237,6 +253,14 @@ export class MongoChangeLog {
         )
         .toArray();
       if (waiting.length > room) {
+        // More waiting than a page holds, and none of them numbered: the reader could neither
+        // read on from a position nor be handed them all. Rare (sealing collided again and
+        // again); the caller retries.
+        if (seq === sinceSeq)
+          throw new StoreUnavailable(
+            'The change log is being numbered by other processes; try again shortly',
+            1,
+          );
         more = true;
         waiting.length = room;
       }

@@ -11,6 +11,7 @@ import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } 
 import { assertRegexesSupported, compileFilter } from '../filter.ts';
 import { compileProjection } from '../projection.ts';
 import { cleanDocs } from '../clean-docs.ts';
+import { keysByCollection } from '../record-keys.ts';
 import { INDEXED_PATHS } from '../sqlite/attribute-index.ts';
 import type {
   ChangePage,
@@ -331,7 +332,19 @@ export class MongoDocumentStore implements DocumentStore {
       for (const doc of docs) found.set(`${collection}\u0000${doc.id}`, doc);
     }
     const current = keys.map(({ collection, id }) => found.get(`${collection}\u0000${id}`) ?? null);
-    const { writes, value } = decide(current);
+    const { writes, deletes = [], value } = decide(current);
+    // Deletes first (the records absent are skipped), then the writes, one after another.
+    for (const [collection, ids] of keysByCollection(deletes)) {
+      const present = (
+        await this.db
+          .collection(collection)
+          .find({ id: { $in: ids } }, { projection: { _id: 0, id: 1 }, maxTimeMS: this.maxTimeMS, session })
+          .toArray()
+      ).map((d) => (d as unknown as { id: string }).id);
+      if (present.length === 0) continue;
+      await this.db.collection(collection).deleteMany({ id: { $in: present } }, { session });
+      await this.changeLog.record(collection, present, true, session);
+    }
     const cleaned = writes
       .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
       .filter((w) => w.docs.length > 0);
