@@ -24,7 +24,6 @@ import { compileFilter } from '../store/filter.ts';
 import { keyedRecord, shownRecord } from '../store/record-keys.ts';
 import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
 import { DatabaseCheck } from '../validation/index.ts';
-import { pyRepr } from '../validation/rule-messages.ts';
 import type { BrokenReference, IncomingReferences } from '../validation/incoming-references.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import {
@@ -48,6 +47,8 @@ export interface WriteOptions {
   allowBrokenRefs: boolean;
 }
 
+/** Schema messages listed at most (the records are checked until there are this many). */
+const MESSAGES_LISTED = 100;
 /** Broken references looked for (and listed in `broken_references`) at most. */
 export const BROKEN_REFERENCES_LISTED = 100;
 /** Records one pass of the update operators changes before other requests get a turn. */
@@ -59,6 +60,12 @@ const TURN_MS = 20;
 
 const BROKEN_PREFIX =
   'The operation was not performed, because performing it would have left behind one or more broken references.';
+
+/** A string as Python's `repr` quotes it. */
+const pyQuoted = (s: string) =>
+  s.includes("'") && !s.includes('"')
+    ? `"${s.replace(/\\/g, '\\\\')}"`
+    : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 const keyOf = (collection: string, id: string) => `${collection}\u0000${id}`;
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -270,15 +277,17 @@ export class WriteCommands {
     const messages: string[] = [];
     for (const [k, t] of changed.entries()) {
       messages.push(...check.record(collection, k, t.after));
+      if (messages.length >= MESSAGES_LISTED) break;
       await turn();
     }
     if (messages.length > 0) {
-      const detail = { [collection]: messages };
+      const listed = messages.slice(0, MESSAGES_LISTED);
+      // As the original words it: the validator's answer as Python prints a dict of lists.
       throw new HttpError(
         422,
-        `Schema document(s) would be invalid after proposed update: ${pyRepr(detail)}`,
+        `Schema document(s) would be invalid after proposed update: {${pyQuoted(collection)}: [${listed.map(pyQuoted).join(', ')}]}`,
         {},
-        { validation_errors: detail },
+        { validation_errors: { [collection]: listed } },
       );
     }
     if (options.allowBrokenRefs) {
