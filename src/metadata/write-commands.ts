@@ -209,9 +209,14 @@ export class WriteCommands {
     const changed = [...touched.values()].filter((t) => t.modified);
     if (changed.length === 0) return { ok: 1, n, nModified, ...(upserted.length ? { upserted } : {}) };
 
+    // Records that go away (deleted or moved to another id) are known once the schema passed.
+    const gone = new Set<string>();
+    const check = new DatabaseCheck(this.store, { gone: (c, id) => gone.has(keyOf(c, id)) });
+    await checkSchema(check, collection, changed, turn);
     const plan = this.planWrite(collection, changed);
+    for (const id of plan.gone) gone.add(keyOf(collection, id));
     await this.ensureNewIdsFree(collection, plan);
-    await this.validate(collection, changed, plan, options, turn);
+    await this.checkReferences(check, collection, changed, plan, options);
     await this.writes.readModifyWrite(plan.keys, (current) => decide(collection, plan, current));
     return { ok: 1, n, nModified, ...(upserted.length ? { upserted } : {}) };
   }
@@ -264,32 +269,14 @@ export class WriteCommands {
     }
   }
 
-  /** The records as they would become: the schema, then (unless allowed to break them) references. */
-  private async validate(
+  /** Unless allowed to break them: the references of the records as they would become, and to those that go. */
+  private async checkReferences(
+    check: DatabaseCheck,
     collection: string,
     changed: Touched[],
     plan: WritePlan,
     options: WriteOptions,
-    turn: () => Promise<void>,
   ): Promise<void> {
-    const gone = new Set(plan.gone.map((id) => keyOf(collection, id)));
-    const check = new DatabaseCheck(this.store, { gone: (c, id) => gone.has(keyOf(c, id)) });
-    const messages: string[] = [];
-    for (const [k, t] of changed.entries()) {
-      messages.push(...check.record(collection, k, t.after));
-      if (messages.length >= MESSAGES_LISTED) break;
-      await turn();
-    }
-    if (messages.length > 0) {
-      const listed = messages.slice(0, MESSAGES_LISTED);
-      // As the original words it: the validator's answer as Python prints a dict of lists.
-      throw new HttpError(
-        422,
-        `Schema document(s) would be invalid after proposed update: {${pyQuoted(collection)}: [${listed.map(pyQuoted).join(', ')}]}`,
-        {},
-        { validation_errors: { [collection]: listed } },
-      );
-    }
     if (options.allowBrokenRefs) {
       this.logger?.info(
         { collection, records: changed.length },
@@ -324,6 +311,30 @@ export class WriteCommands {
     }
     if (broken.length > 0) throw brokenByUpdate(broken);
   }
+}
+
+/** The records as they would become, against the schema: a 422 with the messages when any fails. */
+async function checkSchema(
+  check: DatabaseCheck,
+  collection: string,
+  changed: Touched[],
+  turn: () => Promise<void>,
+): Promise<void> {
+  const messages: string[] = [];
+  for (const [k, t] of changed.entries()) {
+    messages.push(...check.record(collection, k, t.after));
+    if (messages.length >= MESSAGES_LISTED) break;
+    await turn();
+  }
+  if (messages.length === 0) return;
+  const listed = messages.slice(0, MESSAGES_LISTED);
+  // As the original words it: the validator's answer as Python prints a dict of lists.
+  throw new HttpError(
+    422,
+    `Schema document(s) would be invalid after proposed update: {${pyQuoted(collection)}: [${listed.map(pyQuoted).join(', ')}]}`,
+    {},
+    { validation_errors: { [collection]: listed } },
+  );
 }
 
 interface WritePlan {
