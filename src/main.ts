@@ -1,5 +1,6 @@
 /**
- * Process entry: read config, open the stores, build the app, listen, shut down cleanly.
+ * Process entry: read config, build the services (src/services.ts), build the app, listen, shut
+ * down cleanly.
  * With `WORKERS` > 1 the primary prepares the shared state once (demo data, accounts, signing
  * keys), then forks that many server processes sharing the port; the stores are shared, so
  * page tokens, cursors, sessions and tokens work across them.
@@ -9,21 +10,14 @@ import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { buildApp } from './app.ts';
-import { openStore } from './store/index.ts';
-import { openSearchIndex } from '../search/index.ts';
-import { openEdgeIndex } from './provenance/index.ts';
-import { prepareData } from './startup.ts';
-import { ensureAccounts } from './accounts/index.ts';
-import { loadServiceKeys } from './auth/keys.ts';
+import { openServices } from './services.ts';
 
 async function serve(config: Config, prepared: boolean): Promise<void> {
   const logger = pino({ level: config.logLevel });
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
-  if (!prepared) await prepareData({ config, store, searchIndex, edgeIndex, logger });
-  const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
-  const server: Server = built.app.listen(config.port, config.host, () => {
+  const services = await openServices(config, logger, { prepareData: !prepared });
+  const app = buildApp(services);
+  services.start();
+  const server: Server = app.listen(config.port, config.host, () => {
     logger.info({ port: config.port, host: config.host }, `listening; docs at ${config.publicUrl}/docs`);
   });
   server.keepAliveTimeout = 65_000;
@@ -39,10 +33,7 @@ async function serve(config: Config, prepared: boolean): Promise<void> {
     }, 10_000);
     force.unref();
     server.close(async () => {
-      await built.close();
-      await edgeIndex.close();
-      await searchIndex.close();
-      await store.close();
+      await services.stop();
       logger.info('stopped');
       process.exit(0);
     });
@@ -62,21 +53,14 @@ try {
   }
   throw err;
 }
-/** Shared state every worker expects to find, created once so that workers never race to create it. */
+/**
+ * Shared state every worker expects to find (demo data, accounts, signing keys, the workflow
+ * catalog), created once by building the services in the primary, so that workers never race to
+ * create it.
+ */
 async function prepareShared(config: Config): Promise<void> {
-  const logger = pino({ level: config.logLevel });
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
-  try {
-    await prepareData({ config, store, searchIndex, edgeIndex, logger });
-    await ensureAccounts({ config, store, logger });
-    await loadServiceKeys(config.signingKeys, store.state);
-  } finally {
-    await edgeIndex.close();
-    await searchIndex.close();
-    await store.close();
-  }
+  const services = await openServices(config, pino({ level: config.logLevel }), { prepareData: true });
+  await services.stop();
 }
 
 /** Forks the workers, replaces any that dies, and passes SIGTERM/SIGINT on to them. */

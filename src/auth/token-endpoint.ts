@@ -3,9 +3,8 @@
  * Each request is translated to one of the provider's grants and run in-process through the
  * provider's own handler, then answered as `{access_token, token_type, expires}`.
  */
-import type { Request, RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
-import { HttpError, Unauthorized } from '../http/errors.ts';
+import { HttpError, Unauthorized } from '../errors.ts';
 import { runInProcess } from './in-process-request.ts';
 import { FACADE_CLIENT_ID, OIDC_PREFIX } from './provider.ts';
 import { PASSWORD_GRANT } from './grants/password.ts';
@@ -52,8 +51,12 @@ interface Translated {
   form: Record<string, string>;
 }
 
-function translate(req: Request, exchangeEnabled: boolean): Translated {
-  const body = (req.body ?? {}) as Record<string, unknown>;
+function translate(
+  form: Record<string, unknown>,
+  authorization: string | undefined,
+  exchangeEnabled: boolean,
+): Translated {
+  const body = form;
   const field = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
   const grantType = field('grant_type');
   if (grantType === 'password') {
@@ -65,7 +68,7 @@ function translate(req: Request, exchangeEnabled: boolean): Translated {
     };
   }
   if (grantType === 'client_credentials') {
-    const basic = basicCredentials(req.headers.authorization);
+    const basic = basicCredentials(authorization);
     const clientId = field('client_id') || basic?.id || '';
     const secret = field('client_secret') || basic?.secret || '';
     if (exchangeEnabled && secret === '' && looksLikeJwt(clientId)) {
@@ -133,30 +136,44 @@ export class ProviderTokenIssuer {
   }
 }
 
-export function tokenEndpoint(options: {
-  issuer: ProviderTokenIssuer;
-  tokenTtlSeconds: number;
-  exchangeEnabled: boolean;
-  limiter: LoginRateLimiter;
-}): RequestHandler {
-  const { issuer, limiter } = options;
-  return async (req, res) => {
-    const translated = translate(req, options.exchangeEnabled);
-    await limiter.admit(translated.account, req.ip ?? 'unknown');
-    const result = await issuer.issue(translated.form, req.ip);
+/** What `POST /token` answers on success, as the original does. */
+export interface TokenAnswer {
+  access_token: string;
+  token_type: 'bearer';
+  expires: { days: number; hours: number; minutes: number };
+}
+
+/** The logins of `POST /token`: each form translated to a grant, counted by the rate limiter. */
+export class TokenLogins {
+  constructor(
+    private readonly issuer: ProviderTokenIssuer,
+    private readonly limiter: LoginRateLimiter,
+    private readonly options: { tokenTtlSeconds: number; exchangeEnabled: boolean },
+  ) {}
+
+  /** `form` is the request body, `authorization` its header (HTTP Basic client credentials). */
+  async login(
+    form: unknown,
+    authorization: string | undefined,
+    remoteAddress: string | undefined,
+  ): Promise<TokenAnswer> {
+    const body = (form ?? {}) as Record<string, unknown>;
+    const translated = translate(body, authorization, this.options.exchangeEnabled);
+    const address = remoteAddress ?? 'unknown';
+    await this.limiter.admit(translated.account, address);
+    const result = await this.issuer.issue(translated.form, remoteAddress);
     if ('accessToken' in result) {
-      await limiter.succeeded(translated.account);
-      res.set('Cache-Control', 'no-store').json({
+      await this.limiter.succeeded(translated.account, address);
+      return {
         access_token: result.accessToken,
         token_type: 'bearer',
-        expires: expiresOf(result.expiresIn ?? options.tokenTtlSeconds),
-      });
-      return;
+        expires: expiresOf(result.expiresIn ?? this.options.tokenTtlSeconds),
+      };
     }
     if (result.error === 'invalid_grant') {
       throw new Unauthorized(translated.failure);
     }
     if (result.status >= 500) throw new Error(`token endpoint failed: ${result.error}`);
     throw new HttpError(400, result.description);
-  };
+  }
 }

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Doc, DocumentStore } from '../store/port.ts';
 import type { Principal } from '../auth/index.ts';
 import { COLLECTION_NAMES, UNIDENTIFIED_COLLECTIONS, collectionOfId } from '../schema/nmdc.ts';
-import { Conflict, Unprocessable } from '../http/errors.ts';
+import { Conflict, Unprocessable } from '../errors.ts';
 import { MetadataValidator } from '../validation/index.ts';
 import { OBJECTS, objectRecord, type StoredObject, type StoredObjects } from '../objects/stored-objects.ts';
 import { ChangesheetProblems } from './problems.ts';

@@ -2,7 +2,7 @@
  * Problems found in a changesheet, each naming the line of the file, the column and what is wrong,
  * gathered so one answer lists them all (up to a bound) instead of one per attempt.
  */
-import { BadRequest } from '../http/errors.ts';
+import { BadRequest } from '../errors.ts';
 
 /** At most this many problems are listed; the rest are counted. */
 const LISTED = 25;

@@ -6,7 +6,7 @@
  */
 import busboy from 'busboy';
 import type { Request, RequestHandler } from 'express';
-import { BadRequest, HttpError, Unprocessable } from '../http/errors.ts';
+import { BadRequest, HttpError, Unprocessable } from '../errors.ts';
 import type { SheetUpload } from './sheet.ts';
 
 export const UPLOAD_FIELD = 'uploaded_file';

@@ -31,6 +31,9 @@ async function main(named: string[]): Promise<number> {
         label: 'edges of ',
       })),
     ];
+    // Records the search index's engine refused for good: drift with a reason.
+    const refusals = (await index.refusals?.()) ?? [];
+    const engine = index.engine;
     for (const { collection, index, label } of checks) {
       const report = await checkCollection(store, index, collection);
       if (!label) checked += report.checked;
@@ -48,6 +51,12 @@ async function main(named: string[]): Promise<number> {
           process.stdout.write(
             `  ${kind}: ${ids.slice(0, SHOWN).join(', ')}${ids.length > SHOWN ? ', ...' : ''}\n`,
           );
+      }
+      if (!label) {
+        const refused = refusals.filter((r) => r.collection === collection);
+        for (const r of refused.slice(0, SHOWN))
+          process.stdout.write(`  refused by ${engine}: ${r.id} (${r.status} ${r.type}: ${r.reason})\n`);
+        if (refused.length > SHOWN) process.stdout.write(`  ... ${refused.length - SHOWN} more refused\n`);
       }
       if (hasDrift(report)) drifted++;
     }

@@ -6,7 +6,6 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
-import type { AppDeps } from './deps.ts';
 import { loadApiDocuments } from './openapi-documents.ts';
 
 const assetsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'docs');
@@ -50,7 +49,7 @@ export const DOCS_PAGE = `<!DOCTYPE html>
 </html>
 `;
 
-export function docsRouter(_deps: AppDeps): express.Router {
+export function docsRouter(): express.Router {
   const { current, legacy } = loadApiDocuments();
   // Serialized once: the documents never change while the process runs.
   const currentJson = JSON.stringify(current);

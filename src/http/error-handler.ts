@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 import { InvalidQuery, InvalidRecord, StoreInputError, UnsupportedQuery } from '../store/errors.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../errors.ts';
 
 /**
  * The status each refusal of the store and query layers answers with: input that can never be
@@ -56,6 +56,7 @@ const CONNECTION_ERROR_NAMES = new Set([
   'MongoNotConnectedError',
   'ConnectionError',
   'NoLivingConnectionsError',
+  'SearchIndexUnavailable',
 ]);
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 

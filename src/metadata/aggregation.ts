@@ -7,7 +7,7 @@
  * `_id`, their store key.
  */
 import { Aggregator } from 'mingo';
-import { Unprocessable } from '../http/errors.ts';
+import { Unprocessable } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { isCollectionName } from '../schema/nmdc.ts';
 import type { Doc, Filter } from '../store/port.ts';

@@ -2,7 +2,7 @@
  * The compact-syntax find endpoints (`/studies`, `/biosamples`, `/data_objects`,
  * `/planned_processes`): filter, sort, fields, page or cursor paging, exact counts.
  */
-import { BadRequest, Unprocessable } from '../http/errors.ts';
+import { BadRequest, Unprocessable } from '../errors.ts';
 import { parseCompactFilter, parseCompactSort, parseFieldList } from '../query/compact.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';

@@ -5,7 +5,7 @@
  * guard as the public endpoints. Updates and deletes: see write-commands.ts.
  */
 import type { AllowanceAction, Principal } from '../accounts/index.ts';
-import { Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { checkFieldPath } from '../query/guard/field-names.ts';
 import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';
@@ -32,6 +32,8 @@ interface QueryCursorState {
   lastId: string | null;
   /** Records still allowed by the command's `limit` (null: no limit). */
   remaining: number | null;
+  /** The batch size the cursor was opened with: a `getMore` without its own keeps it (as the original). */
+  batchSize: number;
   /** Aggregation results not yet returned (aggregate cursors only). */
   pending?: Doc[];
 }
@@ -171,6 +173,7 @@ export class QueryCommands {
     const filter = guardFilter(command.filter ?? {});
     const { include, exclude } = parseProjection(command.projection);
     const limit = positiveInt(command.limit, 'limit', 0);
+    const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
     const state: QueryCursorState = {
       owner: principal.subject,
       collection,
@@ -181,8 +184,8 @@ export class QueryCommands {
       offset: 0,
       lastId: null,
       remaining: limit > 0 ? limit : null,
+      batchSize,
     };
-    const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
     return this.cursor('firstBatch', this.shown(collection, batch), id, collection);
   }
@@ -193,7 +196,9 @@ export class QueryCommands {
     const state = await loadContinuation<QueryCursorState>(this.state, 'query-cursor', key);
     if (!state || state.owner !== principal.subject)
       throw new NotFound(`Cursor ${key} not found (cursors expire after an hour of inactivity)`);
-    const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
+    // Without a batch size of its own, a getMore keeps the cursor's (cursors saved before batch
+    // sizes were kept fall back to the find default).
+    const batchSize = positiveInt(command.batchSize, 'batchSize', state.batchSize ?? DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
     await this.state.delete('query-cursor', key);
     const shown = state.pending ? batch : this.shown(state.collection, batch);
@@ -248,7 +253,7 @@ export class QueryCommands {
     if ('find' in inner) {
       const collection = this.collectionOf(inner, 'find');
       const limit = positiveInt(inner.limit, 'limit', 0);
-      const batchSize = positiveInt(inner.batchSize, 'batchSize', DEFAULT_FIND_BATCH) || DEFAULT_FIND_BATCH;
+      positiveInt(inner.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
       const sort = parseSort(inner.sort);
       answer = await this.reader.explain(
         collection,
@@ -256,8 +261,8 @@ export class QueryCommands {
         {
           sort: sort ?? undefined,
           projection: parseProjection(inner.projection).include ?? undefined,
-          // The first batch, as the find would read it (one more to know whether more follow).
-          limit: (limit > 0 ? Math.min(limit, batchSize) : batchSize) + 1,
+          // The whole query, as MongoDB explains a find (batches are a cursor's, not the query's).
+          limit: limit > 0 ? limit : undefined,
         },
         'page',
         verbosity,
@@ -299,6 +304,7 @@ export class QueryCommands {
       offset: 0,
       lastId: null,
       remaining: null,
+      batchSize,
       pending: results,
     };
     const { batch, id } = await this.nextBatch(state, batchSize);

@@ -2,7 +2,7 @@
  * The `/nmdcschema/...` endpoints: JSON filters, projections and page tokens over any collection
  * of the schema's Database class.
  */
-import { BadRequest, NotFound } from '../http/errors.ts';
+import { BadRequest, NotFound } from '../errors.ts';
 import { parseFieldList } from '../query/compact.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
 import { COLLECTION_NAMES, collectionOfId, isCollectionName, isTypecode } from '../schema/nmdc.ts';

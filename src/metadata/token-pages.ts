@@ -4,7 +4,7 @@
  * a token only while more remain, and the filter and projection kept with the token, so a
  * continuation reads exactly what the first page asked for.
  */
-import { BadRequest } from '../http/errors.ts';
+import { BadRequest } from '../errors.ts';
 import { parseFieldList } from '../query/compact.ts';
 import type { Doc, Filter, StateStore } from '../store/port.ts';
 import { loadContinuation, saveContinuationOnce } from './paging-state.ts';

@@ -18,7 +18,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { updateMany } from 'mingo';
 import type { Logger } from 'pino';
-import { Conflict, HttpError, Unprocessable } from '../http/errors.ts';
+import { Conflict, HttpError, Unprocessable } from '../errors.ts';
 import type { Doc, DocumentStore, Filter, ReadModifyWriteDecision, RecordKey } from '../store/port.ts';
 import { compileFilter } from '../store/filter.ts';
 import { keyedRecord, shownRecord } from '../store/record-keys.ts';

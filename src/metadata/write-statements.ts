@@ -7,7 +7,7 @@
  * detail names the place (`deletes[0].q`, `updates[1].u.$unset`), so a statement without a filter
  * is never read as "every record".
  */
-import { Unprocessable } from '../http/errors.ts';
+import { Unprocessable } from '../errors.ts';
 import { UnsupportedQuery } from '../store/errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { checkFieldPath } from '../query/guard/field-names.ts';

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { Doc, DocumentStore, Filter } from '../store/port.ts';
 import type { Principal } from '../accounts/principal.ts';
-import { Conflict, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { Conflict, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { COLLECTION_NAMES, collectionOfId, isTypecode } from '../schema/nmdc.ts';
 import { compileProjection } from '../store/projection.ts';
 import { OBJECTS, sha256Of, type StoredObject, type StoredObjects } from './stored-objects.ts';

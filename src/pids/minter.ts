@@ -11,7 +11,7 @@
  * mints on it; the minting site is recorded beside each id instead. This service does the same.
  */
 import type { Doc, DocumentStore } from '../store/port.ts';
-import { Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
+import { Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { randomBlade, type BladeSource } from './blade.ts';
 import { typecodeOfClass, type TypecodeOfClass } from './schema-classes.ts';
 

@@ -3,7 +3,7 @@
  * `GET /data_objects/study/{study_id}` and `GET /workflow_executions/{id}/related_resources`,
  * answered from the edge index (never stale: it is written with the records) and the store.
  */
-import { NotFound, Unprocessable, BadRequest } from '../http/errors.ts';
+import { NotFound, Unprocessable, BadRequest } from '../errors.ts';
 import type { Doc, DocumentStore, StateStore } from '../store/port.ts';
 import {
   classAndDescendants,

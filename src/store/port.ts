@@ -139,6 +139,8 @@ export interface ChangePage {
   changes: Change[];
   seq: number;
   gap?: boolean;
+  /** True when the page stopped at its limit and more changes follow. */
+  more?: boolean;
 }
 
 export interface DocumentStore {

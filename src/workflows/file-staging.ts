@@ -8,7 +8,7 @@
  * come as integer text, date-times are ISO 8601 (stored in UTC, `Z`).
  */
 import type { Doc, DocumentStore, Filter } from '../store/port.ts';
-import { BadRequest, Conflict, NotFound, Unprocessable } from '../http/errors.ts';
+import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.ts';
 import { guardFilter, parseJsonFilter } from '../query/guard/index.ts';
 
 type FieldType = 'string' | 'integer' | 'date-time';

@@ -7,7 +7,7 @@
  * `expire_time`, the site's claim no longer holds the job and the site may claim it again.
  */
 import type { Doc, DocumentStore, ReadModifyWriteDecision } from '../store/port.ts';
-import { Conflict, Forbidden, HttpError, NotFound, Unprocessable } from '../http/errors.ts';
+import { Conflict, Forbidden, HttpError, NotFound, Unprocessable } from '../errors.ts';
 import type { SiteRecord } from '../accounts/records.ts';
 import { JOBS, WORKFLOWS, claimsOf, requiredCapabilities, type JobClaim, type JobRecord } from './jobs.ts';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { PIDS, idPatternOfClass } from '../../src/pids/index.ts';
-import { SITE_CLIENTS_ONLY } from '../../src/http/routes/pids.ts';
+import { SITE_CLIENTS_ONLY } from '../../src/pids/routes.ts';
 import { createTestApp, type TestApp, passwordToken, newSiteClient } from '../support/server.ts';
 import jsonSchema from '../../src/schema/vendor/nmdc-schema-11.23.0/nmdc.schema.json' with { type: 'json' };
 

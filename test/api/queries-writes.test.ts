@@ -17,7 +17,7 @@ import { CollectionsReader } from '../../src/metadata/collections-reader.ts';
 import { WriteCommands, type RecordWrites } from '../../src/metadata/write-commands.ts';
 import { updateStatementsOf } from '../../src/metadata/write-statements.ts';
 import { IncomingReferences } from '../../src/validation/incoming-references.ts';
-import { HttpError } from '../../src/http/errors.ts';
+import { HttpError } from '../../src/errors.ts';
 
 setBcryptCost(4);
 

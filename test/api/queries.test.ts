@@ -96,6 +96,38 @@ describe('POST /queries:run', () => {
     expect(ids).toEqual(expected);
   });
 
+  it("pages a getMore without a batchSize in the cursor's batch size, find and aggregate (4/4/2)", async () => {
+    const filter = {
+      id: { $in: Array.from({ length: 10 }, (_, i) => `nmdc:bsm-11-q${String(i + 40).padStart(3, '0')}`) },
+    };
+    const expected = (
+      await run(userToken, { find: 'biosample_set', filter }).expect(200)
+    ).body.cursor.batch.map((d: Doc) => d.id);
+    expect(expected).toHaveLength(10);
+    for (const [token, opening] of [
+      [userToken, { find: 'biosample_set', filter, batchSize: 4 }],
+      [adminToken, { aggregate: 'biosample_set', pipeline: [{ $match: filter }], cursor: { batchSize: 4 } }],
+    ] as const) {
+      const sizes: number[] = [];
+      const ids: string[] = [];
+      let res = await run(token, opening).expect(200);
+      for (;;) {
+        sizes.push(res.body.cursor.batch.length);
+        ids.push(...res.body.cursor.batch.map((d: Doc) => d.id));
+        if (!res.body.cursor.id) break;
+        res = await run(token, { getMore: res.body.cursor.id }).expect(200);
+      }
+      expect(sizes, JSON.stringify(opening)).toEqual([4, 4, 2]);
+      expect(ids).toEqual(expected);
+    }
+    // A getMore's own batchSize applies to it, and the cursor keeps its size after it.
+    const first = await run(userToken, { find: 'biosample_set', filter, batchSize: 2 }).expect(200);
+    const bigger = await run(userToken, { getMore: first.body.cursor.id, batchSize: 5 }).expect(200);
+    expect(bigger.body.cursor.batch).toHaveLength(5);
+    const after = await run(userToken, { getMore: bigger.body.cursor.id }).expect(200);
+    expect(after.body.cursor.batch).toHaveLength(2);
+  });
+
   it('uses a default batch of 101 and honours limit', async () => {
     const all = await run(userToken, { find: 'biosample_set' }).expect(200);
     expect(all.body.cursor.firstBatch).toHaveLength(101);

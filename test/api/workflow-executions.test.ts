@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
-import { SITE_CLIENTS_ONLY } from '../../src/auth/bearer-guard.ts';
+import { SITE_CLIENTS_ONLY } from '../../src/http/guards.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import type { Doc } from '../../src/store/port.ts';
@@ -136,9 +136,13 @@ describe('POST /workflows/workflow_executions', () => {
       data_object_set: outputs,
     });
     expect(res.status).toBe(422);
-    expect(res.body.detail.result).toBe('errors');
-    expect(res.body.detail.detail.data_object_set).toEqual([]);
-    expect(res.body.detail.detail.workflow_execution_set).toEqual([
+    expect(typeof res.body.detail).toBe('string');
+    expect(res.body.detail).toMatch(
+      /^\{'result': 'errors', 'detail': \{'workflow_execution_set': \["Document /,
+    );
+    expect(res.body.validation.result).toBe('errors');
+    expect(res.body.validation.detail.data_object_set).toEqual([]);
+    expect(res.body.validation.detail.workflow_execution_set).toEqual([
       expect.stringContaining(`references a document having id '${missingInput}'`),
     ]);
     expect((await request(t.app).get(`/nmdcschema/ids/${execution.id}`)).status).toBe(404);
@@ -150,10 +154,13 @@ describe('POST /workflows/workflow_executions', () => {
     const { type: _type, ...untyped } = execution;
     const res = await post(siteClient, { workflow_execution_set: [untyped], jobs: [] });
     expect(res.status).toBe(422);
-    expect(res.body.detail.result).toBe('errors');
-    expect(res.body.detail.detail.jobs).toEqual(["'jobs' is not a known schema collection name"]);
-    expect(res.body.detail.detail.workflow_execution_set.length).toBeGreaterThan(0);
-    expect(res.body.detail.detail.workflow_execution_set.join('\n')).toContain('/workflow_execution_set/0');
+    expect(res.body.validation.result).toBe('errors');
+    expect(res.body.validation.detail.jobs).toEqual(["'jobs' is not a known schema collection name"]);
+    expect(res.body.validation.detail.workflow_execution_set.length).toBeGreaterThan(0);
+    expect(res.body.validation.detail.workflow_execution_set.join('\n')).toContain(
+      '/workflow_execution_set/0',
+    );
+    expect(res.body.detail).toContain(`'jobs': ["'jobs' is not a known schema collection name"]`);
   });
 
   it('answers 403 to a user, even a runtime administrator, and 401 without a token', async () => {

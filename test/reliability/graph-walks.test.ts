@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import type { Doc } from '../../src/store/port.ts';
 import { ProvenanceGraph } from '../../src/provenance/graph.ts';
-import { HttpError } from '../../src/http/errors.ts';
+import { HttpError } from '../../src/errors.ts';
 
 const BIOSAMPLES = 5000;
 const PER_BIOSAMPLE = 4;

@@ -418,8 +418,26 @@ describe('MongoDB adapter golden calls', () => {
     });
     expect(take()[0]!.args).toEqual([
       { seq: { $gt: 4 } },
-      { projection: { _id: 0 }, sort: { seq: 1 }, limit: 100000 },
+      { projection: { _id: 0 }, sort: { seq: 1 }, limit: 100001 },
     ]);
+  });
+
+  it('says more when the change page stops at its limit (one row past the page is read to tell)', async () => {
+    const rows = Array.from({ length: 100_001 }, (_, i) => ({
+      seq: i + 1,
+      collection: 'study_set',
+      id: `s${i + 1}`,
+      deleted: false,
+    }));
+    const { store } = fakeDb({ '_changes.find': [rows, rows.slice(0, 100_000)] });
+    const full = await store.changesSince(0);
+    expect(full.more).toBe(true);
+    expect(full.seq).toBe(100_000);
+    expect(full.changes).toHaveLength(100_000);
+    expect(full.changes.at(-1)!.id).toBe('s100000');
+    const exact = await store.changesSince(0);
+    expect(exact.more).toBeUndefined();
+    expect(exact.seq).toBe(100_000);
   });
 
   it('reads the newest change sequence from the change log, 0 when empty', async () => {

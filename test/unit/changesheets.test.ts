@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Doc } from '../../src/store/port.ts';
-import { HttpError } from '../../src/http/errors.ts';
+import { HttpError } from '../../src/errors.ts';
 import { readSheet, contentTypeOf } from '../../src/changesheets/sheet.ts';
 import {
   changesOf,

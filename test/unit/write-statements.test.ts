@@ -3,7 +3,7 @@
  * validator refuses before them over HTTP (so they hold for any caller of QueryCommands).
  */
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../../src/http/errors.ts';
+import { HttpError } from '../../src/errors.ts';
 import {
   MAX_UPDATE_PATHS,
   MAX_WRITE_STATEMENTS,

@@ -17,6 +17,27 @@ export type ErrorDetail = {
 };
 
 /**
+ * The answer of `POST /metadata/json:validate`.
+ */
+export type ValidationAnswer = {
+    result: 'All Okay!' | 'errors';
+    /**
+     * Collection name -> messages (present when `result` is `errors`).
+     */
+    detail?: {
+        [key: string]: Array<string>;
+    };
+};
+
+/**
+ * A 422 of a payload that does not validate: `detail` is the validation answer as the original service sends it (Python's text of the dict), `validation` the answer as JSON. A body that is no `Database` object at all gets a plain message and no `validation`.
+ */
+export type ValidationRefusal = {
+    detail: string;
+    validation?: ValidationAnswer;
+};
+
+/**
  * A metadata record of the NMDC schema; every record has an `id`.
  */
 export type Record = {
@@ -198,6 +219,9 @@ export type FindCommand = {
         [key: string]: unknown;
     };
     limit?: number;
+    /**
+     * Records per batch; 101 when absent.
+     */
     batchSize?: number;
 };
 
@@ -206,6 +230,9 @@ export type GetMoreCommand = {
      * The `cursor.id` of a previous result.
      */
     getMore: string;
+    /**
+     * Records in this batch; when absent, the batch size the cursor was opened with (so a find or aggregate of batch size 4 over 10 records pages 4, 4, 2).
+     */
     batchSize?: number;
 };
 
@@ -233,6 +260,9 @@ export type AggregateCommand = {
         [key: string]: unknown;
     }>;
     cursor?: {
+        /**
+         * Records per batch; 25 when absent.
+         */
         batchSize?: number;
     };
 };
@@ -504,6 +534,44 @@ export type UserCreate = {
     full_name?: string;
 };
 
+/**
+ * The user named by `username` as it should be; members left out are left as they are.
+ */
+export type UserUpdate = {
+    username: string;
+    /**
+     * The new password, under the rules of `UserCreate.password`; absent or empty, the
+     * password is left as it is. A new password ends every token issued before.
+     *
+     */
+    password?: string;
+    /**
+     * Replaces the sites the user administers.
+     */
+    site_admin?: Array<string>;
+    email?: string;
+    full_name?: string;
+    /**
+     * A disabled user cannot log in; disabling ends every token issued before.
+     */
+    disabled?: boolean;
+};
+
+export type PasswordChange = {
+    current_password: string;
+    /**
+     * Under the rules of `UserCreate.password`.
+     */
+    new_password: string;
+};
+
+export type SiteClientPatch = {
+    /**
+     * The secret the site client is to have.
+     */
+    secret?: string;
+};
+
 export type Site = {
     id: string;
     capability_ids: Array<string>;
@@ -688,7 +756,15 @@ export type Version = {
 };
 
 export type Health = {
-    status: 'ok';
+    status: 'ok' | 'unavailable';
+    /**
+     * The web server answers (always true when there is an answer).
+     */
+    web_server: boolean;
+    /**
+     * The document store answered a read.
+     */
+    database: boolean;
     /**
      * Document store engine.
      */
@@ -698,9 +774,9 @@ export type Health = {
      */
     search_index: string;
     /**
-     * Number of non-empty collections.
+     * Number of non-empty collections (when the store answered).
      */
-    collections: number;
+    collections?: number;
 };
 
 /**
@@ -708,10 +784,10 @@ export type Health = {
  */
 export type JobWorkflow = {
     id: string;
-    name?: string;
-    description?: string;
-    capability_ids?: Array<string>;
-    created_at?: string;
+    name?: string | null;
+    description?: string | null;
+    capability_ids?: Array<string> | null;
+    created_at?: string | null;
     [key: string]: unknown;
 };
 
@@ -724,16 +800,16 @@ export type JobClaim = {
     /**
      * The claim's operation is done (completed, or cancelled by a release).
      */
-    done?: boolean;
+    done?: boolean | null;
     /**
      * The site released the job before its operation was done.
      */
-    cancelled?: boolean;
+    cancelled?: boolean | null;
     [key: string]: unknown;
 };
 
 /**
- * A new job. Members other than these are dropped.
+ * A new job. Members other than these are dropped; `null` is read as absent, as the original's model reads it.
  */
 export type JobIn = {
     workflow: JobWorkflow;
@@ -743,8 +819,13 @@ export type JobIn = {
     config: {
         [key: string]: unknown;
     };
-    name?: string;
-    description?: string;
+    name?: string | null;
+    description?: string | null;
+    /**
+     * Empty or left out: a claim names a site and its operation, so only the claiming site
+     * makes one, with `POST /jobs/{job_id}:claim` (a non-empty list is refused with a 422).
+     *
+     */
     claims?: Array<JobClaim>;
     [key: string]: unknown;
 };
@@ -2379,15 +2460,7 @@ export type ValidateJsonResponses = {
     /**
      * The validation answer (valid or not).
      */
-    200: {
-        result: 'All Okay!' | 'errors';
-        /**
-         * Collection name -> messages (present when `result` is `errors`).
-         */
-        detail?: {
-            [key: string]: Array<string>;
-        };
-    };
+    200: ValidationAnswer;
 };
 
 export type ValidateJsonResponse = ValidateJsonResponses[keyof ValidateJsonResponses];
@@ -2420,7 +2493,7 @@ export type SubmitJsonErrors = {
     /**
      * The payload is not valid; its validation answer, and nothing was written.
      */
-    422: ErrorDetail;
+    422: ValidationRefusal;
     /**
      * Any other error.
      */
@@ -2619,7 +2692,7 @@ export type LoginErrors = {
      */
     422: ErrorDetail;
     /**
-     * Too many failed attempts; retry later.
+     * Too many attempts; retry after `Retry-After` seconds.
      */
     429: ErrorDetail;
     /**
@@ -2697,6 +2770,47 @@ export type GetCurrentUserResponses = {
 
 export type GetCurrentUserResponse = GetCurrentUserResponses[keyof GetCurrentUserResponses];
 
+export type ChangeOwnPasswordData = {
+    body: PasswordChange;
+    path?: never;
+    query?: never;
+    url: '/users/me:changePassword';
+};
+
+export type ChangeOwnPasswordErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Too many attempts; retry after `Retry-After` seconds.
+     */
+    429: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ChangeOwnPasswordError = ChangeOwnPasswordErrors[keyof ChangeOwnPasswordErrors];
+
+export type ChangeOwnPasswordResponses = {
+    /**
+     * The password is changed; log in again.
+     */
+    204: void;
+};
+
+export type ChangeOwnPasswordResponse = ChangeOwnPasswordResponses[keyof ChangeOwnPasswordResponses];
+
 export type CreateUserData = {
     body: UserCreate;
     path?: never;
@@ -2741,6 +2855,51 @@ export type CreateUserResponses = {
 };
 
 export type CreateUserResponse = CreateUserResponses[keyof CreateUserResponses];
+
+export type UpdateUserData = {
+    body: UserUpdate;
+    path?: never;
+    query?: never;
+    url: '/users';
+};
+
+export type UpdateUserErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateUserError = UpdateUserErrors[keyof UpdateUserErrors];
+
+export type UpdateUserResponses = {
+    /**
+     * The user as it now is (never a password).
+     */
+    200: User;
+};
+
+export type UpdateUserResponse = UpdateUserResponses[keyof UpdateUserResponses];
 
 export type ListSitesData = {
     body?: never;
@@ -3960,7 +4119,7 @@ export type PostWorkflowExecutionsErrors = {
     /**
      * The body is not valid; its validation answer, and nothing was written.
      */
-    422: ErrorDetail;
+    422: ValidationRefusal;
     /**
      * Any other error.
      */
@@ -4784,6 +4943,102 @@ export type ListAllowanceActionsResponses = {
 
 export type ListAllowanceActionsResponse = ListAllowanceActionsResponses[keyof ListAllowanceActionsResponses];
 
+export type RevokeSiteClientData = {
+    body?: never;
+    path: {
+        /**
+         * The site client's `client_id`.
+         */
+        site_client_id: string;
+    };
+    query?: never;
+    url: '/admin/site_clients/{site_client_id}';
+};
+
+export type RevokeSiteClientErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type RevokeSiteClientError = RevokeSiteClientErrors[keyof RevokeSiteClientErrors];
+
+export type RevokeSiteClientResponses = {
+    /**
+     * The client is revoked.
+     */
+    204: void;
+};
+
+export type RevokeSiteClientResponse = RevokeSiteClientResponses[keyof RevokeSiteClientResponses];
+
+export type UpdateSiteClientData = {
+    body: SiteClientPatch;
+    path: {
+        /**
+         * The site client's `client_id`.
+         */
+        site_client_id: string;
+    };
+    query?: never;
+    url: '/admin/site_clients/{site_client_id}';
+};
+
+export type UpdateSiteClientErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateSiteClientError = UpdateSiteClientErrors[keyof UpdateSiteClientErrors];
+
+export type UpdateSiteClientResponses = {
+    /**
+     * The secret is changed.
+     */
+    200: string;
+    /**
+     * No `secret` was given; nothing changed.
+     */
+    204: void;
+};
+
+export type UpdateSiteClientResponse = UpdateSiteClientResponses[keyof UpdateSiteClientResponses];
+
 export type RequestRunData = {
     body?: RunRequest;
     path?: never;
@@ -5226,6 +5481,10 @@ export type GetHealthData = {
 };
 
 export type GetHealthErrors = {
+    /**
+     * The store did not answer.
+     */
+    503: Health;
     /**
      * Any other error.
      */

@@ -54,6 +54,8 @@ export interface SqliteStoreOptions {
   sweepIntervalMs?: number;
   /** Change-log rows kept for `changesSince`. Default 200 000. */
   changesRetained?: number;
+  /** Change-log rows one `changesSince` answers at most (`more` says others follow). Default 100 000. */
+  changesPage?: number;
 }
 
 export class SqliteDocumentStore implements DocumentStore {
@@ -83,7 +85,12 @@ export class SqliteDocumentStore implements DocumentStore {
       counters: this.counters,
       estimates: new ConditionEstimates(this.statements),
     };
-    this.changeLog = new ChangeLog(this.db, this.statements, options.changesRetained ?? 200_000);
+    this.changeLog = new ChangeLog(
+      this.db,
+      this.statements,
+      options.changesRetained ?? 200_000,
+      options.changesPage,
+    );
     this.records = new RecordWrites(this.context, this.changeLog);
     this.sweep();
     this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);

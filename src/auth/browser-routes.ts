@@ -3,19 +3,12 @@
  * discovery), its login interaction, the external researcher sign-in and token revocation.
  */
 import express, { type Request, type Response } from 'express';
-import type Provider from 'oidc-provider';
-import type { Logger } from 'pino';
-import type { Accounts } from '../accounts/index.ts';
-import { HttpError } from '../http/errors.ts';
-import type { AccessTokenVerifier } from './bearer-guard.ts';
-import type { ExternalIdentity, PendingExternalLogin } from './external-identity.ts';
-import type { LoginRateLimiter } from './login-rate-limit.ts';
+import type { Services } from '../services.ts';
+import type { PendingExternalLogin } from './external-identity.ts';
 import { errorPage, passwordLoginPage, tokenPage } from './pages.ts';
 import { OIDC_PREFIX } from './provider.ts';
-import type { RevocationList } from './revocation-list.ts';
 import { ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from './grants/external-id-token.ts';
-import { expiresOf, type ProviderTokenIssuer } from './token-endpoint.ts';
-import type { StateStore } from '../store/port.ts';
+import { expiresOf } from './token-endpoint.ts';
 
 const PENDING_KIND = 'external_login';
 const PENDING_TTL_SECONDS = 600;
@@ -24,20 +17,6 @@ const STATE_COOKIE = 'nmdc_external_login';
 interface StoredPendingLogin extends PendingExternalLogin {
   /** Set when the sign-in was started by the provider's login interaction (docs page). */
   interactionUid?: string;
-}
-
-export interface BrowserFlowOptions {
-  provider: Provider;
-  publicUrl: string;
-  accounts: Accounts;
-  state: StateStore;
-  external: ExternalIdentity | undefined;
-  issuer: ProviderTokenIssuer;
-  verifier: AccessTokenVerifier;
-  revocations: RevocationList;
-  limiter: LoginRateLimiter;
-  tokenTtlSeconds: number;
-  logger: Logger;
 }
 
 function cookieValue(req: Request, name: string): string | undefined {
@@ -62,9 +41,11 @@ function expiresText(seconds: number): string {
   return parts.length ? `for ${parts.join(' ')}` : 'for less than a minute';
 }
 
-export function browserFlowsRouter(options: BrowserFlowOptions): express.Router {
-  const { provider, publicUrl, accounts, state, external, issuer, verifier, revocations, limiter, logger } =
-    options;
+export function browserFlowsRouter(deps: Services): express.Router {
+  const { accounts, logger } = deps;
+  const { provider, external, issuer, limiter } = deps.auth;
+  const { publicUrl, tokenTtlSeconds } = deps.config;
+  const { state } = deps.store;
   const router = express.Router();
   const providerHandler = provider.callback();
   const secureCookies = publicUrl.startsWith('https:');
@@ -84,13 +65,7 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
   // Revocation of our JWT access tokens (the provider only revokes tokens it stores). Anyone
   // holding a token may revoke it; unknown or foreign tokens are ignored, as RFC 7009 asks.
   router.post(`${OIDC_PREFIX}/token/revocation`, form, async (req, res) => {
-    const token = typeof req.body?.token === 'string' ? req.body.token : '';
-    try {
-      const claims = await verifier.verify(token, { allowExpired: true });
-      await revocations.revoke(claims.jti!, claims.exp!);
-    } catch (err) {
-      if (!(err instanceof HttpError)) throw err;
-    }
+    await deps.auth.tokens.revoke(typeof req.body?.token === 'string' ? req.body.token : '');
     res.status(200).set('Cache-Control', 'no-store').end();
   });
 
@@ -151,7 +126,8 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
     if (!details) return;
     const username = typeof req.body?.username === 'string' ? req.body.username : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
-    await limiter.admit(`user:${username}`, req.ip ?? 'unknown');
+    const address = req.ip ?? 'unknown';
+    await limiter.admit(`user:${username}`, address);
     const user = await accounts.verifyPassword(username, password);
     if (!user) {
       sendHtml(
@@ -163,7 +139,7 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
       );
       return;
     }
-    await limiter.succeeded(`user:${username}`);
+    await limiter.succeeded(`user:${username}`, address);
     await provider.interactionFinished(
       req,
       res,
@@ -272,7 +248,7 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
         username: user.username,
         accessToken: issued.accessToken,
         publicUrl,
-        expiresText: expiresText(issued.expiresIn ?? options.tokenTtlSeconds),
+        expiresText: expiresText(issued.expiresIn ?? tokenTtlSeconds),
       }),
     );
   });

@@ -5,23 +5,20 @@
  * id all or nothing, with the search index and the provenance edges.
  */
 import express from 'express';
-import type { DocumentStore } from '../store/port.ts';
-import type { Auth } from '../auth/index.ts';
-import { Unprocessable } from '../http/errors.ts';
-import { MetadataValidator, validationAnswer } from '../validation/index.ts';
-import { inBatches, recordsByCollection, type AtomicRecordWrites } from '../submission/json-submission.ts';
+import type { Services } from '../services.ts';
+import { guardsOf } from '../http/guards.ts';
+import { Unprocessable } from '../errors.ts';
+import { MetadataValidator } from '../validation/index.ts';
+import { inBatches, recordsByCollection, validationRefusal } from '../submission/json-submission.ts';
 
 /** What the original answers once the records are written. */
 export const WORKFLOW_EXECUTIONS_ACCEPTED = { message: 'jobs accepted' } as const;
 
-export function workflowExecutionsRouter(
-  store: Pick<DocumentStore, 'find'>,
-  auth: Pick<Auth, 'requireSiteClient'>,
-  writes: Pick<AtomicRecordWrites, 'upsertAll'>,
-): express.Router {
-  const validator = new MetadataValidator(store);
+export function workflowExecutionsRouter(deps: Services): express.Router {
+  const validator = new MetadataValidator(deps.store);
+  const { requireSiteClient } = guardsOf(deps.auth);
   const router = express.Router();
-  router.post('/workflows/workflow_executions', auth.requireSiteClient, async (req, res) => {
+  router.post('/workflows/workflow_executions', requireSiteClient, async (req, res) => {
     const payload: unknown = req.body;
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
       throw new Unprocessable(
@@ -30,11 +27,11 @@ export function workflowExecutionsRouter(
     }
     const database = payload as Record<string, unknown>;
     const outcome = await validator.validateDatabase(database);
-    if (!outcome.valid) throw new Unprocessable(validationAnswer(outcome));
+    if (!outcome.valid) throw validationRefusal(outcome);
     const batches = recordsByCollection(database).flatMap(({ collection, docs }) =>
       inBatches(docs).map((batch) => ({ collection, docs: batch })),
     );
-    if (batches.length > 0) await writes.upsertAll(batches);
+    if (batches.length > 0) await deps.writer.upsertAll(batches);
     res.json(WORKFLOW_EXECUTIONS_ACCEPTED);
   });
   return router;

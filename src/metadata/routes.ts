@@ -3,20 +3,19 @@
  * `/activities`) and the `/nmdcschema` endpoints. Handlers are one line each; the rules live in src/metadata/.
  */
 import express, { type Request } from 'express';
-import type { AppDeps } from '../deps.ts';
-import type { QueryPlanner } from '../../query/planner/planner.ts';
+import type { Services } from '../services.ts';
 import { NotFound } from '../errors.ts';
-import { CollectionsReader } from '../../metadata/collections-reader.ts';
-import { CompactFind, type CompactFindParams } from '../../metadata/compact-find.ts';
-import { SchemaEndpoints, type ListParams } from '../../metadata/schema-endpoints.ts';
+import { CollectionsReader } from './collections-reader.ts';
+import { CompactFind, type CompactFindParams } from './compact-find.ts';
+import { SchemaEndpoints, type ListParams } from './schema-endpoints.ts';
 import {
   COLLECTION_NAMES,
   PLANNED_PROCESS_COLLECTIONS,
   SCHEMA_VERSION,
   TYPECODES,
   isCollectionName,
-} from '../../schema/nmdc.ts';
-import { queryInteger, queryText } from '../request-reading/values.ts';
+} from '../schema/nmdc.ts';
+import { queryInteger, queryText } from '../http/request-reading/values.ts';
 
 function compactParams(req: Request): CompactFindParams {
   return {
@@ -40,8 +39,8 @@ function listParams(req: Request): ListParams {
   };
 }
 
-export function metadataRouter(deps: AppDeps, planner: QueryPlanner): express.Router {
-  const reader = new CollectionsReader(planner);
+export function metadataRouter(deps: Services): express.Router {
+  const reader = new CollectionsReader(deps.planner);
   const finds = new CompactFind(reader, deps.store.state);
   const schema = new SchemaEndpoints(reader, deps.store.state);
   const router = express.Router();

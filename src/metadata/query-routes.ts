@@ -1,0 +1,34 @@
+import express from 'express';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
+import { IncomingReferences } from '../validation/incoming-references.ts';
+import { CollectionsReader } from './collections-reader.ts';
+import { QueryCommands } from './query-commands.ts';
+import { WriteCommands } from './write-commands.ts';
+
+/** `POST /queries:run` (bearer token required). */
+export function queriesRouter(deps: Services): express.Router {
+  const reader = new CollectionsReader(deps.planner);
+  const commands = new QueryCommands(
+    reader,
+    deps.store.state,
+    new WriteCommands(
+      reader,
+      deps.store,
+      deps.writer,
+      new IncomingReferences(deps.store, deps.edgeIndex),
+      deps.logger,
+    ),
+    deps.store.databaseName,
+    deps.allowances,
+  );
+  const { requireUser } = guardsOf(deps.auth);
+  const router = express.Router();
+  router.post('/queries\\:run', requireUser, async (req, res) => {
+    // `allow_broken_refs=true`: update and delete may leave references dangling (2.13.0).
+    const allowBrokenRefs = String(req.query.allow_broken_refs) === 'true';
+    res.json(await commands.run(req.body, res.locals.principal as Principal, { allowBrokenRefs }));
+  });
+  return router;
+}
