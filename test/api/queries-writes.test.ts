@@ -17,7 +17,7 @@ import { CollectionsReader } from '../../src/metadata/collections-reader.ts';
 import { WriteCommands, type RecordWrites } from '../../src/metadata/write-commands.ts';
 import { updateStatementsOf } from '../../src/metadata/write-statements.ts';
 import { IncomingReferences } from '../../src/validation/incoming-references.ts';
-import { HttpError } from '../../src/errors.ts';
+import { Conflict } from '../../src/errors.ts';
 
 setBcryptCost(4);
 
@@ -449,8 +449,7 @@ describe('updates are checked, applied to copies and validated against the schem
     const error = await commands
       .update('biosample_set', statements, { allowBrokenRefs: false })
       .catch((e) => e);
-    expect(error).toBeInstanceOf(HttpError);
-    expect(error.status).toBe(409);
+    expect(error).toBeInstanceOf(Conflict);
     expect(error.detail).toBe(
       `The record '${bsmB.id}' of biosample_set changed while this update was checked: run it again`,
     );
