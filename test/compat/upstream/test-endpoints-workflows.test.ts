@@ -2,7 +2,7 @@
  * Port of the original's tests/test_api/test_endpoints.py (v2.13.0), part 3 of 4: users, jobs
  * and operations, and the file staging records (`/wf_file_staging/...`).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RUNTIME_ADMIN_SITE, USERS } from '../../../src/accounts/index.ts';
 import { JOBS } from '../../../src/workflows/jobs.ts';
 import { GLOBUS_TASKS, JGI_SAMPLES, JGI_SEQUENCING_PROJECTS } from '../../../src/workflows/file-staging.ts';
@@ -10,7 +10,7 @@ import {
   TEST_JOB,
   TEST_SITE,
   TEST_USER,
-  startUpstreamServer,
+  withUpstreamServer,
   type UpstreamServer,
 } from './support/harness.ts';
 import { Faker } from './support/faker.ts';
@@ -18,11 +18,7 @@ import { Faker } from './support/faker.ts';
 let server: UpstreamServer;
 const faker = new Faker();
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
-afterEach(async () => server.cleanup());
+withUpstreamServer((started) => (server = started));
 
 /** A password the way the original's `generate_secret` makes one. */
 const generateSecret = () => `s3cret-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`;
