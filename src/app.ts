@@ -25,8 +25,8 @@ import { queriesRouter } from './metadata/query-routes.ts';
 import { provenanceRouter } from './provenance/routes.ts';
 import { validationRouter } from './validation/routes.ts';
 import { submissionRouter } from './submission/routes.ts';
-import { changesheetsRouter } from './changesheets/routes.ts';
-import { changesheetUploads } from './changesheets/upload.ts';
+import { CHANGESHEET_UPLOADS, changesheetsRouter } from './changesheets/routes.ts';
+import { fileUploads } from './http/request-reading/file-uploads.ts';
 import { pidsRouter } from './pids/routes.ts';
 import { workflowCatalogRouter } from './workflows/catalog-routes.ts';
 import { workflowExecutionsRouter } from './workflows/workflow-execution-routes.ts';
@@ -119,7 +119,7 @@ export function buildApp(services: Services): express.Express {
   app.use(express.urlencoded({ extended: false, limit: services.config.maxBodyBytes }));
   app.use(readRequestsAsOriginal(loadValidationDocument()));
   // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
-  app.use(changesheetUploads(services.config.maxBodyBytes));
+  app.use(fileUploads(services.config.maxBodyBytes, CHANGESHEET_UPLOADS));
   app.use(
     OpenApiValidator.middleware({
       apiSpec: loadValidationDocument() as any,
@@ -127,7 +127,7 @@ export function buildApp(services: Services): express.Express {
       validateResponses: true,
       validateSecurity: false,
       ignoreUndocumented: true,
-      // Multipart bodies are read by changesheetUploads above, not by the validator's multer.
+      // Multipart bodies are read by fileUploads above, not by the validator's multer.
       fileUploader: false,
     }),
   );

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { fakeMongoDb } from '../support/fake-mongo.ts';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { UnsupportedQuery } from '../../src/store/errors.ts';
+import { UnsupportedQuery } from '../../src/errors.ts';
 import { openStore } from '../../src/store/index.ts';
 import { MongoDocumentStore } from '../../src/store/mongo/index.ts';
 
