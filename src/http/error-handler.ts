@@ -84,6 +84,9 @@ const CONNECTION_ERROR_NAMES = new Set([
 ]);
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
+/** When a caller may try again after a lost connection (a reconnect or an election takes seconds). */
+const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
+
 /** A lost database or search-index connection: the caller may retry, so 503 rather than 500. */
 function isConnectionError(err: unknown): boolean {
   for (
@@ -133,6 +136,7 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (isConnectionError(err)) {
     req.log?.error({ err }, 'backing service unreachable');
     res
+      .set('Retry-After', String(UNREACHABLE_RETRY_AFTER_SECONDS))
       .status(503)
       .json({ detail: 'A backing service (database or search index) is unreachable; try again shortly' });
     return;
