@@ -108,6 +108,23 @@ export type UnsupportedQuery = InstanceType<typeof UnsupportedQuery>;
 export const InvalidRecord = defineError('InvalidRecord', 'NMDC_ERR_RECORD_INVALID', 'invalid-input');
 export type InvalidRecord = InstanceType<typeof InvalidRecord>;
 
+const StoreUnavailableBase = defineError('StoreUnavailable', 'NMDC_ERR_STORE_UNAVAILABLE', 'unavailable');
+/**
+ * The engine behind the store cannot answer now, through no fault of the input: an election or a
+ * step-down, a write conflict that outlasted the retries, a time limit, a lost connection. The
+ * request may be retried after `retryAfterSeconds`; `detail` says what happened, without the
+ * engine's internals.
+ */
+export class StoreUnavailable extends StoreUnavailableBase {
+  readonly retryAfterSeconds: number;
+
+  constructor(detail: string, retryAfterSeconds: number, options?: { cause?: unknown }) {
+    super(detail);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+    if (options && 'cause' in options) this.cause = options.cause;
+  }
+}
+
 // Request bodies read by the service itself (multipart uploads).
 
 /** An uploaded file over MAX_BODY_BYTES. */

@@ -57,6 +57,8 @@ export async function startBenchServer(
      * row by row in each transaction, the path of small loads), to compare the two.
      */
     load?: 'bulk' | 'transactional';
+    /** More settings of the in-process server (an administrator, limits). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-bench-'));
@@ -65,6 +67,7 @@ export async function startBenchServer(
     DEMO_DATA: 'false',
     LOG_LEVEL: 'silent',
     HOST: '127.0.0.1',
+    ...serving.env,
   });
   const logger = pino({ level: 'silent' });
   const store = await openStore(config, logger);

@@ -4,7 +4,7 @@
  * errors (body parsing, request and response validation) and lost connections are mapped here too.
  */
 import type { ErrorRequestHandler, Response } from 'express';
-import { DomainError, LoginRateLimited, type ErrorKind } from '../errors.ts';
+import { DomainError, LoginRateLimited, StoreUnavailable, type ErrorKind } from '../errors.ts';
 
 /**
  * The status of each kind of refusal. As the original answers: input that can never be valid is
@@ -32,7 +32,8 @@ export function statusOf(err: DomainError): number {
 /** Headers a refusal carries: how to authenticate, when to try again. */
 function setHeadersOf(err: DomainError, res: Response): void {
   if (err.kind === 'unauthenticated') res.set('WWW-Authenticate', 'Bearer');
-  if (err instanceof LoginRateLimited) res.set('Retry-After', String(err.retryAfterSeconds));
+  if (err instanceof LoginRateLimited || err instanceof StoreUnavailable)
+    res.set('Retry-After', String(err.retryAfterSeconds));
 }
 
 interface ValidatorError {
@@ -83,6 +84,9 @@ const CONNECTION_ERROR_NAMES = new Set([
 ]);
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
+/** When a caller may try again after a lost connection (a reconnect or an election takes seconds). */
+const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
+
 /** A lost database or search-index connection: the caller may retry, so 503 rather than 500. */
 function isConnectionError(err: unknown): boolean {
   for (
@@ -106,7 +110,10 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (err instanceof DomainError) {
     const status = statusOf(err);
     // The code, never the detail: a detail may quote what the caller sent.
-    req.log?.debug({ code: err.code, status }, 'request refused');
+    if (err instanceof StoreUnavailable) {
+      // An election, a step-down, a conflict that outlasted the retries, a time limit: try again.
+      req.log?.warn({ err }, 'store unavailable');
+    } else req.log?.debug({ code: err.code, status }, 'request refused');
     setHeadersOf(err, res);
     res.status(status).json({ detail: err.detail, ...err.members });
     return;
@@ -129,6 +136,7 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (isConnectionError(err)) {
     req.log?.error({ err }, 'backing service unreachable');
     res
+      .set('Retry-After', String(UNREACHABLE_RETRY_AFTER_SECONDS))
       .status(503)
       .json({ detail: 'A backing service (database or search index) is unreachable; try again shortly' });
     return;
