@@ -26,8 +26,8 @@ import { queriesRouter } from './metadata/query-routes.ts';
 import { provenanceRouter } from './provenance/routes.ts';
 import { validationRouter } from './validation/routes.ts';
 import { submissionRouter } from './submission/routes.ts';
-import { changesheetsRouter } from './changesheets/routes.ts';
-import { changesheetUploads } from './changesheets/upload.ts';
+import { CHANGESHEET_UPLOADS, changesheetsRouter } from './changesheets/routes.ts';
+import { fileUploads } from './http/request-reading/file-uploads.ts';
 import { pidsRouter } from './pids/routes.ts';
 import { workflowCatalogRouter } from './workflows/catalog-routes.ts';
 import { workflowExecutionsRouter } from './workflows/workflow-execution-routes.ts';
@@ -145,7 +145,7 @@ export function buildApp(services: Services): express.Express {
   app.use(express.urlencoded({ extended: false, limit: services.config.maxBodyBytes }));
   app.use(readRequestsAsOriginal(loadValidationDocument()));
   // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
-  app.use(changesheetUploads(services.config.maxBodyBytes));
+  app.use(fileUploads(services.config.maxBodyBytes, CHANGESHEET_UPLOADS));
   cacheValidatorRoutes();
   app.use(
     OpenApiValidator.middleware({
@@ -155,7 +155,7 @@ export function buildApp(services: Services): express.Express {
       validateResponses: services.config.validateResponses,
       validateSecurity: false,
       ignoreUndocumented: true,
-      // Multipart bodies are read by changesheetUploads above, not by the validator's multer.
+      // Multipart bodies are read by fileUploads above, not by the validator's multer.
       fileUploader: false,
     }),
   );

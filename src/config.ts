@@ -18,6 +18,17 @@ export interface Config {
   /** MongoDB database name. `MONGO_DB`, default `nmdc`. */
   mongoDb: string;
   /**
+   * Run on a standalone `mongod` (no transactions: concurrent writes to one record may lose
+   * updates). `MONGO_ALLOW_STANDALONE`, default false: the service refuses to start on one.
+   */
+  mongoAllowStandalone: boolean;
+  /**
+   * Time limit of every user-driven MongoDB operation (`maxTimeMS`), of a transaction's commit
+   * and of a majority's acknowledgement of a write, in milliseconds. `MONGO_MAX_TIME_MS`, default
+   * 30000.
+   */
+  mongoMaxTimeMs: number;
+  /**
    * Elasticsearch URL, or several nodes' URLs comma-separated; when set Elasticsearch is the search
    * index. `ELASTICSEARCH_URL` (`https://user:password@host:9200` for basic authentication).
    */
@@ -244,6 +255,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || './data'),
     mongoUrl: url(env, 'MONGO_URL', ['mongodb:', 'mongodb+srv:']),
     mongoDb: env.MONGO_DB || 'nmdc',
+    mongoAllowStandalone: boolean(env, 'MONGO_ALLOW_STANDALONE', false),
+    mongoMaxTimeMs: integer(env, 'MONGO_MAX_TIME_MS', 30_000, 100, 3_600_000),
     elasticsearchUrl,
     elasticsearchIndexPrefix: env.ELASTICSEARCH_INDEX_PREFIX || 'nmdc',
     elasticsearchApiKey: env.ELASTICSEARCH_API_KEY || undefined,

@@ -46,10 +46,17 @@ async function serve(config: Config, prepared: boolean): Promise<void> {
       server.closeAllConnections();
     }, 10_000);
     force.unref();
-    server.close(async () => {
-      await services.stop();
-      logger.info('stopped');
-      process.exit(0);
+    server.close(() => {
+      services.stop().then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'stopping the services failed');
+          process.exit(1);
+        },
+      );
     });
     server.closeIdleConnections();
   };

@@ -1,19 +1,14 @@
 /**
- * The composition root: every service of the app, built once from the config. The adapters
- * (MongoDB or SQLite, Elasticsearch or FTS5) are chosen here and nowhere else; capabilities receive
+ * The composition root: every service of the app, built once from the config, on the adapters
+ * (MongoDB or SQLite, Elasticsearch or FTS5) that src/adapters.ts chooses; capabilities receive
  * what they need from `Services` and never build their own store, writer or planner. One `start`
  * begins the background work, one `stop` ends it and closes what was opened here. `main.ts`,
  * the tests (test/support/server.ts) and the benchmarks build the same graph.
  */
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import type { DocumentStore } from './store/port.ts';
-import { openStore } from './store/index.ts';
-import type { SearchIndex } from '../search/port.ts';
-import { openSearchIndex } from '../search/index.ts';
+import { openAdapters, type Adapters } from './adapters.ts';
 import { RecordWriter } from '../search/writer.ts';
-import type { EdgeIndex } from './provenance/port.ts';
-import { openEdgeIndex } from './provenance/index.ts';
 import { QueryPlanner } from './query/planner/planner.ts';
 import { Allowances, ensureAccounts, type Accounts } from './accounts/index.ts';
 import { createAuth, type Auth } from './auth/index.ts';
@@ -22,14 +17,6 @@ import { openStoredObjects, type StoredObjects } from './objects/stored-objects.
 import { ensureCatalog } from './workflows/catalog.ts';
 import { TriggerDispatcher } from './workflows/triggers.ts';
 import { prepareData } from './startup.ts';
-
-/** The engines behind the ports: the source of truth, the search index and the provenance edges. */
-export interface Adapters {
-  store: DocumentStore;
-  searchIndex: SearchIndex;
-  /** The provenance graph's edges. */
-  edgeIndex: EdgeIndex;
-}
 
 export interface Services extends Adapters {
   config: Config;
@@ -52,14 +39,6 @@ export interface Services extends Adapters {
   start(): void;
   /** Ends the background work, then closes what `openServices` opened (adapters passed in stay open). */
   stop(): Promise<void>;
-}
-
-/** Opens the adapters the config names: MongoDB and Elasticsearch when their URLs are set, else SQLite. */
-export async function openAdapters(config: Config, logger: Logger): Promise<Adapters> {
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
-  return { store, searchIndex, edgeIndex };
 }
 
 export interface OpenServicesOptions {

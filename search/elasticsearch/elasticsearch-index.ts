@@ -134,6 +134,20 @@ export function queryOf(predicate: IndexablePredicate): Record<string, unknown> 
   };
 }
 
+/**
+ * Runs one of the index's operations, turning Elasticsearch's own errors (a refused credential, a
+ * full queue, a lost connection) into SearchIndexUnavailable: a 503 for a user, with nothing of
+ * the engine's text in it; the cause stays for the logs.
+ */
+async function guarded<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof SearchIndexUnavailable) throw err;
+    throw new SearchIndexUnavailable(`Elasticsearch ${what} failed: ${describeError(err)}`, { cause: err });
+  }
+}
+
 export interface ElasticsearchIndexOptions {
   logger?: Logger;
   /** Largest `_bulk` request body, in bytes (default 8 MiB). */
@@ -312,41 +326,48 @@ export class ElasticsearchIndex implements SearchIndex {
     if (write.rebuild) return [this.nextAlias(collection)];
     if (live) await this.ensureLive(collection);
     const next = this.nextAlias(collection);
-    // Read at every write, after the caller read its page of changes: a rebuild that began before
-    // that page gets its changes too (see reindexCollection for why that suffices).
+    // Looked up at every write, after the caller read its page of changes. So the index a rebuild
+    // fills misses no change: one the rebuild's scan read the record after is in the scan (whose
+    // version is the sequence taken before it began); one committed after the scan read the
+    // record comes in a page read after the `--next` alias existed, so it is written here too,
+    // with a higher version than the scan's.
     return (await this.aliasExists(next)) ? [this.indexName(collection), next] : [this.indexName(collection)];
   }
 
   async index(collection: string, docs: Doc[], write: IndexWrite = {}): Promise<void> {
-    if (docs.length === 0) return;
-    const documents = docs.map((doc) => ({ id: doc.id, document: documentOf(doc) }));
-    for (let attempt = 0; ; attempt++) {
-      const targets = await this.targets(collection, write, true);
-      const ops: BulkOp[] = [];
-      for (const { id, document } of documents)
-        for (const index of targets)
-          ops.push({ action: 'index', index, id, version: write.version, document });
-      try {
-        this.record(collection, write, await this.bulkWriter.write(ops));
-        return;
-      } catch (err) {
-        if (!(err instanceof MissingIndex)) throw err;
-        if (attempt > 0 || write.rebuild)
-          throw new SearchIndexUnavailable(`Elasticsearch has no ${err.index}: run \`npm run reindex\``);
-        // The alias went away since this process saw it (lost, or never made): look again, which
-        // says to reindex when it was lost. Writes are versioned, so sending again is safe.
-        this.ready.delete(collection);
+    return guarded('write', async () => {
+      if (docs.length === 0) return;
+      const documents = docs.map((doc) => ({ id: doc.id, document: documentOf(doc) }));
+      for (let attempt = 0; ; attempt++) {
+        const targets = await this.targets(collection, write, true);
+        const ops: BulkOp[] = [];
+        for (const { id, document } of documents)
+          for (const index of targets)
+            ops.push({ action: 'index', index, id, version: write.version, document });
+        try {
+          this.record(collection, write, await this.bulkWriter.write(ops));
+          return;
+        } catch (err) {
+          if (!(err instanceof MissingIndex)) throw err;
+          if (attempt > 0 || write.rebuild)
+            throw new SearchIndexUnavailable(`Elasticsearch has no ${err.index}: run \`npm run reindex\``);
+          // The alias went away since this process saw it (lost, or never made): look again, which
+          // says to reindex when it was lost. Writes are versioned, so sending again is safe.
+          this.ready.delete(collection);
+        }
       }
-    }
+    });
   }
 
   async remove(collection: string, ids: string[], write: IndexWrite = {}): Promise<void> {
-    if (ids.length === 0) return;
-    const targets = await this.targets(collection, write, false);
-    const ops: BulkOp[] = [];
-    for (const id of ids)
-      for (const index of targets) ops.push({ action: 'delete', index, id, version: write.version });
-    this.record(collection, write, await this.bulkWriter.write(ops));
+    return guarded('delete', async () => {
+      if (ids.length === 0) return;
+      const targets = await this.targets(collection, write, false);
+      const ops: BulkOp[] = [];
+      for (const id of ids)
+        for (const index of targets) ops.push({ action: 'delete', index, id, version: write.version });
+      this.record(collection, write, await this.bulkWriter.write(ops));
+    });
   }
 
   /** Notes refusals (logged now, written to the meta document with the next watermark) and records written since. */
@@ -398,7 +419,9 @@ export class ElasticsearchIndex implements SearchIndex {
 
   /** Refusals recorded so far (check-index). */
   async refusals(): Promise<Refusal[]> {
-    return this.remember(await this.meta.get()).refused;
+    return guarded('read of its state', async () => {
+      return this.remember(await this.meta.get()).refused;
+    });
   }
 
   private warnedMissing = new Set<string>();
@@ -507,14 +530,16 @@ export class ElasticsearchIndex implements SearchIndex {
    * rebuild that died left). Searches keep reading the live index; catch-ups write both.
    */
   async beginRebuild(collection: string): Promise<void> {
-    const next = this.nextAlias(collection);
-    for (const stale of await this.aliasTargets(next)) {
-      this.logger?.warn({ index: stale }, 'dropping the index an unfinished rebuild left');
-      await this.client.indices.delete({ index: stale, ignore_unavailable: true });
-    }
-    const name = this.newConcreteName(collection);
-    await this.createConcrete(name, { [next]: { is_write_index: true } });
-    this.rebuilding.set(collection, name);
+    return guarded('rebuild', async () => {
+      const next = this.nextAlias(collection);
+      for (const stale of await this.aliasTargets(next)) {
+        this.logger?.warn({ index: stale }, 'dropping the index an unfinished rebuild left');
+        await this.client.indices.delete({ index: stale, ignore_unavailable: true });
+      }
+      const name = this.newConcreteName(collection);
+      await this.createConcrete(name, { [next]: { is_write_index: true } });
+      this.rebuilding.set(collection, name);
+    });
   }
 
   /**
@@ -523,34 +548,36 @@ export class ElasticsearchIndex implements SearchIndex {
    * the new index is dropped and the live one stays.
    */
   async endRebuild(collection: string, completed: boolean): Promise<void> {
-    const name = this.rebuilding.get(collection);
-    this.rebuilding.delete(collection);
-    if (name === undefined) return;
-    if (!completed) {
-      await this.client.indices.delete({ index: name, ignore_unavailable: true });
-      return;
-    }
-    const alias = this.indexName(collection);
-    await this.client.indices.refresh({ index: name });
-    await this.flushMeta();
-    const old = await this.aliasTargets(alias);
-    const legacy = old.length === 0 && (await this.client.indices.exists({ index: alias }));
-    await this.client.indices.updateAliases({
-      actions: [
-        ...(legacy ? [{ remove_index: { index: alias } }] : []),
-        ...old.map((index) => ({ remove: { index, alias } })),
-        { add: { index: name, alias, is_write_index: true } },
-        { remove: { index: name, alias: this.nextAlias(collection) } },
-      ],
+    return guarded('rebuild', async () => {
+      const name = this.rebuilding.get(collection);
+      this.rebuilding.delete(collection);
+      if (name === undefined) return;
+      if (!completed) {
+        await this.client.indices.delete({ index: name, ignore_unavailable: true });
+        return;
+      }
+      const alias = this.indexName(collection);
+      await this.client.indices.refresh({ index: name });
+      await this.flushMeta();
+      const old = await this.aliasTargets(alias);
+      const legacy = old.length === 0 && (await this.client.indices.exists({ index: alias }));
+      await this.client.indices.updateAliases({
+        actions: [
+          ...(legacy ? [{ remove_index: { index: alias } }] : []),
+          ...old.map((index) => ({ remove: { index, alias } })),
+          { add: { index: name, alias, is_write_index: true } },
+          { remove: { index: name, alias: this.nextAlias(collection) } },
+        ],
+      });
+      this.ready.add(collection);
+      await this.flushMeta((m) => ({
+        ...m,
+        collections: m.collections.includes(collection) ? m.collections : [...m.collections, collection],
+        overflow: m.overflow.filter((c) => c !== collection),
+        refused: m.refused.filter((r) => r.collection !== collection || r.index === name),
+      }));
+      for (const index of old) await this.client.indices.delete({ index, ignore_unavailable: true });
     });
-    this.ready.add(collection);
-    await this.flushMeta((m) => ({
-      ...m,
-      collections: m.collections.includes(collection) ? m.collections : [...m.collections, collection],
-      overflow: m.overflow.filter((c) => c !== collection),
-      refused: m.refused.filter((r) => r.collection !== collection || r.index === name),
-    }));
-    for (const index of old) await this.client.indices.delete({ index, ignore_unavailable: true });
   }
 
   async *fingerprints(collection: string): AsyncIterable<Array<{ id: string; fingerprint: string }>> {
@@ -563,17 +590,21 @@ export class ElasticsearchIndex implements SearchIndex {
   }
 
   async watermark(): Promise<number> {
-    return this.remember(await this.meta.get()).seq;
+    return guarded('read of its state', async () => {
+      return this.remember(await this.meta.get()).seq;
+    });
   }
 
   async freshness(collection: string): Promise<Freshness> {
-    const state = this.remember(await this.meta.get());
-    // A collection with refusals past the cap may lack records nobody knows: read its whole log.
-    if (state.overflow.includes(collection)) return { since: 0, missing: [] };
-    return {
-      since: state.seq,
-      missing: [...new Set(state.refused.filter((r) => r.collection === collection).map((r) => r.id))],
-    };
+    return guarded('read of its state', async () => {
+      const state = this.remember(await this.meta.get());
+      // A collection with refusals past the cap may lack records nobody knows: read its whole log.
+      if (state.overflow.includes(collection)) return { since: 0, missing: [] };
+      return {
+        since: state.seq,
+        missing: [...new Set(state.refused.filter((r) => r.collection === collection).map((r) => r.id))],
+      };
+    });
   }
 
   /**
@@ -581,8 +612,10 @@ export class ElasticsearchIndex implements SearchIndex {
    * process may be ahead) together with the refusals met on the way.
    */
   async setWatermark(seq: number): Promise<void> {
-    await this.client.indices.refresh({ index: `${this.prefix}-*`, ignore_unavailable: true });
-    await this.flushMeta((m) => ({ ...m, seq: Math.max(m.seq, seq) }));
+    return guarded('refresh and state write', async () => {
+      await this.client.indices.refresh({ index: `${this.prefix}-*`, ignore_unavailable: true });
+      await this.flushMeta((m) => ({ ...m, seq: Math.max(m.seq, seq) }));
+    });
   }
 
   /** Makes every write so far searchable (tests and tools; catch-up does it with the watermark). */

@@ -139,8 +139,10 @@ function render(node: RootNode<any>, ctx: Context): string {
           return `[${SPACE}]`;
         case 'S':
           return `[^${SPACE}]`;
-        default:
-          // `\d`, `\D`, `\W`: the same ASCII classes in both.
+        case 'd':
+        case 'D':
+        case 'W':
+          // The same ASCII classes in both.
           return `\\${node.value}`;
       }
     case 'anchor':
@@ -157,7 +159,8 @@ function render(node: RootNode<any>, ctx: Context): string {
       return '()';
     case 'quantifier':
       return `(${render(node.body[0]!, ctx)})${repeatSuffix(node.min, node.max)}`;
-    default:
+    case 'reference':
+    case 'unicodePropertyEscape':
       // Back-references and property escapes.
       return '.*';
   }

@@ -11,7 +11,8 @@ import type { Principal } from './principal.ts';
 import type { Accounts } from './accounts.ts';
 import { publicSite, publicUser, type SiteRecord, type UserRecord } from './records.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
-import { listingParams, tokenPage } from '../metadata/token-pages.ts';
+import { tokenPage } from '../metadata/token-pages.ts';
+import { listingParams } from '../http/request-reading/listing-params.ts';
 
 /** The signed-in user's current record; site clients have none (403). */
 async function callingUser(accounts: Accounts, res: Response): Promise<UserRecord> {

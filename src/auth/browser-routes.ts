@@ -256,7 +256,8 @@ export function browserFlowsRouter(deps: Services): express.Router {
   // Everything else under /oidc and the discovery document is the provider's.
   router.use((req, res, next) => {
     if (req.path.startsWith(`${OIDC_PREFIX}/`) || req.path === '/.well-known/openid-configuration') {
-      providerHandler(req, res);
+      // The provider answers its own errors; its handler's promise never rejects.
+      void providerHandler(req, res);
       return;
     }
     next();

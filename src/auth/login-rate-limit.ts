@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import net from 'node:net';
-import { TooManyRequests } from '../errors.ts';
+import { LoginRateLimited } from '../errors.ts';
 import type { StateStore } from '../store/port.ts';
 
 /** Limits, adjustable by tests. */
@@ -110,16 +110,16 @@ export class LoginRateLimiter {
     const count = (kind: string, key: string) =>
       this.state.increment(kind, `${window.number}:${key}`, window.secondsLeft);
     if ((await count(ADDRESS_ATTEMPTS, from)) > loginLimits.attemptsPerAddress) {
-      throw new TooManyRequests(TOO_MANY_FROM_ADDRESS, window.secondsLeft);
+      throw new LoginRateLimited(TOO_MANY_FROM_ADDRESS, window.secondsLeft);
     }
     if (account === undefined) return;
     const who = accountKey(account);
     if ((await count(PAIR_FAILURES, `${who}:${from}`)) > loginLimits.failuresPerAccountAndAddress) {
-      throw new TooManyRequests(TOO_MANY_FOR_ACCOUNT_AND_ADDRESS, window.secondsLeft);
+      throw new LoginRateLimited(TOO_MANY_FOR_ACCOUNT_AND_ADDRESS, window.secondsLeft);
     }
     if ((await this.state.get(KNOWN_ADDRESSES, `${who}:${from}`)) !== undefined) return;
     if ((await count(NEW_ADDRESS_ATTEMPTS, who)) > loginLimits.attemptsPerAccountFromNewAddresses) {
-      throw new TooManyRequests(TOO_MANY_FROM_NEW_ADDRESSES, window.secondsLeft);
+      throw new LoginRateLimited(TOO_MANY_FROM_NEW_ADDRESSES, window.secondsLeft);
     }
   }
 

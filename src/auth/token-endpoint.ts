@@ -4,7 +4,7 @@
  * provider's own handler, then answered as `{access_token, token_type, expires}`.
  */
 import type Provider from 'oidc-provider';
-import { HttpError, Unauthorized } from '../errors.ts';
+import { TokenRequestRefused, Unauthorized, UnsupportedGrant } from '../errors.ts';
 import { runInProcess } from './in-process-request.ts';
 import { FACADE_CLIENT_ID, OIDC_PREFIX } from './provider.ts';
 import { PASSWORD_GRANT } from './grants/password.ts';
@@ -88,7 +88,7 @@ function translate(
       form: { grant_type: SITE_CLIENT_GRANT, site_client_id: clientId, site_client_secret: secret },
     };
   }
-  throw new HttpError(400, `Unsupported grant_type: use password or client_credentials`);
+  throw new UnsupportedGrant(`Unsupported grant_type: use password or client_credentials`);
 }
 
 /** Runs the provider's token endpoint in-process as the facade's internal client. */
@@ -174,6 +174,6 @@ export class TokenLogins {
       throw new Unauthorized(translated.failure);
     }
     if (result.status >= 500) throw new Error(`token endpoint failed: ${result.error}`);
-    throw new HttpError(400, result.description);
+    throw new TokenRequestRefused(result.description);
   }
 }

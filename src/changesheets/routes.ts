@@ -1,8 +1,8 @@
 /**
  * `POST /metadata/changesheets:validate` (public, as in the original) and
  * `POST /metadata/changesheets:submit` (logged in, allowance `/metadata/changesheets:submit`):
- * a changesheet uploaded as the multipart file `uploaded_file` (read by src/changesheets/upload.ts
- * before the validator); see src/changesheets/changesheets.ts.
+ * a changesheet uploaded as the multipart file `uploaded_file` (read before the validator by
+ * src/http/request-reading/file-uploads.ts); see src/changesheets/changesheets.ts.
  */
 import express from 'express';
 import type { Services } from '../services.ts';
@@ -10,7 +10,16 @@ import type { Principal } from '../accounts/principal.ts';
 import { guardsOf } from '../http/guards.ts';
 import { Forbidden, Unprocessable } from '../errors.ts';
 import { Changesheets, validationAnswerOf } from './changesheets.ts';
-import { UPLOAD_FIELD, uploadOf } from './upload.ts';
+import { uploadOf, type FileUploadRoutes } from '../http/request-reading/file-uploads.ts';
+
+const UPLOAD_FIELD = 'uploaded_file';
+
+/** The changesheet endpoints' uploads, read before the validator (src/app.ts mounts the reader). */
+export const CHANGESHEET_UPLOADS: FileUploadRoutes = {
+  paths: new Set(['/metadata/changesheets:validate', '/metadata/changesheets:submit']),
+  field: UPLOAD_FIELD,
+  tooLargeAdvice: 'split the changesheet into smaller ones',
+};
 
 export const CHANGESHEET_SUBMIT_FORBIDDEN =
   'Only specific users are allowed to apply changesheets at this time.';

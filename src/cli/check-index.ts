@@ -6,9 +6,7 @@
  */
 import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
-import { openStore } from '../store/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
-import { openEdgeIndex } from '../provenance/index.ts';
+import { openAdapters } from '../adapters.ts';
 import { checkCollection, coveredBy, hasDrift } from '../../search/maintenance.ts';
 
 const SHOWN = 10;
@@ -16,9 +14,11 @@ const SHOWN = 10;
 async function main(named: string[]): Promise<number> {
   const config = loadConfig();
   const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
-  const store = await openStore(config, logger);
-  const index = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
-  const edges = await openEdgeIndex(config, store, logger, { catchUpEveryMs: 0 });
+  const {
+    store,
+    searchIndex: index,
+    edgeIndex: edges,
+  } = await openAdapters(config, logger, { catchUpEveryMs: 0 });
   let drifted = 0;
   let checked = 0;
   try {

@@ -10,9 +10,7 @@ import { createGunzip } from 'node:zlib';
 import { SingleBar, Presets } from 'cli-progress';
 import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
-import { openStore } from '../store/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
-import { openEdgeIndex } from '../provenance/index.ts';
+import { openAdapters } from '../adapters.ts';
 import {
   checkInputs,
   formatOfFile,
@@ -69,9 +67,7 @@ async function main(args: string[]): Promise<number> {
   for (const file of files) if (!fs.existsSync(file)) throw new Error(`no such file: ${file}`);
   const config = loadConfig();
   const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
+  const { store, searchIndex, edgeIndex } = await openAdapters(config, logger);
   const totals: Record<string, number> = {};
   let rejected = 0;
   let written = 0;

@@ -1,15 +1,39 @@
-import type { ErrorRequestHandler } from 'express';
-import { InvalidQuery, InvalidRecord, StoreInputError, UnsupportedQuery } from '../store/errors.ts';
-import { HttpError } from '../errors.ts';
+/**
+ * The one place errors become responses: every domain error (src/errors.ts) gets the status of
+ * its kind and the body `{"detail": ...}` (with any members it carries); the framework's own
+ * errors (body parsing, request and response validation) and lost connections are mapped here too.
+ */
+import type { ErrorRequestHandler, Response } from 'express';
+import { DomainError, LoginRateLimited, StoreUnavailable, type ErrorKind } from '../errors.ts';
 
 /**
- * The status each refusal of the store and query layers answers with: input that can never be
- * valid is a 400, a well-formed query the service will not run a 422, as the original answers.
+ * The status of each kind of refusal. As the original answers: input that can never be valid is
+ * a 400, well-formed input the service will not act on (a query it will not run) a 422.
  */
-export function statusOfStoreError(err: StoreInputError): number {
-  if (err instanceof InvalidQuery || err instanceof InvalidRecord) return 400;
-  if (err instanceof UnsupportedQuery) return 422;
-  return 400;
+const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  'invalid-input': 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  'not-found': 404,
+  conflict: 409,
+  'too-large': 413,
+  unprocessable: 422,
+  'rate-limited': 429,
+  failed: 500,
+  'not-implemented': 501,
+  unavailable: 503,
+};
+
+/** The HTTP status a domain error answers with. */
+export function statusOf(err: DomainError): number {
+  return STATUS_OF_KIND[err.kind];
+}
+
+/** Headers a refusal carries: how to authenticate, when to try again. */
+function setHeadersOf(err: DomainError, res: Response): void {
+  if (err.kind === 'unauthenticated') res.set('WWW-Authenticate', 'Bearer');
+  if (err instanceof LoginRateLimited || err instanceof StoreUnavailable)
+    res.set('Retry-After', String(err.retryAfterSeconds));
 }
 
 interface ValidatorError {
@@ -74,21 +98,21 @@ function isConnectionError(err: unknown): boolean {
   return false;
 }
 
-/** The one place errors become responses: always `{"detail": ...}` with the right status. */
+/** Always `{"detail": ...}` with the right status. */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (res.headersSent) {
     res.end();
     return;
   }
-  if (err instanceof HttpError) {
-    res
-      .set(err.headers)
-      .status(err.status)
-      .json({ detail: err.detail, ...err.members });
-    return;
-  }
-  if (err instanceof StoreInputError) {
-    res.status(statusOfStoreError(err)).json({ detail: err.detail });
+  if (err instanceof DomainError) {
+    const status = statusOf(err);
+    // The code, never the detail: a detail may quote what the caller sent.
+    if (err instanceof StoreUnavailable) {
+      // An election, a step-down, a conflict that outlasted the retries, a time limit: try again.
+      req.log?.warn({ err }, 'store unavailable');
+    } else req.log?.debug({ code: err.code, status }, 'request refused');
+    setHeadersOf(err, res);
+    res.status(status).json({ detail: err.detail, ...err.members });
     return;
   }
   const status: number | undefined = err?.status ?? err?.statusCode;

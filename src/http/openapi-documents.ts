@@ -139,6 +139,7 @@ const PATHS_ADDED_LATER = new Set([
   '/admin/allowances/actions',
   '/jobs/{job_id}:release',
   '/workflows/workflow_executions',
+  '/workflows/workflow_executions/{workflow_execution_id}',
   '/objects/{object_id}/content',
   '/sites/{site_id}/capabilities',
   '/admin/site_clients/{site_client_id}',

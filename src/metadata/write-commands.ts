@@ -18,7 +18,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { update as applyOperators } from 'mingo';
 import type { Logger } from 'pino';
-import { Conflict, HttpError, Unprocessable } from '../errors.ts';
+import { BrokenReferences, Conflict, InvalidAfterUpdate, Unprocessable } from '../errors.ts';
 import type { Doc, DocumentStore, Filter, ReadModifyWriteDecision, RecordKey } from '../store/port.ts';
 import { compileFilter } from '../store/filter.ts';
 import { keyedRecord, shownRecord } from '../store/record-keys.ts';
@@ -259,10 +259,8 @@ export class WriteCommands {
     }
     if (messages.length > 0) {
       const detail = { [collection]: messages };
-      throw new HttpError(
-        422,
+      throw new InvalidAfterUpdate(
         `Schema document(s) would be invalid after proposed update: ${pyRepr(detail)}`,
-        {},
         { validation_errors: detail },
       );
     }
@@ -453,33 +451,26 @@ function checkTargets(
   }
 }
 
-function brokenByDelete(broken: BrokenReference[]): HttpError {
+function brokenByDelete(broken: BrokenReference[]): BrokenReferences {
   const first = broken[0]!;
   const holder = first.id === null ? 'a document without id' : `the document having 'id'='${first.id}'`;
-  return new HttpError(
-    422,
+  return new BrokenReferences(
     `${BROKEN_PREFIX} For example: The document having 'id'='${first.target}' in the collection ` +
       `'${first.target_collection}' is referenced by ${holder} in the collection '${first.collection}'. ` +
       'Deleting the former would leave behind a broken reference. Update or delete referring document(s) and try again.',
-    {},
     { broken_references: broken },
   );
 }
 
-function brokenByUpdate(broken: BrokenReference[]): HttpError {
+function brokenByUpdate(broken: BrokenReference[]): BrokenReferences {
   const details = broken.map(
     (b) =>
       `The document having id='${b.id ?? 'None'}' in the collection '${b.collection}' contains a reference ` +
       `(in its '${b.slot}' field, referring to the document having id='${b.target}') which would be broken.`,
   );
-  return new HttpError(
-    422,
-    `${BROKEN_PREFIX} Details: ${details.join(', ')}`,
-    {},
-    {
-      broken_references: broken.map(({ target_collection, ...rest }) =>
-        target_collection ? { ...rest, target_collection } : rest,
-      ),
-    },
-  );
+  return new BrokenReferences(`${BROKEN_PREFIX} Details: ${details.join(', ')}`, {
+    broken_references: broken.map(({ target_collection, ...rest }) =>
+      target_collection ? { ...rest, target_collection } : rest,
+    ),
+  });
 }

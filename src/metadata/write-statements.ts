@@ -8,7 +8,7 @@
  * is never read as "every record".
  */
 import { Unprocessable } from '../errors.ts';
-import { UnsupportedQuery } from '../store/errors.ts';
+import { UnsupportedQuery } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { checkFieldPath } from '../query/guard/field-names.ts';
 import type { Filter } from '../store/port.ts';

@@ -11,7 +11,8 @@ import type { Principal } from '../accounts/principal.ts';
 import { guardsOf } from '../http/guards.ts';
 import { NotFound } from '../errors.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
-import { listingParams, tokenPage } from '../metadata/token-pages.ts';
+import { tokenPage } from '../metadata/token-pages.ts';
+import { listingParams } from '../http/request-reading/listing-params.ts';
 import { DrsObjects } from './drs.ts';
 
 export function drsRouter(deps: Services): express.Router {

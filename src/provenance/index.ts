@@ -57,7 +57,12 @@ export async function openEdgeIndex(
     return index;
   }
   if (store instanceof MongoDocumentStore) {
-    const index = new MongoEdgeIndex(store.database);
+    // Versioned writes on a replica set (several processes catch up at once).
+    const index = new MongoEdgeIndex(store.database, {
+      client: store.transactionClient,
+      policy: store.limits.policy,
+      maxTimeMS: store.limits.maxTimeMS,
+    });
     await index.init();
     await buildOnce(index, store, logger);
     logger.info('provenance edge index in MongoDB beside the records');

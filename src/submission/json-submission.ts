@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { DocumentStore, Doc } from '../store/port.ts';
 import type { Principal } from '../auth/index.ts';
 import { keyedRecord } from '../store/record-keys.ts';
-import { HttpError } from '../errors.ts';
+import { MetadataInvalid, SubmissionFailed } from '../errors.ts';
 import {
   MetadataValidator,
   pythonText,
@@ -99,8 +99,7 @@ export class JsonSubmissions {
       run.phaseDone('apply');
     } catch (err) {
       await this.recordFailure(run, err);
-      throw new HttpError(
-        500,
+      throw new SubmissionFailed(
         `Runtime failed to apply ${METADATA_IN_JOB.id} run ${run.record.id}. Detail: ${messageOf(err)}`,
       );
     }
@@ -153,9 +152,9 @@ export class JsonSubmissions {
  * the Python text of `{'result': 'errors', 'detail': {...}}` (its clients look for collection and
  * slot names in it); `validation` is the same answer as JSON.
  */
-export function validationRefusal(outcome: ValidationOutcome): HttpError {
+export function validationRefusal(outcome: ValidationOutcome): MetadataInvalid {
   const answer = validationAnswer(outcome);
-  return new HttpError(422, pythonText(answer), {}, { validation: answer });
+  return new MetadataInvalid(pythonText(answer), { validation: answer });
 }
 
 /** A `Database` payload's records per collection, keyed as the store keeps them. */

@@ -8,7 +8,8 @@ import type { Services } from '../services.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { guardsOf } from '../http/guards.ts';
 import { Forbidden } from '../errors.ts';
-import { listingParams, tokenPage } from '../metadata/token-pages.ts';
+import { tokenPage } from '../metadata/token-pages.ts';
+import { listingParams } from '../http/request-reading/listing-params.ts';
 import {
   GLOBUS_TASKS,
   GLOBUS_TASK_STATUSES,

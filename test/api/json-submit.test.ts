@@ -338,7 +338,8 @@ describe('POST /metadata/json:submit', () => {
     const other = await request(t.app).get(`/runs/${runId}`).set(bearer(plain));
     expect(other.status).toBe(403);
     expect(other.body).toEqual({
-      detail: 'Only the user who started a run, or a runtime administrator, may see it.',
+      detail:
+        'Only the user who started a run, a runtime administrator, or the site that carries it out may see it.',
     });
     expect((await request(t.app).get(`/runs/${runId}`).set(bearer(admin))).body.id).toBe(runId);
     expect((await request(t.app).get(`/runs/${runId}`)).status).toBe(401);

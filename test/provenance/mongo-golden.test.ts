@@ -45,8 +45,8 @@ const upsertEdge = (_id: string, up: string, down: string, slot: string, holder:
 });
 
 const UNORDERED = { ordered: false };
-const STEP_PROJECTION = { projection: { _id: 0, up: 1, down: 1, slot: 1 } };
-const NODE_PROJECTION = { projection: { _id: 1, type: 1, collection: 1 } };
+const STEP_PROJECTION = { projection: { _id: 0, up: 1, down: 1, slot: 1 }, maxTimeMS: 30_000 };
+const NODE_PROJECTION = { projection: { _id: 1, type: 1, collection: 1 }, maxTimeMS: 30_000 };
 
 describe('MongoDB edge index golden calls', () => {
   it('creates the node index by collection and id and the edge indexes from each end by holder', async () => {
@@ -399,7 +399,7 @@ describe('MongoDB edge index golden calls', () => {
               { down: { $in: [STUDY, DOBJ] }, holder: 'up', up: { $nin: ['nmdc:bsm-11-000009'] } },
             ],
           },
-          { projection: { _id: 0, up: 1, down: 1, slot: 1, holder: 1 }, limit: 50 },
+          { projection: { _id: 0, up: 1, down: 1, slot: 1, holder: 1 }, limit: 50, maxTimeMS: 30_000 },
         ],
       },
       {
@@ -479,7 +479,8 @@ describe('MongoDB edge index golden calls', () => {
       {
         collection: '_graph_meta',
         op: 'updateOne',
-        args: [{ _id: 'watermark' }, { $set: { value: 9 } }, { upsert: true }],
+        // $max: a slower process finishing an older catch-up never moves it back.
+        args: [{ _id: 'watermark' }, { $max: { value: 9 } }, { upsert: true }],
       },
       { collection: '_graph_meta', op: 'findOne', args: [{ _id: 'built' }] },
       {
@@ -502,7 +503,7 @@ describe('openEdgeIndex on a MongoDB store', () => {
   const setsWatermark = (c: Call, value: number) =>
     c.collection === '_graph_meta' &&
     c.op === 'updateOne' &&
-    JSON.stringify(c.args) === JSON.stringify([{ _id: 'watermark' }, { $set: { value } }, { upsert: true }]);
+    JSON.stringify(c.args) === JSON.stringify([{ _id: 'watermark' }, { $max: { value } }, { upsert: true }]);
 
   it('opens a MongoEdgeIndex beside the records that catches up with the change log', async () => {
     const { db, calls } = fakeDb({
@@ -523,16 +524,18 @@ describe('openEdgeIndex on a MongoDB store', () => {
       ]);
       await until(() => calls.some((c) => setsWatermark(c, 4)));
       const seen = calls.slice(3).map((c) => `${c.collection}.${c.op}`);
-      expect(seen.slice(0, 7)).toEqual([
+      expect(seen.slice(0, 9)).toEqual([
         '_graph_meta.findOne',
+        '_changes.findOne', // entries waiting to be sealed? (none)
         '_changes.find',
+        '_counters.findOne', // the pruned mark
         'biosample_set.findOne',
         '_graph_edges.bulkWrite',
         '_graph_edges.bulkWrite',
         '_graph_nodes.bulkWrite',
         '_graph_meta.updateOne',
       ]);
-      expect(calls[4]!.args[0]).toEqual({ seq: { $gt: 3 } });
+      expect(calls[5]!.args[0]).toEqual({ seq: { $gt: 3 } });
       expect(calls.some((c) => setsWatermark(c, 4))).toBe(true);
     } finally {
       await index.close();
@@ -547,7 +550,10 @@ describe('openEdgeIndex on a MongoDB store', () => {
     const { db, calls } = fakeDb({
       // Not built yet; the watermark is read after the rebuild of the one collection.
       '_graph_meta.findOne': [null, null],
-      '_changes.findOne': [{ seq: 12 }, { seq: 12 }],
+      '_counters.findOne': [
+        { _id: 'changes', seq: 12 },
+        { _id: 'changes', seq: 12 },
+      ],
       listCollections: [
         [{ name: 'biosample_set' }, { name: '_graph_nodes' }, { name: 'functional_annotation_agg' }],
       ],
@@ -565,15 +571,19 @@ describe('openEdgeIndex on a MongoDB store', () => {
       '.listCollections',
       'biosample_set.estimatedDocumentCount',
       'functional_annotation_agg.estimatedDocumentCount',
-      '_changes.findOne', // the sequence every scan starts after
+      '_changes.findOne', // the sequence every scan starts after: entries waiting to be sealed?
+      '_counters.findOne', // ... and the counter
       '_changes.findOne', // reindexCollection's own
+      '_counters.findOne',
       '_graph_nodes.find', // clear
       'biosample_set.find', // scan
       '_graph_edges.bulkWrite',
       '_graph_edges.bulkWrite',
       '_graph_nodes.bulkWrite',
       '_graph_meta.findOne', // watermark
-      '_changes.find', // no other collection's writes wait between the watermark and 12
+      '_changes.findOne', // no other collection's writes wait between the watermark and 12
+      '_changes.find',
+      '_counters.findOne',
       '_graph_meta.updateOne', // watermark 12
       '.listCollections', // every collection rebuilt?
       '_graph_meta.findOne', // watermark, before moving it to where the first scan began
@@ -581,11 +591,14 @@ describe('openEdgeIndex on a MongoDB store', () => {
       '_graph_meta.updateOne', // built
     ]);
     expect(calls.filter((c) => c.op === 'updateOne').map((c) => c.args.slice(0, 2))).toEqual([
-      [{ _id: 'watermark' }, { $set: { value: 12 } }],
-      [{ _id: 'watermark' }, { $set: { value: 12 } }],
+      [{ _id: 'watermark' }, { $max: { value: 12 } }],
+      [{ _id: 'watermark' }, { $max: { value: 12 } }],
       [{ _id: 'built' }, { $set: { value: 1 } }],
     ]);
-    expect(calls[9]!.args).toEqual([{}, { projection: { _id: 0 }, sort: { id: 1 }, limit: 2000 }]);
-    expect(calls[10]!.args[0]).toEqual([upsertEdge(E.studyBsm, STUDY, BSM, 'associated_studies', 'down')]);
+    expect(calls[11]!.args).toEqual([
+      {},
+      { projection: { _id: 0 }, sort: { id: 1 }, limit: 2000, maxTimeMS: 30_000 },
+    ]);
+    expect(calls[12]!.args[0]).toEqual([upsertEdge(E.studyBsm, STUDY, BSM, 'associated_studies', 'down')]);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Fault tests of an index written outside the store's transaction (Elasticsearch, or FTS5 beside
  * MongoDB), caught up from the change log: an index far behind, and a catch-up that lands while a
- * search is being planned. Searches must never miss a record, and catch-up must not stall.
+ * search is being planned. Searches must never miss a record, and catch-up must not stall. Each
+ * runs on FTS5 beside the store and on the Elasticsearch stand-in.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,6 +14,10 @@ import { QueryPlanner } from '../../src/query/planner/planner.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
 import { catchUp, checkCollection, hasDrift } from '../../search/maintenance.ts';
 import type { SearchIndex } from '../../search/port.ts';
+import { Client } from '@elastic/elasticsearch';
+import { ElasticsearchIndex } from '../../search/elasticsearch/elasticsearch-index.ts';
+import { ElasticsearchStandIn } from '../support/elasticsearch-stand-in.ts';
+import { asDeployed } from '../support/deployed-store.ts';
 
 const C = 'biosample_set';
 const base = Array.from({ length: 1000 }, (_, i) => ({
@@ -22,19 +27,53 @@ const base = Array.from({ length: 1000 }, (_, i) => ({
 const needle = { id: 'nmdc:bsm-11-zzzzzz', name: 'the needle of Harvard Forest' };
 const byNeedle = { name: { $regex: 'needle of Harvard' } };
 
-describe('an index written outside the store transaction', () => {
+interface Variant {
+  name: string;
+  open(
+    store: SqliteDocumentStore,
+  ): Promise<{ index: SearchIndex; planned: SqliteDocumentStore; close(): Promise<void> }>;
+}
+
+const variants: Variant[] = [
+  {
+    name: 'FTS5 beside the store',
+    open: async (store) => {
+      const index = new FtsSearchIndex(new Database(':memory:'), { hooked: false, ownsDatabase: true });
+      return { index, planned: store, close: () => index.close() };
+    },
+  },
+  {
+    name: 'Elasticsearch (stand-in)',
+    open: async (store) => {
+      const standIn = await ElasticsearchStandIn.start();
+      const index = new ElasticsearchIndex(new Client({ node: standIn.url }), 'nmdc');
+      return {
+        index,
+        planned: asDeployed(store),
+        close: async () => {
+          await index.close();
+          await standIn.close();
+        },
+      };
+    },
+  },
+];
+
+describe.each(variants)('an index written outside the store transaction: $name', (variant) => {
   let dir: string;
   let store: SqliteDocumentStore;
-  let index: FtsSearchIndex;
+  let index: SearchIndex;
+  let planned: SqliteDocumentStore;
+  let close: () => Promise<void>;
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'catch-up-faults-'));
     store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
-    index = new FtsSearchIndex(new Database(':memory:'), { hooked: false, ownsDatabase: true });
+    ({ index, planned, close } = await variant.open(store));
     await store.upsertMany(C, base);
     await catchUp(store, index);
   });
   afterEach(async () => {
-    await index.close();
+    await close();
     await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -49,7 +88,7 @@ describe('an index written outside the store transaction', () => {
     await store.upsertMany(C, [needle]);
     const mark = await index.watermark();
     expect((await store.latestSeq()) - mark).toBe(150_001);
-    const planner = new QueryPlanner(store, index);
+    const planner = new QueryPlanner(planned, index);
     expect((await planner.find(C, byNeedle)).map((d) => d.id)).toEqual([needle.id]);
     expect(await planner.count(C, byNeedle)).toBe(1);
     // The first page of the log ends before the new record: the log says more follow.
@@ -67,14 +106,14 @@ describe('an index written outside the store transaction', () => {
     await store.upsertMany(C, [needle]);
     // The index answers before it has the record; a catch-up (another process) then indexes it
     // and moves the watermark past it before the planner adds the fresh writes.
-    const racing: SearchIndex = Object.assign(Object.create(index) as FtsSearchIndex, {
-      candidates: async (...args: Parameters<FtsSearchIndex['candidates']>) => {
+    const racing: SearchIndex = Object.assign(Object.create(index) as SearchIndex, {
+      candidates: async (...args: Parameters<SearchIndex['candidates']>) => {
         const found = await index.candidates(...args);
         await catchUp(store, index);
         return found;
       },
     });
-    const planner = new QueryPlanner(store, racing);
+    const planner = new QueryPlanner(planned, racing);
     expect((await planner.find(C, byNeedle)).map((d) => d.id)).toEqual([needle.id]);
   });
 });

@@ -13,6 +13,13 @@ import {
   queryOf,
 } from '../../search/elasticsearch/elasticsearch-index.ts';
 import { fingerprintOf } from '../../search/indexed-values.ts';
+import {
+  MAX_REFUSALS,
+  withRefusals,
+  withoutRefusals,
+  type MetaState,
+  type Refusal,
+} from '../../search/elasticsearch/meta.ts';
 import { ElasticsearchStandIn } from '../support/elasticsearch-stand-in.ts';
 import { describeSearchIndex } from './behaviour.ts';
 
@@ -290,5 +297,63 @@ describe.skipIf(!process.env.ELASTICSEARCH_URL)('Elasticsearch cluster', () => {
         await es.close();
       },
     };
+  });
+});
+
+describe('refusals kept in the meta document', () => {
+  const refusal = (id: string, version: number, index = 'nmdc-biosample_set--a'): Refusal => ({
+    collection: 'biosample_set',
+    id,
+    index,
+    version,
+    status: 400,
+    type: 'document_parsing_exception',
+    reason: 'r',
+    at: '2025-01-01T00:00:00.000Z',
+  });
+  const empty: MetaState = { seq: 0, collections: [], refused: [], overflow: [] };
+
+  it('keep one refusal per record and index (the newest version), and drop it once a newer version is written', () => {
+    const state = withRefusals(empty, [
+      refusal('a', 3),
+      refusal('a', 5),
+      refusal('a', 4),
+      refusal('a', 2, 'other'),
+    ]);
+    expect(state.refused.map((r) => [r.id, r.index, r.version])).toEqual([
+      ['a', 'nmdc-biosample_set--a', 5],
+      ['a', 'other', 2],
+    ]);
+    const cleared = (version: number) =>
+      withoutRefusals(state, [
+        { collection: 'biosample_set', id: 'a', index: 'nmdc-biosample_set--a', version },
+      ]);
+    expect(cleared(5).refused).toHaveLength(2); // not newer than the refused write
+    expect(cleared(6).refused.map((r) => r.index)).toEqual(['other']);
+  });
+
+  it(`past ${MAX_REFUSALS.toLocaleString('en-US')} refusals mark the collection overflowing: it cannot narrow until rebuilt`, async () => {
+    const many = Array.from({ length: MAX_REFUSALS + 1 }, (_, i) => refusal(`r${i}`, 1));
+    const state = withRefusals(empty, many);
+    expect(state.refused).toHaveLength(MAX_REFUSALS);
+    expect(state.overflow).toEqual(['biosample_set']);
+
+    const standIn = await ElasticsearchStandIn.start();
+    const es = new ElasticsearchIndex(new Client({ node: standIn.url }), 'nmdc');
+    try {
+      await new Client({ node: standIn.url }).index({
+        index: 'nmdc--meta',
+        id: 'watermark',
+        document: { ...empty, seq: 40, refused: [refusal('x', 1)], overflow: ['biosample_set'] },
+      });
+      // Every change of an overflowing collection is fresh again; others keep their watermark.
+      expect(await es.freshness('biosample_set')).toEqual({ since: 0, missing: [] });
+      expect(await es.freshness('study_set')).toEqual({ since: 40, missing: [] });
+      await es.clear('biosample_set');
+      expect(await es.freshness('biosample_set')).toEqual({ since: 40, missing: [] });
+    } finally {
+      await es.close();
+      await standIn.close();
+    }
   });
 });

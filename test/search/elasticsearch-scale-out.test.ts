@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { Client } from '@elastic/elasticsearch';
 import { pino } from 'pino';
@@ -23,10 +24,12 @@ import {
 } from '../../search/elasticsearch/elasticsearch-index.ts';
 import { catchUp, checkCollection, hasDrift, reindexCollection } from '../../search/maintenance.ts';
 import { SearchIndexUnavailable } from '../../search/errors.ts';
+import { RecordWriter } from '../../search/writer.ts';
 import { compileFilter } from '../../src/store/filter.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { ElasticsearchStandIn, type StandInOptions } from '../support/elasticsearch-stand-in.ts';
+import { asDeployed } from '../support/deployed-store.ts';
 
 const C = 'biosample_set';
 const TLS = path.join(import.meta.dirname, '../fixtures/tls');
@@ -83,17 +86,6 @@ async function setUp(
   // (A secured stand-in is reached through the settings under test instead.)
   if (!standInOptions.tls && !standInOptions.apiKey) await es.installTemplate();
   return { standIn, store, es, planner: new QueryPlanner(asDeployed(store), es), logs, other };
-}
-
-/**
- * The store as the planner sees MongoDB, the store deployed beside Elasticsearch: no samples to
- * estimate from and no attribute index, so a search predicate asks the index first.
- */
-function asDeployed(store: SqliteDocumentStore): SqliteDocumentStore {
-  return Object.assign(Object.create(store) as SqliteDocumentStore, {
-    sampleTexts: undefined,
-    conditionEstimates: undefined,
-  });
 }
 
 afterEach(async () => {
@@ -290,39 +282,46 @@ describe('reindex on a live system', () => {
 
   it('searches running throughout a rebuild and its swap never miss a record', async () => {
     const { store, es, other, planner, standIn } = world;
-    const base = Array.from({ length: 2000 }, (_, i) => sample(i));
+    const base = Array.from({ length: 1000 }, (_, i) => sample(i, { description: undefined }));
     await store.upsertMany(C, base);
     await catchUp(store, es);
     const stable = (tag: number) =>
       base.filter((d) => String(d.name).includes(`tag${tag} `)).map((d) => d.id);
-
-    // The reindex command is another process with its own client.
-    const reindexer = other();
-    let phase: 'before' | 'rebuilding' | 'after' = 'before';
-    const begin = reindexer.beginRebuild.bind(reindexer);
-    const end = reindexer.endRebuild.bind(reindexer);
-    reindexer.beginRebuild = async (c) => {
-      await begin(c);
-      phase = 'rebuilding';
-    };
-    reindexer.endRebuild = async (c, completed) => {
-      await end(c, completed);
-      phase = 'after';
-    };
-    const searches = { before: 0, rebuilding: 0, after: 0, narrowed: 0 };
     const misses: string[] = [];
+    const rounds = { during: 0, narrowed: 0, total: 0 };
+    let tag = 0;
+    /** A few searches, each checked against the records that exist throughout. */
+    const searchRound = async (at: string) => {
+      for (let k = 0; k < 3; k++) {
+        const t = (tag = (tag + 1) % 50);
+        const filter = { name: { $regex: `tag${t} ` } };
+        if ((await planner.plan(C, filter)).candidates) rounds.narrowed++;
+        const found = new Set((await planner.find(C, filter)).map((d) => d.id));
+        for (const id of stable(t)) if (!found.has(id)) misses.push(`${id} (${at})`);
+        rounds.total++;
+      }
+    };
+
+    // The reindex command is another process with its own client. Searches run after each batch
+    // it writes, and around the swap, besides a loop of their own.
+    const reindexer = other();
+    const write = reindexer.index.bind(reindexer);
+    reindexer.index = async (c, docs, w) => {
+      await write(c, docs, w);
+      rounds.during++;
+      await searchRound('during the rebuild');
+    };
+    if (reindexer.endRebuild) {
+      const end = reindexer.endRebuild.bind(reindexer);
+      reindexer.endRebuild = async (c, completed) => {
+        await searchRound('before the swap');
+        await end(c, completed);
+        await searchRound('after the swap');
+      };
+    }
     let done = false;
     const searching = (async () => {
-      for (let n = 0; !done || searches.after < 3; n++) {
-        const tag = n % 50;
-        const at = phase;
-        const filter = { name: { $regex: `tag${tag} ` } };
-        const plan = await planner.plan(C, filter);
-        if (plan.candidates) searches.narrowed++;
-        const found = new Set((await planner.find(C, filter)).map((d) => d.id));
-        for (const id of stable(tag)) if (!found.has(id)) misses.push(`${id} (${at})`);
-        searches[at]++;
-      }
+      while (!done) await searchRound('concurrently');
     })();
     // Writes keep coming while it runs, caught up by the service as they land.
     const writing = (async () => {
@@ -337,8 +336,9 @@ describe('reindex on a live system', () => {
     await Promise.all([searching, writing]);
 
     expect(misses).toEqual([]);
-    expect(searches.rebuilding).toBeGreaterThanOrEqual(5);
-    expect(searches.narrowed).toBeGreaterThan((searches.before + searches.rebuilding + searches.after) / 2);
+    // One round after each batch of 100 the rebuild wrote (more records come during it).
+    expect(rounds.during).toBeGreaterThanOrEqual(10);
+    expect(rounds.narrowed).toBeGreaterThan(rounds.total / 2);
     await catchUp(store, es);
     expect(hasDrift(await checkCollection(store, es, C))).toBe(false);
     // One concrete index is left behind the alias, the old one dropped.
@@ -376,13 +376,19 @@ describe('our indexes are never created by a write', () => {
     await store.upsertMany(C, [sample(0, { name: 'old needle' })]);
     await catchUp(store, es);
     // An operator deletes the concrete index (its alias goes with it).
-    const [concrete] = standIn.aliasTargets('nmdc-biosample_set');
-    await new Client({ node: standIn.url }).indices.delete({ index: concrete! });
+    const [concrete = 'nmdc-biosample_set'] = standIn.aliasTargets('nmdc-biosample_set');
+    await new Client({ node: standIn.url }).indices.delete({ index: concrete });
     await store.upsertMany(C, [sample(1, { name: 'new needle' })]);
-    await expect(catchUp(store, es)).rejects.toThrow(/gone: run `npm run reindex`/);
-    expect(standIn.indexNames().filter((n) => n.startsWith('nmdc-biosample_set'))).toEqual([]);
+    const failed = await catchUp(store, es).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    // Searches stay exact (they scan: there is no index to narrow with)...
     const filter = { name: { $regex: 'needle' } };
     expect(ids(await planner.find(C, filter))).toEqual([sample(0).id, sample(1).id]);
+    // ...because the catch-up refused to make the index again, empty or with dynamic mappings.
+    expect(failed?.message).toMatch(/gone: run `npm run reindex`/);
+    expect(standIn.indexNames().filter((n) => n.startsWith('nmdc-biosample_set'))).toEqual([]);
 
     await reindexCollection(store, other(), C);
     await catchUp(store, es);
@@ -442,6 +448,24 @@ describe('queries Elasticsearch refuses', () => {
     );
     await expect(planner.find(C, { name: { $regex: 'needle' } })).rejects.toThrow(SearchIndexUnavailable);
   });
+
+  it('credentials refused on any request (the state document, a write) are SearchIndexUnavailable too', async () => {
+    const { store, es, standIn, planner } = world;
+    await store.upsertMany(C, [sample(0), sample(1, { name: 'needle' })]);
+    await catchUp(store, es);
+    const forbidden = {
+      status: 403,
+      type: 'security_exception',
+      reason: 'action [indices:data/read/get] is unauthorized for API key id [k] of user [u]',
+    };
+    standIn.failRequests((m, p) => m === 'GET' && p === '/nmdc--meta/_doc/watermark', forbidden, 1);
+    const search = planner.find(C, { name: { $regex: 'needle' } });
+    await expect(search).rejects.toThrow(SearchIndexUnavailable);
+    await expect(search).rejects.toThrow(/403 security_exception/);
+    await store.upsertMany(C, [sample(2)]);
+    standIn.failRequests((m, p) => m === 'POST' && p === '/_bulk', forbidden, 1);
+    await expect(new RecordWriter(store, es).upsert(C, [sample(3)])).rejects.toThrow(SearchIndexUnavailable);
+  });
 });
 
 describe('Elasticsearch 8 security', () => {
@@ -497,4 +521,43 @@ describe('Elasticsearch 8 security', () => {
       ElasticsearchIndex.connect({ url: world.standIn.url, prefix: 'nmdc', apiKey: 'bm1kYzpzZWNyZXQ=' }),
     ).rejects.toThrow(/ELASTICSEARCH_CA_CERT or ELASTICSEARCH_CA_FINGERPRINT/);
   });
+});
+
+describe('reindex and check-index commands on Elasticsearch', () => {
+  beforeEach(async () => {
+    world = await setUp();
+  });
+
+  /** Runs a command as its own process (asynchronously: the stand-in answers from this one). */
+  function run(script: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    const env = { ...process.env, DATA_DIR: dir, ELASTICSEARCH_URL: world.standIn.url, LOG_LEVEL: 'silent' };
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+  }
+
+  it('rebuild behind the alias, and list the records Elasticsearch refused with the reason', async () => {
+    const { store, standIn } = world;
+    const immense = sample(20, { ['k'.repeat(33_000)]: 'unindexable' });
+    await store.upsertMany(C, [...Array.from({ length: 20 }, (_, i) => sample(i)), immense]);
+    const rebuilt = await run('src/cli/reindex.ts');
+    expect(rebuilt.stderr).toBe('');
+    expect(rebuilt.status).toBe(0);
+    expect(rebuilt.stdout).toMatch(
+      /reindexed 21 records in 1 collections in [\d.]+ s \([\d,]+\/s\) on elasticsearch/,
+    );
+    expect(standIn.aliasTargets('nmdc-biosample_set')).toHaveLength(1);
+
+    const checked = await run('src/cli/check-index.ts');
+    expect(checked.status).toBe(1);
+    expect(checked.stdout).toContain(
+      'biosample_set: DRIFT — 21 records checked, 1 missing, 0 stale, 0 extra',
+    );
+    expect(checked.stdout).toContain(
+      `  refused by elasticsearch: ${immense.id} (400 illegal_argument_exception: Document contains at least one immense term in field="paths"`,
+    );
+  }, 60_000);
 });

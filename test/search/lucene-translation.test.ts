@@ -2,10 +2,15 @@
  * The Lucene regexps sent to Elasticsearch, checked with Lucene 9's grammar (the stand-in's
  * parser, test/support/lucene-regexp.ts) over a fixed corpus of user patterns: every translation
  * must parse, fit `index.max_regex_length` (or be declined, never sent), and match every value
- * the source of truth's RE2 evaluation matches (a superset), with Lucene's own semantics.
+ * the source of truth's RE2 evaluation matches (a superset), with Lucene's own semantics. The
+ * corpus is then sent through the adapter: to the stand-in always, to a real cluster when
+ * ELASTICSEARCH_URL is set (there Lucene itself parses every regexp).
  */
 import fs from 'node:fs';
+import { Client } from '@elastic/elasticsearch';
 import { describe, expect, it } from 'vitest';
+import { ElasticsearchIndex } from '../../search/elasticsearch/elasticsearch-index.ts';
+import { ElasticsearchStandIn } from '../support/elasticsearch-stand-in.ts';
 import { MAX_REGEX_LENGTH, PATH_SEPARATOR, queryOf } from '../../search/elasticsearch/elasticsearch-index.ts';
 import type { IndexablePredicate } from '../../search/port.ts';
 import { compileFilter } from '../../src/store/filter.ts';
@@ -122,4 +127,70 @@ describe('Lucene regexps of user patterns', () => {
     expect(queryOf({ kind: 'regex', path: 'name', pattern: 'x'.repeat(990), flags: '' })).toBeNull();
     expect(queryOf({ kind: 'regex', path: 'name', pattern: 'x'.repeat(900), flags: '' })).not.toBeNull();
   });
+});
+
+/**
+ * Sends every predicate of the corpus through the adapter over records holding the corpus values:
+ * none may be refused by Elasticsearch, and each answer must hold every record the source of truth
+ * matches.
+ */
+async function sendCorpus(es: ElasticsearchIndex): Promise<{ narrowed: number; missed: string[] }> {
+  const C = 'biosample_set';
+  const docs = corpus.values.map((value, i) => ({
+    id: `nmdc:bsm-11-${String(i).padStart(6, '0')}`,
+    name: value,
+    env_broad_scale: { term: { name: value } },
+  }));
+  await es.index(C, docs);
+  await es.refresh();
+  let narrowed = 0;
+  const missed: string[] = [];
+  for (const p of predicates()) {
+    const found = await es.candidates(C, p, 1000);
+    const truth = sourceOfTruth(p);
+    if (found.all || truth === undefined) continue;
+    narrowed++;
+    for (const d of docs)
+      if (truth(d.name) && !found.ids.has(d.id))
+        missed.push(`${JSON.stringify(p)} misses ${JSON.stringify(d.name)}`);
+  }
+  return { narrowed, missed };
+}
+
+describe('the corpus sent to Elasticsearch', () => {
+  it('is accepted by the stand-in (Lucene 9 grammar, index.max_regex_length) and answers a superset', async () => {
+    const standIn = await ElasticsearchStandIn.start();
+    const es = new ElasticsearchIndex(new Client({ node: standIn.url }), 'nmdc');
+    try {
+      const { narrowed, missed } = await sendCorpus(es);
+      expect(es.refusedQueries).toBe(0);
+      expect(missed).toEqual([]);
+      expect(narrowed).toBeGreaterThan(predicates().length * 0.8);
+    } finally {
+      await es.close();
+      await standIn.close();
+    }
+  }, 30_000);
+
+  it.skipIf(!process.env.ELASTICSEARCH_URL)(
+    'is accepted by a real cluster and answers a superset',
+    async () => {
+      const es = await ElasticsearchIndex.connect({
+        url: process.env.ELASTICSEARCH_URL!,
+        prefix: `nmdc-test-corpus-${process.pid}-${Date.now()}`,
+        apiKey: process.env.ELASTICSEARCH_API_KEY,
+        caCert: process.env.ELASTICSEARCH_CA_CERT,
+        caFingerprint: process.env.ELASTICSEARCH_CA_FINGERPRINT?.replace(/:/g, ''),
+      });
+      try {
+        const { missed } = await sendCorpus(es);
+        expect(es.refusedQueries).toBe(0);
+        expect(missed).toEqual([]);
+      } finally {
+        await es.destroy();
+        await es.close();
+      }
+    },
+    120_000,
+  );
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatTrigramQuery, trigramQueryOf } from '../../search/regex/trigram-query.ts';
 import { luceneRegexpOf } from '../../search/regex/lucene-regexp.ts';
 import { MAX_PATTERN_LENGTH, stripExtendedSyntax } from '../../search/regex/pattern.ts';
-import { UnsupportedQuery } from '../../src/store/errors.ts';
+import { UnsupportedQuery } from '../../src/errors.ts';
 
 const q = (pattern: string, options = '') => formatTrigramQuery(trigramQueryOf(pattern, options));
 

@@ -3,8 +3,8 @@
  * adapter that can run here (`sqlite.test.ts` always, `mongo.test.ts` when MONGO_URL is set).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { statusOfStoreError } from '../../src/http/error-handler.ts';
-import { StoreInputError, UnsupportedQuery } from '../../src/store/errors.ts';
+import { statusOf } from '../../src/http/error-handler.ts';
+import { DomainError, UnsupportedQuery } from '../../src/errors.ts';
 import type { Doc, DocumentStore, Filter } from '../../src/store/port.ts';
 
 export type StoreFactory = () => Promise<{ store: DocumentStore; dispose: () => Promise<void> }>;
@@ -65,11 +65,11 @@ const SAMPLES: Doc[] = [
 const ids = (docs: Doc[]) => docs.map((d) => d.id);
 const short = (docs: Doc[]) => docs.map((d) => d.id.replace('nmdc:bsm-11-', ''));
 
-async function rejection(promise: Promise<unknown>): Promise<StoreInputError> {
+async function rejection(promise: Promise<unknown>): Promise<DomainError> {
   try {
     await promise;
   } catch (err) {
-    if (err instanceof StoreInputError) return err;
+    if (err instanceof DomainError) return err;
     throw err;
   }
   throw new Error('expected the operation to fail');
@@ -391,7 +391,7 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         for (const pattern of ['(?=soil)', '(a)\\1', '(?<!x)y']) {
           const err = await rejection(store.find(C, { name: { $regex: pattern } }));
           expect(err).toBeInstanceOf(UnsupportedQuery);
-          expect(statusOfStoreError(err)).toBe(422);
+          expect(statusOf(err)).toBe(422);
           expect(String(err.detail)).toContain('not supported');
           expect(String(err.detail)).toContain(JSON.stringify(pattern));
         }

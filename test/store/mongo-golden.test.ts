@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { fakeMongoDb } from '../support/fake-mongo.ts';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { UnsupportedQuery } from '../../src/store/errors.ts';
+import { UnsupportedQuery } from '../../src/errors.ts';
 import { openStore } from '../../src/store/index.ts';
 import { MongoDocumentStore } from '../../src/store/mongo/index.ts';
 
@@ -16,9 +16,22 @@ function fakeDb(answers: Record<string, unknown[]> = {}) {
   const store = new MongoDocumentStore(db, undefined, {
     databaseName: 'nmdc',
     transactions: false,
+    pruneEveryMs: 0,
   });
   return { store, calls, take };
 }
+
+/** Every user-driven operation's time limit (the default). */
+const T = { maxTimeMS: 30_000 };
+const MAJORITY = { readConcern: { level: 'majority' } };
+/** A record's change-log entry, waiting to be sealed. */
+const entry = (collection: string, id: string, deleted = false) => ({
+  replaceOne: {
+    filter: { _id: `${collection}\u0000${id}` },
+    replacement: { collection, id, deleted, seq: null, t: expect.any(Number) },
+    upsert: true,
+  },
+});
 
 const LIVE = { $or: [{ expiresAt: null }, { expiresAt: { $gt: expect.any(Date) } }] };
 
@@ -51,7 +64,7 @@ describe('MongoDB adapter golden calls', () => {
         partialFilterExpression: { 'value.userCode': { $exists: true } },
       },
     ]);
-    expect(calls[1]!.args).toEqual([{ seq: 1 }, { name: 'seq_1' }]);
+    expect(calls[1]!.args).toEqual([{ seq: 1, t: 1 }, { name: 'seq_t' }]);
     const specs = calls[2]!.args[0] as Array<{ key: Record<string, number>; name: string; unique?: boolean }>;
     expect(specs[0]).toEqual({ key: { id: 1 }, name: 'id_1', unique: true });
     expect(specs.map((s) => Object.keys(s.key)[0])).toEqual(
@@ -91,6 +104,7 @@ describe('MongoDB adapter golden calls', () => {
             ],
             skip: 20,
             limit: 10,
+            ...T,
           },
         ],
       },
@@ -115,10 +129,38 @@ describe('MongoDB adapter golden calls', () => {
             { name: { $regex: 'soil', $options: 'i' } },
           ],
         },
-        { projection: { _id: 0 }, sort: [['id', 1]], limit: 25 },
+        { projection: { _id: 0 }, sort: [['id', 1]], limit: 25, ...T },
       ],
-      [{ id: { $gt: 'nmdc:sty-11-z' } }, { projection: { _id: 0 }, sort: [['id', 1]] }],
-      [{ $and: [{ id: { $in: ['a'] } }, { name: { $regex: 'soil' } }] }],
+      [{ id: { $gt: 'nmdc:sty-11-z' } }, { projection: { _id: 0 }, sort: [['id', 1]], ...T }],
+      [{ $and: [{ id: { $in: ['a'] } }, { name: { $regex: 'soil' } }] }, T],
+    ]);
+  });
+
+  it('leaves a pattern PCRE could backtrack on out of the server filter, and checks the records in the service', async () => {
+    const { store, take } = fakeDb({
+      'study_set.find': [
+        [
+          { id: 'a', name: 'aaaa', ecosystem_category: 'Plants' },
+          { id: 'b', name: 'aaa!', ecosystem_category: 'Plants' },
+          { id: 'c', name: 'a', ecosystem_category: 'Plants' },
+        ],
+      ],
+    });
+    const docs = await store.find(
+      'study_set',
+      { name: { $regex: '(a+)+$' }, ecosystem_category: 'Plants' },
+      { projection: ['name'], skip: 1, limit: 5 },
+    );
+    expect(docs).toEqual([{ id: 'c', name: 'a' }]);
+    expect(take()).toEqual([
+      {
+        collection: 'study_set',
+        op: 'find',
+        args: [
+          { ecosystem_category: 'Plants' },
+          { projection: { _id: 0 }, sort: [['id', 1]], ...T, batchSize: 1000, session: undefined },
+        ],
+      },
     ]);
   });
 
@@ -131,7 +173,7 @@ describe('MongoDB adapter golden calls', () => {
       {
         collection: 'biosample_set',
         op: 'aggregate',
-        args: [[{ $sample: { size: 2000 } }, { $project: { _id: 0 } }]],
+        args: [[{ $sample: { size: 2000 } }, { $project: { _id: 0 } }], T],
       },
     ]);
   });
@@ -143,7 +185,7 @@ describe('MongoDB adapter golden calls', () => {
       {
         collection: 'study_set',
         op: 'findOne',
-        args: [{ id: 'nmdc:sty-11-a' }, { projection: { _id: 0, id: 1, name: 1 } }],
+        args: [{ id: 'nmdc:sty-11-a' }, { projection: { _id: 0, id: 1, name: 1 }, ...T }],
       },
     ]);
   });
@@ -155,15 +197,11 @@ describe('MongoDB adapter golden calls', () => {
     expect(calls).toEqual([]);
   });
 
-  it('upserts with unordered replaceOne bulk writes, indexes a new collection once, and logs changes with a counter', async () => {
+  it('upserts with unordered replaceOne bulk writes, indexes a new collection once, and marks each record changed', async () => {
     const { store, take } = fakeDb({
       'users.bulkWrite': [
         { upsertedCount: 1, matchedCount: 1 },
         { upsertedCount: 0, matchedCount: 1 },
-      ],
-      '_counters.findOneAndUpdate': [
-        { _id: 'changes', seq: 12 },
-        { _id: 'changes', seq: 13 },
       ],
     });
     expect(
@@ -174,11 +212,9 @@ describe('MongoDB adapter golden calls', () => {
     expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
       'users.createIndexes',
       'users.bulkWrite',
-      '_counters.findOneAndUpdate',
-      '_changes.insertMany',
+      '_changes.bulkWrite',
       'users.bulkWrite',
-      '_counters.findOneAndUpdate',
-      '_changes.insertMany',
+      '_changes.bulkWrite',
     ]);
     expect(calls[1]!.args).toEqual([
       [
@@ -187,20 +223,16 @@ describe('MongoDB adapter golden calls', () => {
       ],
       { ordered: false, session: undefined },
     ]);
+    // No counter: each record's own change-log entry, numbered later by a sealer.
     expect(calls[2]!.args).toEqual([
-      { _id: 'changes' },
-      { $inc: { seq: 2 } },
-      { upsert: true, returnDocument: 'after', session: undefined },
-    ]);
-    expect(calls[3]!.args).toEqual([
-      [
-        { seq: 11, collection: 'users', id: 'alice', deleted: false },
-        { seq: 12, collection: 'users', id: 'bob', deleted: false },
-      ],
+      [entry('users', 'alice'), entry('users', 'bob')],
       { ordered: true, session: undefined },
     ]);
+    const [a, b] = (calls[2]!.args[0] as Array<{ replaceOne: { replacement: { t: number } } }>).map(
+      (e) => e.replaceOne.replacement.t,
+    );
+    expect(b).toBeGreaterThan(a!);
   });
-
   it('refuses a record without an id before writing anything', async () => {
     const { store, calls } = fakeDb();
     await expect(store.upsertMany('study_set', [{ id: 'a' }, { name: 'x' } as never])).rejects.toThrow(
@@ -210,27 +242,20 @@ describe('MongoDB adapter golden calls', () => {
   });
 
   it('deletes by finding the ids in id order first, then removing exactly those', async () => {
-    const { store, take } = fakeDb({
-      'study_set.find': [[{ id: 'a' }, { id: 'b' }]],
-      '_counters.findOneAndUpdate': [{ _id: 'changes', seq: 2 }],
-    });
+    const { store, take } = fakeDb({ 'study_set.find': [[{ id: 'a' }, { id: 'b' }]] });
     expect(await store.deleteMany('study_set', { ecosystem_category: 'Plants' }, 2)).toEqual(['a', 'b']);
     const calls = take();
     expect(calls[0]!.args).toEqual([
       { ecosystem_category: 'Plants' },
-      { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session: undefined, limit: 2 },
+      { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session: undefined, limit: 2, ...T },
     ]);
     expect(calls[1]).toEqual({
       collection: 'study_set',
       op: 'deleteMany',
       args: [{ id: { $in: ['a', 'b'] } }, { session: undefined }],
     });
-    expect(calls[3]!.args[0]).toEqual([
-      { seq: 1, collection: 'study_set', id: 'a', deleted: true },
-      { seq: 2, collection: 'study_set', id: 'b', deleted: true },
-    ]);
+    expect(calls[2]!.args[0]).toEqual([entry('study_set', 'a', true), entry('study_set', 'b', true)]);
   });
-
   it('reads collection stats from $collStats storage stats of the non-empty record collections', async () => {
     const { store, take } = fakeDb({
       listCollections: [
@@ -266,37 +291,62 @@ describe('MongoDB adapter golden calls', () => {
     ]);
     const calls = take();
     expect(calls[0]!.args).toEqual([{}, { nameOnly: true }]);
-    expect(calls.find((c) => c.op === 'aggregate')!.args).toEqual([[{ $collStats: { storageStats: {} } }]]);
+    expect(calls.find((c) => c.op === 'estimatedDocumentCount')!.args).toEqual([T]);
+    expect(calls.find((c) => c.op === 'aggregate')!.args).toEqual([
+      [{ $collStats: { storageStats: {} } }],
+      T,
+    ]);
+  });
+
+  it('sums the per-shard documents $collStats answers on a sharded cluster', async () => {
+    const shard = (count: number, size: number) => ({
+      shard: `s${count}`,
+      storageStats: {
+        count,
+        size,
+        avgObjSize: size / count,
+        storageSize: 4096,
+        totalIndexSize: 1024,
+        totalSize: 5120,
+      },
+    });
+    const { store } = fakeDb({
+      listCollections: [[{ name: 'study_set' }]],
+      'study_set.estimatedDocumentCount': [5],
+      'study_set.aggregate': [[shard(2, 200), shard(3, 600)]],
+    });
+    expect(await store.collectionStats()).toEqual([
+      {
+        collection: 'study_set',
+        count: 5,
+        size: 800,
+        avgObjSize: 160,
+        storageSize: 8192,
+        totalIndexSize: 2048,
+        totalSize: 10240,
+      },
+    ]);
   });
 
   it('inserts if absent with insertOne, letting the unique id index refuse a duplicate', async () => {
     const duplicate = Object.assign(new Error('E11000 duplicate key error'), { code: 11000 });
-    const { store, take } = fakeDb({
-      'pids.insertOne': [{}, duplicate],
-      '_counters.findOneAndUpdate': [{ _id: 'changes', seq: 7 }],
-    });
+    const { store, take } = fakeDb({ 'pids.insertOne': [{}, duplicate] });
     expect(await store.insertIfAbsent('pids', { id: 'nmdc:bsm-11-x1', _id: 'drop' } as never)).toBe(true);
     expect(await store.insertIfAbsent('pids', { id: 'nmdc:bsm-11-x1' })).toBe(false);
     const calls = take();
     expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
       'pids.createIndexes',
       'pids.insertOne',
-      '_counters.findOneAndUpdate',
-      '_changes.insertMany',
+      '_changes.bulkWrite',
       'pids.insertOne',
     ]);
     expect(calls[1]!.args).toEqual([{ id: 'nmdc:bsm-11-x1' }, { session: undefined }]);
-    expect(calls[3]!.args[0]).toEqual([{ seq: 7, collection: 'pids', id: 'nmdc:bsm-11-x1', deleted: false }]);
+    expect(calls[2]!.args[0]).toEqual([entry('pids', 'nmdc:bsm-11-x1')]);
   });
-
-  it('upserts several collections in one unit: a bulk write and a change-log entry per collection', async () => {
+  it('upserts several collections in one unit: a bulk write and change-log entries per collection', async () => {
     const { store, take } = fakeDb({
       'study_set.bulkWrite': [{ upsertedCount: 1, matchedCount: 0 }],
       'biosample_set.bulkWrite': [{ upsertedCount: 1, matchedCount: 1 }],
-      '_counters.findOneAndUpdate': [
-        { _id: 'changes', seq: 1 },
-        { _id: 'changes', seq: 3 },
-      ],
     });
     expect(
       await store.upsertAtomically([
@@ -310,50 +360,48 @@ describe('MongoDB adapter golden calls', () => {
       'study_set.createIndexes',
       'biosample_set.createIndexes',
       'study_set.bulkWrite',
-      '_counters.findOneAndUpdate',
-      '_changes.insertMany',
+      '_changes.bulkWrite',
       'biosample_set.bulkWrite',
-      '_counters.findOneAndUpdate',
-      '_changes.insertMany',
+      '_changes.bulkWrite',
     ]);
-    expect(calls[7]!.args[0]).toEqual([
-      { seq: 2, collection: 'biosample_set', id: 'b1', deleted: false },
-      { seq: 3, collection: 'biosample_set', id: 'b2', deleted: false },
-    ]);
+    expect(calls[5]!.args[0]).toEqual([entry('biosample_set', 'b1'), entry('biosample_set', 'b2')]);
   });
-
-  it('reads the records a read-modify-write names, then writes what the decision says in the same unit', async () => {
+  it('reads the records a read-modify-write names, one collection at a time, then writes what the decision says in the same unit', async () => {
     const { store, take } = fakeDb({
-      'jobs.findOne': [{ id: 'j1', claims: [] }],
+      'jobs.find': [[{ id: 'j1', claims: [] }]],
       'jobs.bulkWrite': [{ upsertedCount: 0, matchedCount: 1 }],
       'operations.bulkWrite': [{ upsertedCount: 1, matchedCount: 0 }],
-      '_counters.findOneAndUpdate': [
-        { _id: 'changes', seq: 1 },
-        { _id: 'changes', seq: 2 },
-      ],
     });
-    const value = await store.readModifyWrite([{ collection: 'jobs', id: 'j1' }], ([job]) => ({
-      writes: [
-        { collection: 'jobs', docs: [{ ...job!, claims: [{ op_id: 'o1', site_id: 's' }] }] },
-        { collection: 'operations', docs: [{ id: 'o1', done: false }] },
+    const value = await store.readModifyWrite(
+      [
+        { collection: 'jobs', id: 'j1' },
+        { collection: 'operations', id: 'o0' },
       ],
-      value: 'o1',
-    }));
+      ([job]) => ({
+        writes: [
+          { collection: 'jobs', docs: [{ ...job!, claims: [{ op_id: 'o1', site_id: 's' }] }] },
+          { collection: 'operations', docs: [{ id: 'o1', done: false }] },
+        ],
+        value: 'o1',
+      }),
+    );
     expect(value).toBe('o1');
     const calls = take();
     expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
       'jobs.createIndexes',
-      'jobs.findOne',
       'operations.createIndexes',
+      'jobs.find',
+      'operations.find',
       'jobs.bulkWrite',
-      '_counters.findOneAndUpdate',
-      '_changes.insertMany',
+      '_changes.bulkWrite',
       'operations.bulkWrite',
-      '_counters.findOneAndUpdate',
-      '_changes.insertMany',
+      '_changes.bulkWrite',
     ]);
-    expect(calls[1]!.args).toEqual([{ id: 'j1' }, { projection: { _id: 0 }, session: undefined }]);
-    expect(calls[3]!.args[0]).toEqual([
+    expect(calls[2]!.args).toEqual([
+      { id: { $in: ['j1'] } },
+      { projection: { _id: 0 }, ...T, session: undefined },
+    ]);
+    expect(calls[4]!.args[0]).toEqual([
       {
         replaceOne: {
           filter: { id: 'j1' },
@@ -366,13 +414,8 @@ describe('MongoDB adapter golden calls', () => {
 
   it('deletes the present records a read-modify-write names, logged as deletions, before its writes', async () => {
     const { store, take } = fakeDb({
-      'study_set.findOne': [{ id: 's1', name: 'old id' }],
-      'study_set.find': [[{ id: 's1' }]],
+      'study_set.find': [[{ id: 's1', name: 'old id' }], [{ id: 's1' }]],
       'study_set.bulkWrite': [{ upsertedCount: 1, matchedCount: 0 }],
-      '_counters.findOneAndUpdate': [
-        { _id: 'changes', seq: 1 },
-        { _id: 'changes', seq: 2 },
-      ],
     });
     await store.readModifyWrite([{ collection: 'study_set', id: 's1' }], ([s]) => ({
       writes: [{ collection: 'study_set', docs: [{ ...s!, id: 's2' }] }],
@@ -385,25 +428,23 @@ describe('MongoDB adapter golden calls', () => {
     const calls = take();
     expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
       'study_set.createIndexes',
-      'study_set.findOne',
+      'study_set.find',
       'study_set.find',
       'study_set.deleteMany',
-      '_counters.findOneAndUpdate',
-      '_changes.insertMany',
+      '_changes.bulkWrite',
       'study_set.bulkWrite',
-      '_counters.findOneAndUpdate',
-      '_changes.insertMany',
+      '_changes.bulkWrite',
     ]);
     expect(calls[2]!.args).toEqual([
       { id: { $in: ['s1', 's-absent'] } },
-      { projection: { _id: 0, id: 1 }, session: undefined },
+      { projection: { _id: 0, id: 1 }, ...T, session: undefined },
     ]);
     expect(calls[3]!.args).toEqual([{ id: { $in: ['s1'] } }, { session: undefined }]);
-    expect(calls[5]!.args[0]).toEqual([{ seq: 1, collection: 'study_set', id: 's1', deleted: true }]);
-    expect(calls[8]!.args[0]).toEqual([{ seq: 2, collection: 'study_set', id: 's2', deleted: false }]);
+    expect(calls[4]!.args[0]).toEqual([entry('study_set', 's1', true)]);
+    expect(calls[6]!.args[0]).toEqual([entry('study_set', 's2')]);
   });
 
-  it('reads changes after a sequence number in order', async () => {
+  it('reads changes after a sequence number in order, with a majority read concern, then the pruned mark', async () => {
     const { store, take } = fakeDb({
       '_changes.find': [
         [
@@ -416,12 +457,60 @@ describe('MongoDB adapter golden calls', () => {
       changes: [{ collection: 'study_set', id: 'a', deleted: true }],
       seq: 6,
     });
-    expect(take()[0]!.args).toEqual([
-      { seq: { $gt: 4 } },
-      { projection: { _id: 0 }, sort: { seq: 1 }, limit: 100001 },
+    expect(take().map((c) => [c.collection, c.op, c.args])).toEqual([
+      // Nothing waits to be sealed (the fake answers null).
+      ['_changes', 'findOne', [{ seq: null }, { projection: { _id: 1 }, ...MAJORITY, ...T }]],
+      [
+        '_changes',
+        'find',
+        [
+          { seq: { $gt: 4 } },
+          {
+            projection: { _id: 0, collection: 1, id: 1, deleted: 1, seq: 1 },
+            sort: { seq: 1 },
+            limit: 100001,
+            ...MAJORITY,
+            ...T,
+          },
+        ],
+      ],
+      ['_counters', 'findOne', [{ _id: 'changes-pruned' }, { ...MAJORITY, ...T }]],
     ]);
   });
 
+  it('seals the entries waiting: the next sequence numbers from the counter, in their order, then the counter', async () => {
+    const { store, take } = fakeDb({
+      '_changes.findOne': [{ _id: 'study_set\u0000b' }],
+      '_counters.findOne': [{ _id: 'changes', seq: 41 }],
+      '_changes.find': [[{ _id: 'study_set\u0000b' }, { _id: 'study_set\u0000a' }], []],
+    });
+    await store.changesSince(41);
+    const calls = take();
+    expect(calls.slice(1, 5).map((c) => [c.collection, c.op, c.args])).toEqual([
+      ['_counters', 'findOne', [{ _id: 'changes' }, { session: undefined }]],
+      [
+        '_changes',
+        'find',
+        [{ seq: null }, { projection: { _id: 1 }, sort: { seq: 1, t: 1 }, limit: 5000, session: undefined }],
+      ],
+      [
+        '_changes',
+        'bulkWrite',
+        [
+          [
+            { updateOne: { filter: { _id: 'study_set\u0000b', seq: null }, update: { $set: { seq: 42 } } } },
+            { updateOne: { filter: { _id: 'study_set\u0000a', seq: null }, update: { $set: { seq: 43 } } } },
+          ],
+          { ordered: true, session: undefined },
+        ],
+      ],
+      [
+        '_counters',
+        'updateOne',
+        [{ _id: 'changes' }, { $set: { seq: 43 } }, { upsert: true, session: undefined }],
+      ],
+    ]);
+  });
   it('says more when the change page stops at its limit (one row past the page is read to tell)', async () => {
     const rows = Array.from({ length: 100_001 }, (_, i) => ({
       seq: i + 1,
@@ -440,24 +529,24 @@ describe('MongoDB adapter golden calls', () => {
     expect(exact.seq).toBe(100_000);
   });
 
-  it('reads the newest change sequence from the change log, 0 when empty', async () => {
-    const { store, take } = fakeDb({ '_changes.findOne': [{ seq: 42 }, null] });
+  it('reads the newest change sequence from the counter with a majority read concern, 0 when none', async () => {
+    const { store, take } = fakeDb({ '_counters.findOne': [{ _id: 'changes', seq: 42 }, null] });
     expect(await store.latestSeq()).toBe(42);
     expect(await store.latestSeq()).toBe(0);
-    expect(take().map((c) => [c.collection, c.op, c.args])).toEqual([
-      ['_changes', 'findOne', [{}, { projection: { _id: 0, seq: 1 }, sort: { seq: -1 } }]],
-      ['_changes', 'findOne', [{}, { projection: { _id: 0, seq: 1 }, sort: { seq: -1 } }]],
+    const reads = take().filter((c) => c.collection === '_counters');
+    expect(reads.map((c) => c.args)).toEqual([
+      [{ _id: 'changes' }, { ...MAJORITY, ...T }],
+      [{ _id: 'changes' }, { ...MAJORITY, ...T }],
     ]);
   });
-
   it('scans in id order by keyset', async () => {
     const { store, take } = fakeDb({ 'study_set.find': [[{ id: 'a' }, { id: 'b' }], [{ id: 'c' }]] });
     const batches: string[][] = [];
     for await (const batch of store.scan('study_set', 2)) batches.push(batch.map((d) => d.id));
     expect(batches).toEqual([['a', 'b'], ['c']]);
     expect(take().map((c) => c.args)).toEqual([
-      [{}, { projection: { _id: 0 }, sort: { id: 1 }, limit: 2 }],
-      [{ id: { $gt: 'b' } }, { projection: { _id: 0 }, sort: { id: 1 }, limit: 2 }],
+      [{}, { projection: { _id: 0 }, sort: { id: 1 }, limit: 2, ...T }],
+      [{ id: { $gt: 'b' } }, { projection: { _id: 0 }, sort: { id: 1 }, limit: 2, ...T }],
     ]);
   });
 
@@ -476,19 +565,19 @@ describe('MongoDB adapter golden calls', () => {
     expect(calls[0]!.args).toEqual([
       { kind: 'Session', key: 'k' },
       { kind: 'Session', key: 'k', value: { grantId: 'g' }, expiresAt: expect.any(Date) },
-      { upsert: true },
+      { upsert: true, ...T },
     ]);
     const expiresAt = (calls[0]!.args[1] as { expiresAt: Date }).expiresAt.getTime();
     expect(expiresAt - Date.now()).toBeGreaterThan(55_000);
     expect(calls[1]!.args).toEqual([
       { kind: 'Session', key: 'k', ...LIVE },
-      { projection: { _id: 0, value: 1 } },
+      { projection: { _id: 0, value: 1 }, ...T },
     ]);
     expect(calls[2]!.args).toEqual([
       { kind: 'Session', 'value.grantId': 'g', ...LIVE },
-      { projection: { _id: 0, key: 1, value: 1 }, sort: { key: 1 } },
+      { projection: { _id: 0, key: 1, value: 1 }, sort: { key: 1 }, ...T },
     ]);
-    expect(calls[3]!.args).toEqual([{ kind: 'Session', 'value.grantId': 'g' }]);
+    expect(calls[3]!.args).toEqual([{ kind: 'Session', 'value.grantId': 'g' }, T]);
   });
 
   it('increments a counter in one atomic upsert, after removing it if it has expired', async () => {
@@ -501,11 +590,12 @@ describe('MongoDB adapter golden calls', () => {
     ]);
     expect(calls[0]!.args).toEqual([
       { kind: 'login-failures', key: 'user:alice', expiresAt: { $lte: expect.any(Date) } },
+      T,
     ]);
     expect(calls[1]!.args).toEqual([
       { kind: 'login-failures', key: 'user:alice' },
       { $inc: { value: 1 }, $setOnInsert: { expiresAt: expect.any(Date) } },
-      { upsert: true, returnDocument: 'after', projection: { _id: 0, value: 1 } },
+      { upsert: true, returnDocument: 'after', projection: { _id: 0, value: 1 }, ...T },
     ]);
     const update = calls[1]!.args[1] as { $setOnInsert: { expiresAt: Date } };
     const expiresIn = update.$setOnInsert.expiresAt.getTime() - Date.now();

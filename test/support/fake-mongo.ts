@@ -30,7 +30,14 @@ export function fakeMongoDb(answers: Record<string, unknown[]> = {}) {
       (op: string) =>
       (...args: unknown[]) => {
         calls.push({ collection: name, op, args: structuredClone(args) });
-        return { toArray: async () => next(`${name}.${op}`, []) };
+        const rows = async () => next(`${name}.${op}`, []) as unknown[];
+        return {
+          toArray: rows,
+          async *[Symbol.asyncIterator]() {
+            yield* await rows();
+          },
+          close: async () => undefined,
+        };
       };
     return {
       createIndexes: record('createIndexes', []),

@@ -94,8 +94,68 @@ function clone(doc: Row): Row {
   return BSON.deserialize(bytes) as Row;
 }
 
+/** A string naming a value exactly (type included), for keys and index entries. */
 function keyOf(id: unknown): string {
+  if (typeof id === 'string') return `s${id}`;
+  if (typeof id === 'number') return `n${id}`;
+  if (id === null || id === undefined) return 'null';
+  if (id instanceof ObjectId) return `o${id.toHexString()}`;
   return BSON.EJSON.stringify({ id }, { relaxed: false });
+}
+
+/**
+ * A predicate for the simple filters the adapters send most (top-level fields equal to plain
+ * values or `$in` of them, null matching a missing field, arrays matching by element), decided
+ * by exact value keys; undefined for any other filter (the filter compiler decides those).
+ */
+function simplePredicate(filter: Row): ((doc: Row) => boolean) | undefined {
+  const plain = (x: unknown) =>
+    x === null ||
+    typeof x === 'string' ||
+    typeof x === 'number' ||
+    typeof x === 'boolean' ||
+    x instanceof ObjectId;
+  const tests: Array<[string, Set<string>]> = [];
+  for (const [field, condition] of Object.entries(filter)) {
+    if (field.startsWith('$') || field.includes('.')) return undefined;
+    if (plain(condition)) tests.push([field, new Set([keyOf(condition)])]);
+    else if (isPlain(condition) && Object.keys(condition).length === 1 && Array.isArray(condition.$in)) {
+      if (!condition.$in.every(plain)) return undefined;
+      tests.push([field, new Set(condition.$in.map(keyOf))]);
+    } else return undefined;
+  }
+  return (doc) =>
+    tests.every(([field, keys]) => {
+      const value = doc[field];
+      if (keys.has(keyOf(value ?? null))) return true;
+      return Array.isArray(value) && value.some((v) => keys.has(keyOf(v)));
+    });
+}
+
+/**
+ * A projection of top-level fields only (inclusion or exclusion, `_id` either way); undefined
+ * for dotted paths or operators (mingo projects those).
+ */
+function simpleProjection(projection: Row): ((doc: Row) => Row) | undefined {
+  const entries = Object.entries(projection);
+  if (
+    entries.some(
+      ([k, v]) => k.includes('.') || k.startsWith('$') || (v !== 0 && v !== 1 && v !== true && v !== false),
+    )
+  )
+    return undefined;
+  const included = entries.filter(([k, v]) => k !== '_id' && (v === 1 || v === true)).map(([k]) => k);
+  const idOut = projection._id === 0 || projection._id === false;
+  if (included.length > 0) {
+    return (doc) => {
+      const out: Row = {};
+      if (!idOut && '_id' in doc) out._id = doc._id;
+      for (const k of included) if (k in doc) out[k] = doc[k];
+      return out;
+    };
+  }
+  const excluded = new Set(entries.filter(([, v]) => v === 0 || v === false).map(([k]) => k));
+  return (doc) => Object.fromEntries(Object.entries(doc).filter(([k]) => !excluded.has(k)));
 }
 
 function serverError(
@@ -151,8 +211,24 @@ function applyUpdate(doc: Row, update: Row, inserting: boolean): Row {
   const out = structuredCloneRow(doc);
   const modifier = { ...rest } as Row;
   if (inserting && $setOnInsert) modifier.$set = { ...((modifier.$set as Row) ?? {}), ...$setOnInsert };
-  if (Object.keys(modifier).length > 0)
-    mingoUpdate(out, modifier, undefined, undefined, { cloneMode: 'deep' });
+  // Top-level $set, $inc and $max directly; anything else through mingo's updater.
+  const direct = Object.entries(modifier).every(
+    ([op, fields]) =>
+      ['$set', '$inc', '$max'].includes(op) && Object.keys(fields as Row).every((f) => !f.includes('.')),
+  );
+  if (!direct) {
+    if (Object.keys(modifier).length > 0)
+      mingoUpdate(out, modifier, undefined, undefined, { cloneMode: 'deep' });
+    return out;
+  }
+  for (const [field, value] of Object.entries((modifier.$set as Row) ?? {})) out[field] = value;
+  for (const [field, value] of Object.entries((modifier.$inc as Row) ?? {}))
+    out[field] = ((out[field] as number | undefined) ?? 0) + (value as number);
+  for (const [field, value] of Object.entries((modifier.$max as Row) ?? {})) {
+    const current = out[field];
+    if (current === undefined || compareKeys([sortView(value)], [sortView(current)], [['v', 1]]) > 0)
+      out[field] = value;
+  }
   return out;
 }
 
@@ -185,6 +261,8 @@ class Txn {
   /** Writes by namespace and document key (null: deleted). */
   readonly writes = new Map<string, Map<string, Row | null>>();
   readonly locks = new Set<string>();
+  /** Unique-index entries of its own writes: lock name -> document key. */
+  readonly uniqueOwners = new Map<string, string>();
   /** Why the server aborted it, if it did. */
   abortedBy: 'conflict' | 'failover' | 'violation' | 'error' | undefined;
   committedAt: number | undefined;
@@ -239,11 +317,20 @@ export class StandInServer {
   maxReplyBytes = MAX_BSON;
   /** Shards `$collStats` answers for when the topology is `sharded`. */
   shards = 2;
+  /** Write conflicts the server answered with (not counting injected ones). */
+  conflicts = 0;
   private version = 0;
   private majority = 0;
   private replicating = true;
   private readonly rolledBack = new Set<number>();
   private readonly data = new Map<string, Map<string, Map<string, Version[]>>>();
+  /**
+   * Keys of documents that ever had a value at a top-level field (any version, any transaction's
+   * writes), by namespace and field: a superset that narrows reads by equality. Built on first use.
+   */
+  private readonly byField = new Map<string, Map<string, Map<string, Set<string>>>>();
+  /** Unique index entries of the latest committed documents: namespace, index, value -> key. */
+  private readonly uniqueEntries = new Map<string, Map<string, Map<string, string>>>();
   private readonly uniques = new Map<string, UniqueIndex[]>();
   private readonly indexSpecs = new Map<string, Row[]>();
   private readonly locks = new Map<string, Txn>();
@@ -292,6 +379,7 @@ export class StandInServer {
         }
       }
     }
+    for (const ns of this.uniques.keys()) this.reindexUniques(ns);
     for (const txn of this.active) this.abort(txn, 'failover');
     this.replicating = true;
     const waiting = this.acks.splice(0);
@@ -330,7 +418,8 @@ export class StandInServer {
   dropDatabase(db: string): void {
     this.data.delete(db);
     for (const ns of [...this.indexSpecs.keys()]) if (ns.startsWith(`${db}.`)) this.indexSpecs.delete(ns);
-    for (const ns of [...this.uniques.keys()]) if (ns.startsWith(`${db}.`)) this.uniques.delete(ns);
+    for (const map of [this.uniques, this.uniqueEntries, this.byField])
+      for (const ns of [...map.keys()]) if (ns.startsWith(`${db}.`)) map.delete(ns);
   }
 
   private latest(history: Version[] | undefined, at: number): Version | undefined {
@@ -339,21 +428,74 @@ export class StandInServer {
     return undefined;
   }
 
-  /** Documents visible at a version, with a transaction's own writes over them. */
-  visible(db: string, collection: string, read: { at: number; txn?: Txn }): Map<string, Row> {
+  /**
+   * Documents visible at a version, with a transaction's own writes over them; only those with
+   * the given keys when `keys` is given.
+   */
+  visible(
+    db: string,
+    collection: string,
+    read: { at: number; txn?: Txn },
+    keys?: Iterable<string>,
+  ): Map<string, Row> {
     const out = new Map<string, Row>();
-    for (const [key, history] of this.coll(db, collection)) {
+    const docs = this.coll(db, collection);
+    const own = read.txn?.writes.get(`${db}.${collection}`);
+    if (keys) {
+      for (const key of new Set(keys)) {
+        const doc = own?.has(key) ? own.get(key) : this.latest(docs.get(key), read.at)?.doc;
+        if (doc) out.set(key, doc);
+      }
+      return out;
+    }
+    for (const [key, history] of docs) {
       const doc = this.latest(history, read.at)?.doc;
       if (doc) out.set(key, doc);
     }
-    const own = read.txn?.writes.get(`${db}.${collection}`);
-    if (own) {
-      for (const [key, doc] of own) {
-        if (doc) out.set(key, doc);
-        else out.delete(key);
-      }
+    for (const [key, doc] of own ?? []) {
+      if (doc) out.set(key, doc);
+      else out.delete(key);
     }
     return out;
+  }
+
+  /** Keys whose documents may have one of these values at a top-level field (a superset). */
+  keysWithValues(ns: string, field: string, values: unknown[]): string[] {
+    const map = this.fieldIndex(ns, field);
+    return values.flatMap((v) => [...(map.get(keyOf(v)) ?? [])]);
+  }
+
+  private fieldIndex(ns: string, field: string): Map<string, Set<string>> {
+    let fields = this.byField.get(ns);
+    if (!fields) this.byField.set(ns, (fields = new Map()));
+    let map = fields.get(field);
+    if (map) return map;
+    fields.set(field, (map = new Map()));
+    const [db, ...rest] = ns.split('.');
+    for (const [key, history] of this.coll(db!, rest.join('.')))
+      for (const { doc } of history) this.noteValue(map, key, doc, field);
+    for (const txn of this.active)
+      for (const [key, doc] of txn.writes.get(ns) ?? []) this.noteValue(map, key, doc, field);
+    return map;
+  }
+
+  private valueKeys(doc: Row | null, field: string): string[] {
+    if (!doc) return [];
+    const value = doc[field];
+    return (Array.isArray(value) ? [value, ...value] : [value]).map((v) => keyOf(v ?? null));
+  }
+
+  private noteValue(map: Map<string, Set<string>>, key: string, doc: Row | null, field: string): void {
+    for (const k of this.valueKeys(doc, field)) {
+      let keys = map.get(k);
+      if (!keys) map.set(k, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  /** Notes a document version in the field indexes built so far. */
+  private noteDoc(ns: string, key: string, doc: Row | null): void {
+    for (const [field, map] of this.byField.get(ns) ?? []) this.noteValue(map, key, doc, field);
   }
 
   readVersion(level: string | undefined): number {
@@ -370,25 +512,69 @@ export class StandInServer {
   /** Applies writes as one committed version; answers it. */
   private commitWrites(writes: Array<{ ns: string; key: string; doc: Row | null }>): number {
     const v = ++this.version;
+    const written: Array<[string, string, Version[]]> = [];
     for (const { ns, key, doc } of writes) {
       const [db, ...rest] = ns.split('.');
       const docs = this.coll(db!, rest.join('.'));
       let history = docs.get(key);
       if (!history) docs.set(key, (history = []));
+      const before = history[history.length - 1]?.doc ?? null;
       history.push({ v, doc });
-      this.trim(history);
+      this.indexDoc(ns, key, before, doc);
+      written.push([ns, key, history]);
     }
     if (this.replicating) this.advanceMajority(v);
+    for (const [ns, key, history] of written) this.trim(ns, key, history);
     return v;
   }
 
-  /** Drops versions no reader can see any more (older than every snapshot and the majority point). */
-  private trim(history: Version[]): void {
+  /** Keeps the narrowing map and the unique entries in step with a document's latest version. */
+  private indexDoc(ns: string, key: string, before: Row | null, after: Row | null): void {
+    this.noteDoc(ns, key, after);
+    for (const u of this.uniques.get(ns) ?? []) {
+      const entries = this.uniqueMap(ns, u.name);
+      if (before) {
+        const old = this.uniqueValue(before, u.fields);
+        if (entries.get(old) === key) entries.delete(old);
+      }
+      if (after) entries.set(this.uniqueValue(after, u.fields), key);
+    }
+  }
+
+  private uniqueMap(ns: string, name: string): Map<string, string> {
+    let byIndex = this.uniqueEntries.get(ns);
+    if (!byIndex) this.uniqueEntries.set(ns, (byIndex = new Map()));
+    let entries = byIndex.get(name);
+    if (!entries) byIndex.set(name, (entries = new Map()));
+    return entries;
+  }
+
+  /** Builds the unique entries of a namespace again from the latest documents (after a rollback or a new index). */
+  private reindexUniques(ns: string): void {
+    this.uniqueEntries.delete(ns);
+    const [db, ...rest] = ns.split('.');
+    for (const [key, doc] of this.visible(db!, rest.join('.'), { at: this.version }))
+      for (const u of this.uniques.get(ns) ?? [])
+        this.uniqueMap(ns, u.name).set(this.uniqueValue(doc, u.fields), key);
+  }
+
+  /**
+   * Drops versions no reader can see any more (older than every snapshot and the majority
+   * point), and the field index entries only they had.
+   */
+  private trim(ns: string, key: string, history: Version[]): void {
     let floor = this.majority;
     for (const t of this.active) floor = Math.min(floor, t.snapshot);
     let keepFrom = 0;
     for (let i = 0; i < history.length; i++) if (history[i]!.v <= floor) keepFrom = i;
-    if (keepFrom > 0) history.splice(0, keepFrom);
+    if (keepFrom === 0) return;
+    const dropped = history.splice(0, keepFrom);
+    for (const [field, map] of this.byField.get(ns) ?? []) {
+      const kept = new Set<string>();
+      for (const { doc } of history) for (const k of this.valueKeys(doc, field)) kept.add(k);
+      for (const { doc } of dropped)
+        for (const k of this.valueKeys(doc, field)) if (!kept.has(k)) map.get(k)?.delete(key);
+    }
   }
 
   /** Waits until version `v` is majority-committed (or rolled back, or `wtimeoutMS` passes). */
@@ -429,6 +615,7 @@ export class StandInServer {
         const list = this.uniques.get(ns) ?? [];
         list.push({ name, fields: Object.keys(key) });
         this.uniques.set(ns, list);
+        this.reindexUniques(ns);
       }
     }
     this.indexSpecs.set(ns, existing);
@@ -504,15 +691,21 @@ export class StandInServer {
       const committed = this.latest(this.coll(db!, collection).get(key), this.version);
       if ((holder && holder !== txn) || (committed && committed.v > txn.snapshot)) {
         this.abort(txn, 'conflict');
+        this.conflicts++;
         throw writeConflict();
       }
-      if (ctx.insert && this.visible(db!, collection, { at: txn.snapshot, txn }).has(key)) throw duplicate();
+      let own = txn.writes.get(ns);
+      const present = own?.has(key)
+        ? own.get(key)
+        : this.latest(this.coll(db!, collection).get(key), txn.snapshot)?.doc;
+      if (ctx.insert && present) throw duplicate();
       const uniqueLocks = this.checkUnique(ns, key, doc, txn);
       for (const l of [docLock, ...uniqueLocks]) {
         this.locks.set(l, txn);
         txn.locks.add(l);
       }
-      let own = txn.writes.get(ns);
+      for (const l of uniqueLocks) txn.uniqueOwners.set(l, key);
+      this.noteDoc(ns, key, doc);
       if (!own) txn.writes.set(ns, (own = new Map()));
       own.set(key, doc);
       return undefined;
@@ -543,34 +736,35 @@ export class StandInServer {
   private checkUnique(ns: string, key: string, doc: Row | null, txn: Txn | undefined): string[] {
     if (!doc) return [];
     const [db, ...rest] = ns.split('.');
-    const collection = rest.join('.');
+    const docs = this.coll(db!, rest.join('.'));
     const own = txn?.writes.get(ns);
     const locks: string[] = [];
+    const conflict = (): never => {
+      this.abort(txn!, 'conflict');
+      this.conflicts++;
+      throw writeConflict();
+    };
+    const duplicate = (name: string): never => {
+      throw serverError(11000, 'DuplicateKey', `E11000 duplicate key error collection: ${ns} index: ${name}`);
+    };
     for (const u of this.uniques.get(ns) ?? []) {
       const value = this.uniqueValue(doc, u.fields);
       const lock = `${ns}\u0001${u.name}\u0000${value}`;
       const holder = this.locks.get(lock);
-      if (txn && holder && holder !== txn) {
-        this.abort(txn, 'conflict');
-        throw writeConflict();
+      if (txn && holder && holder !== txn) conflict();
+      // The transaction's own writes first: they hide what they replaced.
+      const ownKey = txn?.uniqueOwners.get(lock);
+      if (ownKey !== undefined && ownKey !== key) {
+        const ownDoc = own?.get(ownKey);
+        if (ownDoc && this.uniqueValue(ownDoc, u.fields) === value) duplicate(u.name);
       }
-      const keys = new Set([...this.coll(db!, collection).keys(), ...(own?.keys() ?? [])]);
-      for (const otherKey of keys) {
-        if (otherKey === key) continue;
-        const history = this.coll(db!, collection).get(otherKey);
-        const current = own?.has(otherKey)
-          ? { v: 0, doc: own.get(otherKey)! }
-          : this.latest(history, this.version);
-        if (!current?.doc || this.uniqueValue(current.doc, u.fields) !== value) continue;
-        if (txn && current.v > txn.snapshot) {
-          this.abort(txn, 'conflict');
-          throw writeConflict();
+      const committedKey = this.uniqueMap(ns, u.name).get(value);
+      if (committedKey !== undefined && committedKey !== key && !own?.has(committedKey)) {
+        const current = this.latest(docs.get(committedKey), this.version);
+        if (current?.doc) {
+          if (txn && current.v > txn.snapshot) conflict();
+          duplicate(u.name);
         }
-        throw serverError(
-          11000,
-          'DuplicateKey',
-          `E11000 duplicate key error collection: ${ns} index: ${u.name}`,
-        );
       }
       locks.push(lock);
     }
@@ -648,6 +842,7 @@ export class StandInSession {
     const retried = txn.client === 'committed';
     txn.client = 'committed';
     await new Promise((r) => setImmediate(r));
+    if (this.client.closed) throw closedClient();
     if (txn.server === 'none') return;
     if (txn.server === 'aborted') throw noSuchTransaction();
     if (!retried) {
@@ -732,6 +927,10 @@ export class StandInSession {
   }
 }
 
+function closedClient(): Error {
+  return Object.assign(new Error('Topology is closed'), { name: 'MongoTopologyClosedError' });
+}
+
 function transactionError(message: string): Error {
   return Object.assign(new Error(message), { name: 'MongoTransactionError' });
 }
@@ -770,7 +969,7 @@ export class StandInClient {
   }
 
   startSession(): StandInSession {
-    if (this.closed) throw Object.assign(new Error('client is closed'), { name: 'MongoTopologyClosedError' });
+    if (this.closed) throw closedClient();
     return new StandInSession(this);
   }
 
@@ -911,14 +1110,49 @@ export class StandInCollection {
     }
   }
 
-  private rows(ctx: Ctx): Map<string, Row> {
-    return this.server.visible(this.db.databaseName, this.collectionName, { at: ctx.at, txn: ctx.txn });
+  private rows(ctx: Ctx, keys?: Iterable<string>): Map<string, Row> {
+    return this.server.visible(this.db.databaseName, this.collectionName, { at: ctx.at, txn: ctx.txn }, keys);
+  }
+
+  /**
+   * The keys a filter can match when a top-level field is compared for equality (or `$in`) with
+   * plain values; undefined: every key.
+   */
+  private candidateKeys(filter: Row): string[] | undefined {
+    const plain = (x: unknown) =>
+      x === null || typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean';
+    const exact = (v: unknown): unknown[] | undefined => {
+      if (isPlain(v)) {
+        const keys = Object.keys(v);
+        if (keys.length === 1 && Array.isArray(v.$in) && v.$in.every(plain)) return v.$in;
+        if (keys.length === 1 && '$eq' in v && plain(v.$eq)) return [v.$eq];
+        return undefined;
+      }
+      return plain(v) || v instanceof ObjectId ? [v] : undefined;
+    };
+    const clauses = [filter, ...(Array.isArray(filter.$and) ? (filter.$and as Row[]) : [])];
+    for (const clause of clauses) {
+      const ids = exact(clause._id);
+      if (ids) return ids.map(keyOf);
+    }
+    for (const clause of clauses) {
+      for (const [field, condition] of Object.entries(clause)) {
+        if (field.startsWith('$') || field.includes('.')) continue;
+        const values = exact(condition);
+        if (values) return this.server.keysWithValues(this.ns, field, values);
+      }
+    }
+    return undefined;
   }
 
   /** Matching documents (key and document), sorted, skipped and limited. */
   private select(ctx: Ctx, filter: Row, options: OpOptions = {}): Array<[string, Row]> {
-    const predicate = compileFilter(matchView(filter) as Row);
-    let found = [...this.rows(ctx)].filter(([, doc]) => predicate(matchView(doc) as Row));
+    let test = simplePredicate(filter);
+    if (!test) {
+      const compiled = compileFilter(matchView(filter) as Row);
+      test = (doc) => compiled(matchView(doc) as Row);
+    }
+    let found = [...this.rows(ctx, this.candidateKeys(filter))].filter(([, doc]) => test(doc));
     if (options.sort) {
       const spec = (Array.isArray(options.sort) ? options.sort : Object.entries(options.sort)) as Array<
         [string, 1 | -1]
@@ -937,16 +1171,18 @@ export class StandInCollection {
 
   private project(doc: Row, projection: Row | undefined): Row {
     if (!projection || Object.keys(projection).length === 0) return clone(doc);
+    const simple = simpleProjection(projection);
+    if (simple) return clone(simple(doc));
     const [view] = mingoFind([matchView(doc) as Row], {}, projection).all();
     return clone(fromView(view) as Row);
   }
 
   find(filter: Row = {}, options: OpOptions = {}) {
-    const run = () =>
-      this.run('find', options, filter, (ctx) =>
-        this.select(ctx, filter, options).map(([, d]) => this.project(d, options.projection)),
+    const run = (chained: OpOptions) =>
+      this.run('find', chained, filter, (ctx) =>
+        this.select(ctx, filter, chained).map(([, d]) => this.project(d, chained.projection)),
       );
-    return cursorOf(run);
+    return cursorOf(run, options);
   }
 
   async findOne(filter: Row = {}, options: OpOptions = {}): Promise<Row | null> {
@@ -1262,16 +1498,33 @@ function invalidBatch(): Error {
   });
 }
 
-/** A cursor that runs its operation when first read (as the driver's do). */
-function cursorOf(run: () => Promise<Row[]>) {
+/**
+ * A cursor that runs its operation when first read (as the driver's do); `sort`, `limit`, `skip`,
+ * `project` and `batchSize` set its options before that.
+ */
+function cursorOf(run: (options: OpOptions) => Promise<Row[]>, initial: OpOptions = {}) {
+  const options: OpOptions = { ...initial };
   let rows: Promise<Row[]> | undefined;
-  const all = () => (rows ??= run());
-  return {
-    toArray: async () => [...(await all())],
+  let position = 0;
+  const all = () => (rows ??= run(options));
+  const cursor = {
+    toArray: async () => [...(await all())].slice(position),
     async *[Symbol.asyncIterator]() {
-      for (const row of await all()) yield row;
+      const found = await all();
+      while (position < found.length) yield found[position++]!;
     },
-    next: async () => (await all()).shift() ?? null,
+    next: async () => {
+      const found = await all();
+      return position < found.length ? found[position++]! : null;
+    },
+    hasNext: async () => position < (await all()).length,
     close: async () => {},
+    sort: (sort: OpOptions['sort']) => ((options.sort = sort), cursor),
+    limit: (limit: number) => ((options.limit = limit), cursor),
+    skip: (skip: number) => ((options.skip = skip), cursor),
+    project: (projection: Row) => ((options.projection = projection), cursor),
+    batchSize: () => cursor,
+    withReadPreference: () => cursor,
   };
+  return cursor;
 }

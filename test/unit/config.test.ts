@@ -70,6 +70,22 @@ describe('CORS_ORIGINS', () => {
   });
 });
 
+describe('MongoDB settings', () => {
+  it('refuses a standalone server unless MONGO_ALLOW_STANDALONE says otherwise, and bounds MONGO_MAX_TIME_MS', () => {
+    expect(loadConfig({})).toMatchObject({ mongoAllowStandalone: false, mongoMaxTimeMs: 30_000 });
+    expect(loadConfig({ MONGO_ALLOW_STANDALONE: 'true', MONGO_MAX_TIME_MS: '5000' })).toMatchObject({
+      mongoAllowStandalone: true,
+      mongoMaxTimeMs: 5000,
+    });
+    expect(() => loadConfig({ MONGO_ALLOW_STANDALONE: 'maybe' })).toThrow(
+      /MONGO_ALLOW_STANDALONE must be true or false/,
+    );
+    expect(() => loadConfig({ MONGO_MAX_TIME_MS: '10' })).toThrow(
+      /MONGO_MAX_TIME_MS must be an integer between 100/,
+    );
+  });
+});
+
 describe('TRUST_PROXY', () => {
   it('defaults to a proxy on the loopback interface', () => {
     expect(loadConfig({}).trustProxy).toEqual(['loopback']);

@@ -1,6 +1,8 @@
 /**
  * Stored objects on both bytes adapters: files under DATA_DIR beside the embedded store (always),
- * GridFS beside MongoDB (when MONGO_URL is set; each run gets a fresh database, dropped after).
+ * GridFS beside MongoDB (always on the strict stand-in, test/support/mongo-standin.ts, with the
+ * driver's own GridFS code; on a server when MONGO_URL is set, each run in a fresh database,
+ * dropped after).
  * Bytes are content-addressed, a prepared record is not stored until its caller writes it, and a
  * sweep removes only old bytes no record refers to.
  */
@@ -8,13 +10,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
+import { MongoClient, ObjectId, type Db } from 'mongodb';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { DocumentStore } from '../../src/store/port.ts';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
-import { openMongoStore } from '../../src/store/mongo/index.ts';
+import { openMongoStore, storeOnClient } from '../../src/store/mongo/index.ts';
+import { StandInServer } from '../support/mongo-standin.ts';
 import {
   OBJECTS,
   StoredObjects,
@@ -174,6 +177,64 @@ describe('files under DATA_DIR', () => {
       await store.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+async function standIn(server = new StandInServer()) {
+  const store = await storeOnClient(
+    server.client() as unknown as MongoClient,
+    loadConfig({ MONGO_URL: 'mongodb://db1,db2,db3/?replicaSet=rs0', LOG_LEVEL: 'silent' }),
+    pino({ level: 'silent' }),
+    'stand-in',
+    { pruneEveryMs: 0 },
+  );
+  return { server, store, bytes: await objectBytesFor('/nonexistent', store) };
+}
+
+describeStoredObjects('GridFS (MongoDB stand-in)', async () => {
+  const { store, bytes } = await standIn();
+  return { store, bytes, dataDir: '/nonexistent', dispose: () => store.close() };
+});
+
+describe('GridFS sweep (MongoDB stand-in)', () => {
+  it('finds the leftovers of uploads cut short without one reply holding every upload id', async () => {
+    const { server, store, bytes } = await standIn();
+    const chunks = (store.database as Db).collection('fs.chunks');
+    const cutShort = Array.from({ length: 300 }, () => new ObjectId());
+    for (const id of cutShort) {
+      await chunks.insertOne({ files_id: id, n: 0, data: Buffer.from('part') });
+      await chunks.insertOne({ files_id: id, n: 1, data: Buffer.from('more') });
+    }
+    const kept = Buffer.from('a complete upload');
+    await bytes.put(sha256(kept), kept);
+    // Scaled down from the server's 16 MB: the ids of 300 uploads do not fit in one reply.
+    server.maxReplyBytes = 2000;
+    expect(await bytes.sweep(() => true, EVERYTHING_IS_OLD)).toBe(300);
+    expect(server.peek('nmdc', 'fs.chunks').map((c) => c.files_id)).toHaveLength(1);
+    expect(await bytes.get(sha256(kept))).toEqual(kept);
+    expect(server.log.filter((o) => o.op === 'distinct')).toEqual([]);
+    await store.close();
+  });
+
+  it('never sweeps bytes from under a submission that stored the same bytes again', async () => {
+    const { store, bytes } = await standIn();
+    const files = (store.database as Db).collection('fs.files');
+    const content = Buffer.from(`submitted twice ${randomUUID()}`);
+    const digest = sha256(content);
+    // Two hours ago a submission stored these bytes and died before committing its record.
+    await bytes.put(digest, content);
+    const twoHoursAgo = new Date(Date.now() - 2 * HOUR);
+    await files.updateMany({}, { $set: { uploadDate: twoHoursAgo } });
+    // A new submission stores the same bytes (already there), and commits its record only
+    // after a sweep in another process has looked for references.
+    await bytes.put(digest, content);
+    expect(await bytes.sweep(() => false, HOUR)).toBe(0);
+    expect(await bytes.get(digest)).toEqual(content);
+    // Untouched for longer than the cutoff, unreferenced bytes do go.
+    await files.updateMany({}, { $set: { 'metadata.touchedAt': twoHoursAgo } });
+    expect(await bytes.sweep(() => false, HOUR)).toBe(1);
+    expect(await bytes.get(digest)).toBeNull();
+    await store.close();
   });
 });
 

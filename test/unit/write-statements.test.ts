@@ -3,7 +3,8 @@
  * validator refuses before them over HTTP (so they hold for any caller of QueryCommands).
  */
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../../src/errors.ts';
+import { DomainError } from '../../src/errors.ts';
+import { statusOf } from '../../src/http/error-handler.ts';
 import {
   MAX_UPDATE_PATHS,
   MAX_WRITE_STATEMENTS,
@@ -16,7 +17,7 @@ async function refusal(check: () => Promise<unknown>): Promise<{ status: number;
   try {
     await check();
   } catch (err) {
-    if (err instanceof HttpError) return { status: err.status, detail: err.detail };
+    if (err instanceof DomainError) return { status: statusOf(err), detail: err.detail };
     throw err;
   }
   throw new Error('not refused');

@@ -655,6 +655,24 @@ export type WorkflowExecutionsAccepted = {
 };
 
 /**
+ * The records a workflow execution's deletion removed (or, with `dry_run`, would remove), in the original's answer shape: executions and data objects in the order the cascade reached them, aggregated annotations and jobs in id order.
+ */
+export type WorkflowExecutionDeletion = {
+    message: string;
+    /**
+     * Present (true) when nothing was deleted.
+     */
+    dry_run?: boolean;
+    deleted_workflow_execution_ids: Array<string>;
+    deleted_data_object_ids: Array<string>;
+    /**
+     * The store keys of the `functional_annotation_agg` records (records of that collection have no `id`; the original answers their MongoDB ObjectIds).
+     */
+    deleted_functional_annotation_agg_oids: Array<string>;
+    deleted_job_ids: Array<string>;
+};
+
+/**
  * An action that allowances can permit.
  */
 export type AllowanceAction = '/metadata/changesheets:submit' | '/queries:run(query_cmd:DeleteCommand)' | '/queries:run(query_cmd:AggregateCommand)' | '/metadata/json:submit' | '/wf_file_staging' | '/admin/allowances' | '/admin/site_clients';
@@ -4136,6 +4154,57 @@ export type PostWorkflowExecutionsResponses = {
 };
 
 export type PostWorkflowExecutionsResponse = PostWorkflowExecutionsResponses[keyof PostWorkflowExecutionsResponses];
+
+export type DeleteWorkflowExecutionData = {
+    body?: never;
+    path: {
+        /**
+         * The `id` of the workflow execution to delete.
+         */
+        workflow_execution_id: string;
+    };
+    query?: {
+        /**
+         * Answer what would be deleted, and delete nothing.
+         */
+        dry_run?: boolean;
+    };
+    url: '/workflows/workflow_executions/{workflow_execution_id}';
+};
+
+export type DeleteWorkflowExecutionErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No workflow execution has this id.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type DeleteWorkflowExecutionError = DeleteWorkflowExecutionErrors[keyof DeleteWorkflowExecutionErrors];
+
+export type DeleteWorkflowExecutionResponses = {
+    /**
+     * What was deleted (or, for a dry run, would be).
+     */
+    200: WorkflowExecutionDeletion;
+};
+
+export type DeleteWorkflowExecutionResponse = DeleteWorkflowExecutionResponses[keyof DeleteWorkflowExecutionResponses];
 
 export type ListObjectTypesData = {
     body?: never;

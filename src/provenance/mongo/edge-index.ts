@@ -25,11 +25,30 @@
  * Writes are not one transaction with the records (the index catches up), and their order keeps
  * what concurrent walks see sensible: a record's new edges are written before its stale ones
  * are deleted (an edge it keeps never disappears), and its node last (a record becomes reachable
- * with its edges in place); a deleted record's node goes first. Several service processes may
- * catch up at once: every write is idempotent and each writes the record's current version.
+ * with its edges in place); a deleted record's node goes first.
+ *
+ * Several service processes catch up at once, each reading a record some time after the change
+ * log named it; a slow one could otherwise write an older version over a newer one, and nothing
+ * would revisit it. On a replica set (given a client) the writes are versioned by the change log:
+ * each batch runs in a transaction that reads, in one snapshot, the records' change-log entries,
+ * their nodes and the records themselves, writes the edges of the records as that snapshot holds
+ * them (or removes them when the snapshot holds no record), and stamps each node with its entry's
+ * sequence number (`seq`). A node already stamped with the entry's number is current and is left
+ * alone. Two processes writing one record's edges write its node in both transactions, so one of
+ * them meets a write conflict and runs again on a newer snapshot: the last to commit wrote the
+ * newest version any of them read, and a record written after that gets a new sequence number,
+ * which brings another catch-up. Without transactions (a standalone server, or no client) each
+ * write is the given version, idempotent, as before.
  */
-import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
+import type { AnyBulkWriteOperation, ClientSession, Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { Doc } from '../../store/port.ts';
+import { CHANGES_COLLECTION, changeKey } from '../../store/mongo/change-log.ts';
+import { engine } from '../../store/mongo/engine-errors.ts';
+import {
+  DEFAULT_TRANSACTION_POLICY,
+  runTransaction,
+  type TransactionPolicy,
+} from '../../store/mongo/transactions.ts';
 import { fingerprintOf } from '../../../search/indexed-values.ts';
 import { edgesOf, inGraph, typeOf, type Edge } from '../edges.ts';
 import type { Direction, EdgeIndex, NodeInfo, Referrer, Step } from '../port.ts';
@@ -44,6 +63,8 @@ interface NodeDoc {
   collection?: string | null;
   type?: string | null;
   fingerprint?: string | null;
+  /** The change-log sequence number of the version whose edges are written (null: not known). */
+  seq?: number | null;
 }
 
 interface EdgeDoc extends Edge {
@@ -57,6 +78,8 @@ interface MetaDoc {
 
 /** Records per round of bulk writes (and ids per lookup of which of them are nodes). */
 const WRITE_BATCH = 1000;
+/** Records per versioned transaction: smaller, so that colliding catch-ups redo less. */
+const VERSIONED_BATCH = 250;
 const FINGERPRINT_PAGE = 2000;
 /** Ids per `$in` lookup of the far ends of a step: a walk step from a study may reach 10^5. */
 const LOOKUP_BATCH = 20_000;
@@ -73,17 +96,30 @@ function heldBy(id: string, holder: Edge['holder'], keep: string[]): Filter<Edge
   return filter;
 }
 
+export interface MongoEdgeIndexOptions {
+  /** A client of a replica set or sharded cluster: writes are then versioned (see the top of the file). */
+  client?: MongoClient;
+  policy?: TransactionPolicy;
+  /** Time limit of the walks' reads (`maxTimeMS`). */
+  maxTimeMS?: number;
+}
+
 export class MongoEdgeIndex implements EdgeIndex {
   readonly engine = 'mongo' as const;
   readonly synchronous = false;
   private readonly nodeColl: Collection<NodeDoc>;
   private readonly edgeColl: Collection<EdgeDoc>;
   private readonly metaColl: Collection<MetaDoc>;
+  private readonly maxTimeMS: number;
 
-  constructor(db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly options: MongoEdgeIndexOptions = {},
+  ) {
     this.nodeColl = db.collection<NodeDoc>(NODES_COLLECTION);
     this.edgeColl = db.collection<EdgeDoc>(EDGES_COLLECTION);
     this.metaColl = db.collection<MetaDoc>(META_COLLECTION);
+    this.maxTimeMS = options.maxTimeMS ?? 30_000;
   }
 
   /**
@@ -117,12 +153,19 @@ export class MongoEdgeIndex implements EdgeIndex {
     return found?.value;
   }
 
-  private async setMeta(key: string, value: number): Promise<void> {
-    await this.metaColl.updateOne({ _id: key }, { $set: { value } }, { upsert: true });
+  private async setMeta(key: string, value: number, only: '$set' | '$max' = '$set'): Promise<void> {
+    await this.metaColl.updateOne({ _id: key }, { [only]: { value } }, { upsert: true });
   }
 
   async index(collection: string, docs: Doc[]): Promise<void> {
     if (!inGraph(collection) || docs.length === 0) return;
+    if (this.options.client) {
+      await this.versioned(
+        collection,
+        docs.map((d) => d.id),
+      );
+      return;
+    }
     // A record given twice: its last version counts, as if written in turn.
     const latest = new Map<string, Doc>();
     for (const doc of docs) {
@@ -134,7 +177,12 @@ export class MongoEdgeIndex implements EdgeIndex {
       await this.write(collection, unique.slice(i, i + WRITE_BATCH));
   }
 
-  private async write(collection: string, docs: Doc[]): Promise<void> {
+  private async write(
+    collection: string,
+    docs: Doc[],
+    session?: ClientSession,
+    seqOf?: (id: string) => number | null,
+  ): Promise<void> {
     const upserts: Array<AnyBulkWriteOperation<EdgeDoc>> = [];
     const stale: Array<AnyBulkWriteOperation<EdgeDoc>> = [];
     const nodes: Array<AnyBulkWriteOperation<NodeDoc>> = [];
@@ -155,22 +203,76 @@ export class MongoEdgeIndex implements EdgeIndex {
         { deleteMany: { filter: heldBy(doc.id, 'up', held.up) } },
         { deleteMany: { filter: heldBy(doc.id, 'down', held.down) } },
       );
-      nodes.push({
-        replaceOne: {
-          filter: { _id: doc.id },
-          replacement: { collection, type: typeOf(doc), fingerprint: fingerprintOf(doc) },
-          upsert: true,
-        },
-      });
+      const replacement: Omit<NodeDoc, '_id'> = {
+        collection,
+        type: typeOf(doc),
+        fingerprint: fingerprintOf(doc),
+      };
+      if (seqOf) replacement.seq = seqOf(doc.id);
+      nodes.push({ replaceOne: { filter: { _id: doc.id }, replacement, upsert: true } });
     }
-    if (upserts.length > 0) await this.edgeColl.bulkWrite(upserts, { ordered: false });
-    await this.edgeColl.bulkWrite(stale, { ordered: false });
-    await this.nodeColl.bulkWrite(nodes, { ordered: false });
+    const options = session ? { ordered: false, session } : { ordered: false };
+    if (upserts.length > 0) await this.edgeColl.bulkWrite(upserts, options);
+    await this.edgeColl.bulkWrite(stale, options);
+    await this.nodeColl.bulkWrite(nodes, options);
+  }
+
+  /**
+   * Brings the edges of these records to what one snapshot holds, in transactions of
+   * VERSIONED_BATCH records (see the top of the file).
+   */
+  private async versioned(collection: string, ids: string[]): Promise<void> {
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += VERSIONED_BATCH) {
+      const batch = unique.slice(i, i + VERSIONED_BATCH);
+      await engine(() =>
+        runTransaction(
+          this.options.client!,
+          (session) => this.syncInSnapshot(collection, batch, session),
+          this.options.policy ?? DEFAULT_TRANSACTION_POLICY,
+        ),
+      );
+    }
+  }
+
+  private async syncInSnapshot(collection: string, ids: string[], session: ClientSession): Promise<void> {
+    const entries = await this.db
+      .collection<{ _id: string; seq: number | null }>(CHANGES_COLLECTION)
+      .find(
+        { _id: { $in: ids.map((id) => changeKey(collection, id)) } },
+        { projection: { _id: 1, seq: 1 }, session },
+      )
+      .toArray();
+    const seqOf = new Map(entries.map((e) => [e._id, e.seq ?? null]));
+    const nodes = await this.nodeColl
+      .find({ _id: { $in: ids } }, { projection: { _id: 1, collection: 1, seq: 1 }, session })
+      .toArray();
+    const stamped = new Map(nodes.map((n) => [n._id, n]));
+    // A node stamped with its record's current sequence number is current.
+    const stale = ids.filter((id) => {
+      const seq = seqOf.get(changeKey(collection, id)) ?? null;
+      const node = stamped.get(id);
+      return seq === null || !node || node.collection !== collection || node.seq !== seq;
+    });
+    if (stale.length === 0) return;
+    const records = (await this.db
+      .collection(collection)
+      .find({ id: { $in: stale } }, { projection: { _id: 0 }, session })
+      .toArray()) as unknown as Doc[];
+    const present = new Set(records.map((r) => r.id));
+    const gone = stale.filter((id) => !present.has(id) && stamped.get(id)?.collection === collection);
+    if (gone.length > 0) await this.drop(collection, gone, session);
+    if (records.length > 0)
+      await this.write(collection, records, session, (id) => seqOf.get(changeKey(collection, id)) ?? null);
   }
 
   /** Removes deleted records: their nodes and the edges they hold go, references to them stay. */
   async remove(collection: string, ids: string[]): Promise<void> {
     if (!inGraph(collection) || ids.length === 0) return;
+    if (this.options.client) {
+      await this.versioned(collection, ids);
+      return;
+    }
     const unique = [...new Set(ids)];
     for (let i = 0; i < unique.length; i += WRITE_BATCH) {
       // Only records of this collection: an id that is a record of another one keeps its edges.
@@ -184,15 +286,17 @@ export class MongoEdgeIndex implements EdgeIndex {
     }
   }
 
-  private async drop(collection: string, ids: string[]): Promise<void> {
+  private async drop(collection: string, ids: string[], session?: ClientSession): Promise<void> {
     if (ids.length === 0) return;
-    await this.nodeColl.deleteMany({ _id: { $in: ids }, collection });
+    const filter = { _id: { $in: ids }, collection };
+    if (session) await this.nodeColl.deleteMany(filter, { session });
+    else await this.nodeColl.deleteMany(filter);
     await this.edgeColl.bulkWrite(
       [
         { deleteMany: { filter: { up: { $in: ids }, holder: 'up' } } },
         { deleteMany: { filter: { down: { $in: ids }, holder: 'down' } } },
       ],
-      { ordered: false },
+      session ? { ordered: false, session } : { ordered: false },
     );
   }
 
@@ -237,12 +341,15 @@ export class MongoEdgeIndex implements EdgeIndex {
     const unique = [...new Set(ids)];
     const out: NodeInfo[] = [];
     for (let i = 0; i < unique.length; i += LOOKUP_BATCH) {
-      const found = await this.nodeColl
-        .find(
-          { _id: { $in: unique.slice(i, i + LOOKUP_BATCH) }, collection: { $ne: null } },
-          { projection: { _id: 1, type: 1, collection: 1 } },
-        )
-        .toArray();
+      const batch = unique.slice(i, i + LOOKUP_BATCH);
+      const found = await engine(() =>
+        this.nodeColl
+          .find(
+            { _id: { $in: batch }, collection: { $ne: null } },
+            { projection: { _id: 1, type: 1, collection: 1 }, maxTimeMS: this.maxTimeMS },
+          )
+          .toArray(),
+      );
       for (const n of found) out.push({ id: n._id, type: n.type ?? '', collection: n.collection! });
     }
     return out;
@@ -252,11 +359,14 @@ export class MongoEdgeIndex implements EdgeIndex {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return [];
     const [near, far] = direction === 'downstream' ? (['up', 'down'] as const) : (['down', 'up'] as const);
-    const edges = await this.edgeColl
-      .find({ [near]: { $in: unique } } as Filter<EdgeDoc>, {
-        projection: { _id: 0, up: 1, down: 1, slot: 1 },
-      })
-      .toArray();
+    const edges = await engine(() =>
+      this.edgeColl
+        .find({ [near]: { $in: unique } } as Filter<EdgeDoc>, {
+          projection: { _id: 0, up: 1, down: 1, slot: 1 },
+          maxTimeMS: this.maxTimeMS,
+        })
+        .toArray(),
+    );
     if (edges.length === 0) return [];
     const records = new Map(
       (await this.nodes([...new Set(edges.map((e) => e[far]))])).map((n) => [n.id, n] as const),
@@ -285,17 +395,19 @@ export class MongoEdgeIndex implements EdgeIndex {
     const others = excluding.length > 0 ? { $nin: [...excluding] } : undefined;
     // An edge's holder is its downstream end for an upstream slot (`holder: 'down'`), its upstream
     // end otherwise: each branch is one range of an edge index.
-    const edges = await this.edgeColl
-      .find(
-        {
-          $or: [
-            { up: { $in: unique }, holder: 'down', ...(others ? { down: others } : {}) },
-            { down: { $in: unique }, holder: 'up', ...(others ? { up: others } : {}) },
-          ],
-        } as Filter<EdgeDoc>,
-        { projection: { _id: 0, up: 1, down: 1, slot: 1, holder: 1 }, limit },
-      )
-      .toArray();
+    const edges = await engine(() =>
+      this.edgeColl
+        .find(
+          {
+            $or: [
+              { up: { $in: unique }, holder: 'down', ...(others ? { down: others } : {}) },
+              { down: { $in: unique }, holder: 'up', ...(others ? { up: others } : {}) },
+            ],
+          } as Filter<EdgeDoc>,
+          { projection: { _id: 0, up: 1, down: 1, slot: 1, holder: 1 }, limit, maxTimeMS: this.maxTimeMS },
+        )
+        .toArray(),
+    );
     if (edges.length === 0) return [];
     const holderOf = (e: Edge) => (e.holder === 'down' ? e.down : e.up);
     const records = new Map(
@@ -315,8 +427,9 @@ export class MongoEdgeIndex implements EdgeIndex {
     return (await this.meta('watermark')) ?? 0;
   }
 
+  /** Never moves back: a slower process finishing an older catch-up leaves a newer mark alone. */
   async setWatermark(seq: number): Promise<void> {
-    await this.setMeta('watermark', seq);
+    await this.setMeta('watermark', seq, '$max');
   }
 
   async close(): Promise<void> {

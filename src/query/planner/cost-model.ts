@@ -54,6 +54,8 @@ export interface CostInputs {
   hasBodyTest: boolean;
   /** Records the read must produce before it can stop (skip + limit), Infinity for all. */
   need: number;
+  /** Records the page returns (limit, or `need` without one). Default `need`. */
+  page?: number;
   /** The requested order is id order (a walk can stop early). */
   idOrder: boolean;
 }
@@ -162,7 +164,7 @@ export function attributeIndexCost(
 export function sortedIndexWalkCost(c: CostInputs, checked: boolean): PathEstimate {
   const share = c.size === 0 ? 1 : Math.max(c.matches, 0.5) / c.size;
   const keys = Math.min(c.size, Math.ceil(c.need / share));
-  const page = Math.min(c.need, c.matches);
+  const page = Math.min(c.page ?? c.need, c.matches);
   const read = checked
     ? keys * (COST.fetchById + (c.hasBodyTest ? COST.bodyTestPerKb * kb(c) : 0)) +
       keys * c.bodyTestPass * COST.parsePerKb * kb(c)

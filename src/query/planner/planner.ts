@@ -195,6 +195,7 @@ export class QueryPlanner {
       bodyTestPass: hasBodyTest ? (known?.bodyTestPass ?? 1) : 1,
       hasBodyTest,
       need,
+      page: limit ?? need,
       idOrder,
     };
 

@@ -1,10 +1,15 @@
 /**
  * The MongoDB DocumentStore: records keep their own `id` (unique index) and never expose
  * `_id`; the narrowing attributes get the same indexes as the embedded store's side table;
- * a `_changes` collection with a counter feeds search-index freshness.
+ * the change log (`change-log.ts`) feeds search-index freshness.
+ *
+ * Every user-driven read carries `maxTimeMS`; writes run in transactions with bounded retries
+ * (`transactions.ts`), their operations one after another, committed with a majority write
+ * concern; transient engine errors leave as `StoreUnavailable` (`engine-errors.ts`).
  */
 import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
-import { assertRegexesSupported } from '../filter.ts';
+import { assertRegexesSupported, compileFilter } from '../filter.ts';
+import { compileProjection } from '../projection.ts';
 import { cleanDocs } from '../clean-docs.ts';
 import { keysByCollection } from '../record-keys.ts';
 import { INDEXED_PATHS } from '../sqlite/attribute-index.ts';
@@ -21,23 +26,35 @@ import type {
   WriteResult,
 } from '../port.ts';
 import { MongoStateStore, STATE_COLLECTION } from './state-store.ts';
+import { CHANGES_COLLECTION, CHANGES_PAGE, COUNTERS_COLLECTION, MongoChangeLog } from './change-log.ts';
+import { engine } from './engine-errors.ts';
+import { serverFilter } from './pcre-safety.ts';
+import { DEFAULT_TRANSACTION_POLICY, runTransaction, type TransactionPolicy } from './transactions.ts';
 
-export const CHANGES_COLLECTION = '_changes';
-export const COUNTERS_COLLECTION = '_counters';
-const CHANGES_PAGE = 100_000;
+export { CHANGES_COLLECTION, COUNTERS_COLLECTION };
 const DUPLICATE_KEY = 11000;
 
-interface ChangeRecord {
-  seq: number;
-  collection: string;
-  id: string;
-  deleted: boolean;
+/** A read-modify-write that would write collections whose indexes are not made yet. */
+class NeedsIndexes extends Error {
+  constructor(readonly collections: string[]) {
+    super(`indexes needed first: ${collections.join(', ')}`);
+  }
 }
 
 export interface MongoStoreOptions {
   databaseName: string;
   /** Whether the deployment runs multi-document transactions (replica set or sharded cluster). */
   transactions: boolean;
+  /** Time limit of every user-driven operation, in milliseconds (`maxTimeMS`). Default 30 s. */
+  maxTimeMS?: number;
+  /** Retries of transactions that meet a transient error. */
+  transactionPolicy?: Partial<TransactionPolicy>;
+  /** Change-log sequence numbers kept for readers. Default 1 000 000. */
+  changesRetained?: number;
+  /** Change-log entries one `changesSince` answers at most. Default 100 000. */
+  changesPage?: number;
+  /** How often old change-log entries are pruned; 0: never (tests prune by hand). Default one minute. */
+  pruneEveryMs?: number;
 }
 
 /** Index specifications every record collection gets: unique `id`, plus each narrowing attribute. */
@@ -60,7 +77,11 @@ export class MongoDocumentStore implements DocumentStore {
   readonly engine = 'mongo' as const;
   readonly databaseName: string;
   readonly state: MongoStateStore;
+  readonly changeLog: MongoChangeLog;
   private readonly indexed = new Set<string>();
+  private readonly maxTimeMS: number;
+  private readonly policy: TransactionPolicy;
+  private readonly pruneTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
@@ -68,7 +89,25 @@ export class MongoDocumentStore implements DocumentStore {
     private readonly options: MongoStoreOptions,
   ) {
     this.databaseName = options.databaseName;
-    this.state = new MongoStateStore(db);
+    this.maxTimeMS = options.maxTimeMS ?? 30_000;
+    this.policy = {
+      ...DEFAULT_TRANSACTION_POLICY,
+      timeLimitMs: this.maxTimeMS,
+      ...options.transactionPolicy,
+    };
+    this.state = new MongoStateStore(db, this.maxTimeMS);
+    this.changeLog = new MongoChangeLog(db, client, {
+      retained: options.changesRetained ?? 1_000_000,
+      page: options.changesPage ?? CHANGES_PAGE,
+      maxTimeMS: this.maxTimeMS,
+      policy: this.policy,
+      transactions: options.transactions && client !== undefined,
+    });
+    const pruneEveryMs = options.pruneEveryMs ?? 60_000;
+    if (pruneEveryMs > 0) {
+      this.pruneTimer = setInterval(() => void this.changeLog.prune().catch(() => undefined), pruneEveryMs);
+      this.pruneTimer.unref();
+    }
   }
 
   /** The database the records are in, for indexes kept beside them (the provenance edge index). */
@@ -76,11 +115,23 @@ export class MongoDocumentStore implements DocumentStore {
     return this.db;
   }
 
+  /** The client, for transactions of indexes kept beside the records; undefined without transactions. */
+  get transactionClient(): MongoClient | undefined {
+    return this.options.transactions ? this.client : undefined;
+  }
+
+  /** Limits of transactions and operations, for indexes kept beside the records. */
+  get limits(): { maxTimeMS: number; policy: TransactionPolicy } {
+    return { maxTimeMS: this.maxTimeMS, policy: this.policy };
+  }
+
   /** Indexes for the given record collections and the internal collections. */
   async init(recordCollections: readonly string[]): Promise<void> {
-    await this.state.createIndexes();
-    await this.db.collection<ChangeRecord>(CHANGES_COLLECTION).createIndex({ seq: 1 }, { name: 'seq_1' });
-    for (const c of recordCollections) await this.ensureIndexes(c);
+    await engine(async () => {
+      await this.state.createIndexes();
+      await this.changeLog.init();
+      for (const c of recordCollections) await this.ensureIndexes(c);
+    });
   }
 
   private async ensureIndexes(collection: string): Promise<void> {
@@ -89,92 +140,140 @@ export class MongoDocumentStore implements DocumentStore {
     this.indexed.add(collection);
   }
 
-  private query(filter: Filter, candidateIds?: Iterable<string>, afterId?: string): Filter {
+  /**
+   * The filter sent to MongoDB: the user's, restricted to candidate ids and keyset position.
+   * Conditions holding a pattern PCRE could backtrack on are left out (`exact: false`): the
+   * server then matches a superset, and the service checks each record against the whole filter.
+   */
+  private query(
+    filter: Filter,
+    candidateIds?: Iterable<string>,
+    afterId?: string,
+  ): { q: Filter; exact: boolean } {
     assertRegexesSupported(filter);
+    const server = serverFilter(filter);
     const clauses: Filter[] = [];
     if (candidateIds !== undefined) clauses.push({ id: { $in: [...new Set(candidateIds)] } });
     if (afterId !== undefined) clauses.push({ id: { $gt: afterId } });
-    if (clauses.length === 0) return filter;
-    if (Object.keys(filter).length > 0) clauses.push(filter);
-    return clauses.length === 1 ? clauses[0]! : { $and: clauses };
+    const q = server.filter;
+    if (clauses.length === 0) return { q, exact: server.exact };
+    if (Object.keys(q).length > 0) clauses.push(q);
+    return { q: clauses.length === 1 ? clauses[0]! : { $and: clauses }, exact: server.exact };
+  }
+
+  /**
+   * Whole records the server filter `q` matches, in `sort` order, that also pass the whole
+   * `filter` in the service (for a filter MongoDB may not evaluate entirely).
+   */
+  private async *checkedInService(
+    collection: string,
+    q: Filter,
+    filter: Filter,
+    options: { sort?: Document; session?: ClientSession },
+  ): AsyncIterable<Doc> {
+    const matches = compileFilter(filter);
+    const cursor = this.db.collection(collection).find(q, {
+      projection: { _id: 0 },
+      sort: options.sort,
+      maxTimeMS: this.maxTimeMS,
+      batchSize: 1000,
+      session: options.session,
+    });
+    try {
+      for await (const doc of cursor) if (matches(doc as unknown as Doc)) yield doc as unknown as Doc;
+    } finally {
+      await cursor.close();
+    }
   }
 
   async nonEmptyCollections(): Promise<string[]> {
-    const names = (await this.db.listCollections({}, { nameOnly: true }).toArray())
-      .map((c) => c.name)
-      .filter((n) => !n.startsWith('_') && !n.startsWith('system.'));
-    const nonEmpty: string[] = [];
-    for (const name of names) {
-      if ((await this.db.collection(name).estimatedDocumentCount()) > 0) nonEmpty.push(name);
-    }
-    return nonEmpty.sort();
+    return engine(async () => {
+      const names = (await this.db.listCollections({}, { nameOnly: true }).toArray())
+        .map((c) => c.name)
+        .filter((n) => !n.startsWith('_') && !n.startsWith('system.') && !n.startsWith('fs.'));
+      const nonEmpty: string[] = [];
+      for (const name of names) {
+        const count = await this.db.collection(name).estimatedDocumentCount({ maxTimeMS: this.maxTimeMS });
+        if (count > 0) nonEmpty.push(name);
+      }
+      return nonEmpty.sort();
+    });
   }
 
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
     const sort: Array<[string, 1 | -1]> = options.sort && options.sort.length > 0 ? [...options.sort] : [];
     if (!sort.some(([f]) => f === 'id')) sort.push(['id', 1]);
+    const { q, exact } = this.query(filter, options.candidateIds, options.afterId);
+    if (!exact) {
+      const project = compileProjection(options.projection);
+      return engine(async () => {
+        const out: Doc[] = [];
+        let skip = options.skip ?? 0;
+        for await (const doc of this.checkedInService(collection, q, filter, { sort })) {
+          if (skip > 0) {
+            skip--;
+            continue;
+          }
+          out.push(project(doc));
+          if (options.limit && options.limit > 0 && out.length >= options.limit) break;
+        }
+        return out;
+      });
+    }
     const findOptions: Document = { projection: mongoProjection(options.projection), sort };
     if (options.skip) findOptions.skip = options.skip;
     if (options.limit && options.limit > 0) findOptions.limit = options.limit;
-    const q = this.query(filter, options.candidateIds, options.afterId);
-    return (await this.db.collection(collection).find(q, findOptions).toArray()) as unknown as Doc[];
+    findOptions.maxTimeMS = this.maxTimeMS;
+    return engine(
+      async () => (await this.db.collection(collection).find(q, findOptions).toArray()) as unknown as Doc[],
+    );
   }
 
+  /**
+   * Counts matches. The whole collection (an empty filter) is counted from the collection's
+   * metadata (`estimatedDocumentCount`), not by scanning it.
+   */
   async count(collection: string, filter: Filter, candidateIds?: Iterable<string>): Promise<number> {
-    return this.db.collection(collection).countDocuments(this.query(filter, candidateIds));
+    const { q, exact } = this.query(filter, candidateIds);
+    const c = this.db.collection(collection);
+    if (!exact) {
+      return engine(async () => {
+        let n = 0;
+        for await (const _ of this.checkedInService(collection, q, filter, {})) n++;
+        return n;
+      });
+    }
+    return engine(() =>
+      Object.keys(q).length === 0
+        ? c.estimatedDocumentCount({ maxTimeMS: this.maxTimeMS })
+        : c.countDocuments(q, { maxTimeMS: this.maxTimeMS }),
+    );
   }
 
   /** A random sample by MongoDB's `$sample` stage, as JSON text (the planner's estimates). */
   async sampleTexts(collection: string, size: number): Promise<string[]> {
-    const docs = await this.db
-      .collection(collection)
-      .aggregate([{ $sample: { size } }, { $project: { _id: 0 } }])
-      .toArray();
+    const docs = await engine(() =>
+      this.db
+        .collection(collection)
+        .aggregate([{ $sample: { size } }, { $project: { _id: 0 } }], { maxTimeMS: this.maxTimeMS })
+        .toArray(),
+    );
     return docs.map((d) => JSON.stringify(d));
   }
 
   async getById(collection: string, id: string, projection?: Projection): Promise<Doc | null> {
-    const found = await this.db
-      .collection(collection)
-      .findOne({ id }, { projection: mongoProjection(projection) });
+    const found = await engine(() =>
+      this.db
+        .collection(collection)
+        .findOne({ id }, { projection: mongoProjection(projection), maxTimeMS: this.maxTimeMS }),
+    );
     return found as unknown as Doc | null;
   }
 
   /** Runs `work` in a transaction when the deployment has them, else directly. */
   private async atomically<T>(work: (session: ClientSession | undefined) => Promise<T>): Promise<T> {
-    if (!this.options.transactions || !this.client) return work(undefined);
-    const session = this.client.startSession();
-    try {
-      let result: T | undefined;
-      await session.withTransaction(async () => {
-        result = await work(session);
-      });
-      return result as T;
-    } finally {
-      await session.endSession();
-    }
-  }
-
-  private async recordChanges(
-    collection: string,
-    ids: string[],
-    deleted: boolean,
-    session: ClientSession | undefined,
-  ): Promise<void> {
-    if (ids.length === 0) return;
-    const counter = await this.db
-      .collection<{ _id: string; seq: number }>(COUNTERS_COLLECTION)
-      .findOneAndUpdate(
-        { _id: 'changes' },
-        { $inc: { seq: ids.length } },
-        { upsert: true, returnDocument: 'after', session },
-      );
-    const last = counter?.seq ?? ids.length;
-    const first = last - ids.length + 1;
-    await this.db.collection<ChangeRecord>(CHANGES_COLLECTION).insertMany(
-      ids.map((id, i) => ({ seq: first + i, collection, id, deleted })),
-      { ordered: true, session },
-    );
+    if (!this.options.transactions || !this.client) return engine(() => work(undefined));
+    return engine(() => runTransaction(this.client!, work, this.policy));
   }
 
   async upsertMany(collection: string, docs: Doc[]): Promise<WriteResult> {
@@ -186,48 +285,73 @@ export class MongoDocumentStore implements DocumentStore {
     const cleaned = writes
       .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
       .filter((w) => w.docs.length > 0);
-    for (const { collection } of cleaned) await this.ensureIndexes(collection);
+    await engine(async () => {
+      for (const { collection } of cleaned) await this.ensureIndexes(collection);
+    });
     return this.atomically((session) => this.writeInSession(cleaned, session));
   }
 
   /**
    * The read and the writes share one session transaction: a concurrent write to a record read
-   * here makes one of the two transactions fail with a write conflict, and `withTransaction`
-   * retries it (running `decide` again on the records as they now are).
+   * here makes one of the two transactions fail with a write conflict, and the transaction runs
+   * again (running `decide` again on the records as they now are). The records are read one
+   * collection after another (a transaction's operations never run in parallel).
    */
   async readModifyWrite<T>(
     keys: RecordKey[],
     decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
   ): Promise<T> {
-    for (const collection of new Set(keys.map((k) => k.collection))) await this.ensureIndexes(collection);
-    return this.atomically(async (session) => {
-      const current = await Promise.all(
-        keys.map(
-          async ({ collection, id }) =>
-            (await this.db
-              .collection(collection)
-              .findOne({ id }, { projection: { _id: 0 }, session })) as Doc | null,
-        ),
-      );
-      const { writes, deletes = [], value } = decide(current);
-      for (const [collection, ids] of keysByCollection(deletes)) {
-        const present = (
-          await this.db
-            .collection(collection)
-            .find({ id: { $in: ids } }, { projection: { _id: 0, id: 1 }, session })
-            .toArray()
-        ).map((d) => (d as unknown as { id: string }).id);
-        if (present.length === 0) continue;
-        await this.db.collection(collection).deleteMany({ id: { $in: present } }, { session });
-        await this.recordChanges(collection, present, true, session);
-      }
-      const cleaned = writes
-        .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
-        .filter((w) => w.docs.length > 0);
-      for (const { collection } of cleaned) await this.ensureIndexes(collection);
-      await this.writeInSession(cleaned, session);
-      return value;
+    await engine(async () => {
+      for (const collection of new Set(keys.map((k) => k.collection))) await this.ensureIndexes(collection);
     });
+    for (;;) {
+      try {
+        return await this.atomically((session) => this.readDecideWrite(keys, decide, session));
+      } catch (err) {
+        // Indexes are made outside transactions: make them, then run it all again.
+        if (!(err instanceof NeedsIndexes)) throw err;
+        await engine(async () => {
+          for (const collection of err.collections) await this.ensureIndexes(collection);
+        });
+      }
+    }
+  }
+
+  private async readDecideWrite<T>(
+    keys: RecordKey[],
+    decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
+    session: ClientSession | undefined,
+  ): Promise<T> {
+    const found = new Map<string, Doc>();
+    for (const collection of new Set(keys.map((k) => k.collection))) {
+      const ids = [...new Set(keys.filter((k) => k.collection === collection).map((k) => k.id))];
+      const docs = (await this.db
+        .collection(collection)
+        .find({ id: { $in: ids } }, { projection: { _id: 0 }, maxTimeMS: this.maxTimeMS, session })
+        .toArray()) as unknown as Doc[];
+      for (const doc of docs) found.set(`${collection}\u0000${doc.id}`, doc);
+    }
+    const current = keys.map(({ collection, id }) => found.get(`${collection}\u0000${id}`) ?? null);
+    const { writes, deletes = [], value } = decide(current);
+    // Deletes first (the records absent are skipped), then the writes, one after another.
+    for (const [collection, ids] of keysByCollection(deletes)) {
+      const present = (
+        await this.db
+          .collection(collection)
+          .find({ id: { $in: ids } }, { projection: { _id: 0, id: 1 }, maxTimeMS: this.maxTimeMS, session })
+          .toArray()
+      ).map((d) => (d as unknown as { id: string }).id);
+      if (present.length === 0) continue;
+      await this.db.collection(collection).deleteMany({ id: { $in: present } }, { session });
+      await this.changeLog.record(collection, present, true, session);
+    }
+    const cleaned = writes
+      .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
+      .filter((w) => w.docs.length > 0);
+    const unindexed = cleaned.map((w) => w.collection).filter((c) => !this.indexed.has(c));
+    if (unindexed.length > 0) throw new NeedsIndexes(unindexed);
+    await this.writeInSession(cleaned, session);
+    return value;
   }
 
   /** Replaces (or inserts) each record by id, recording the changes, in the caller's session. */
@@ -241,7 +365,7 @@ export class MongoDocumentStore implements DocumentStore {
         replaceOne: { filter: { id: doc.id }, replacement: doc, upsert: true },
       }));
       const result = await this.db.collection(collection).bulkWrite(ops, { ordered: false, session });
-      await this.recordChanges(
+      await this.changeLog.record(
         collection,
         docs.map((d) => d.id),
         false,
@@ -256,11 +380,11 @@ export class MongoDocumentStore implements DocumentStore {
   /** The unique index on `id` decides, so concurrent inserts of one id leave exactly one winner. */
   async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
     const [clean] = cleanDocs([doc]);
-    await this.ensureIndexes(collection);
+    await engine(() => this.ensureIndexes(collection));
     try {
       await this.atomically(async (session) => {
         await this.db.collection(collection).insertOne({ ...clean! }, { session });
-        await this.recordChanges(collection, [clean!.id], false, session);
+        await this.changeLog.record(collection, [clean!.id], false, session);
       });
       return true;
     } catch (err) {
@@ -270,81 +394,89 @@ export class MongoDocumentStore implements DocumentStore {
   }
 
   async deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]> {
+    const { q, exact } = this.query(filter);
     return this.atomically(async (session) => {
-      const findOptions: Document = { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session };
-      if (limit && limit > 0) findOptions.limit = limit;
-      const ids = (await this.db.collection(collection).find(this.query(filter), findOptions).toArray()).map(
-        (d) => (d as unknown as { id: string }).id,
-      );
+      let ids: string[];
+      if (exact) {
+        const findOptions: Document = { projection: { _id: 0, id: 1 }, sort: { id: 1 }, session };
+        if (limit && limit > 0) findOptions.limit = limit;
+        findOptions.maxTimeMS = this.maxTimeMS;
+        ids = (await this.db.collection(collection).find(q, findOptions).toArray()).map(
+          (d) => (d as unknown as { id: string }).id,
+        );
+      } else {
+        ids = [];
+        for await (const doc of this.checkedInService(collection, q, filter, { sort: { id: 1 }, session })) {
+          ids.push(doc.id);
+          if (limit && limit > 0 && ids.length >= limit) break;
+        }
+      }
       if (ids.length === 0) return [];
       await this.db.collection(collection).deleteMany({ id: { $in: ids } }, { session });
-      await this.recordChanges(collection, ids, true, session);
+      await this.changeLog.record(collection, ids, true, session);
       return ids;
     });
   }
 
+  /**
+   * Storage figures from `$collStats`, which answers one document per shard on a sharded
+   * cluster: the figures are summed over them.
+   */
   async collectionStats(): Promise<CollectionStats[]> {
     const stats: CollectionStats[] = [];
     for (const collection of await this.nonEmptyCollections()) {
-      const [row] = await this.db
-        .collection(collection)
-        .aggregate([{ $collStats: { storageStats: {} } }])
-        .toArray();
-      const s = (row?.storageStats ?? {}) as Record<string, number>;
+      const rows = await engine(() =>
+        this.db
+          .collection(collection)
+          .aggregate([{ $collStats: { storageStats: {} } }], { maxTimeMS: this.maxTimeMS })
+          .toArray(),
+      );
+      const sum = (key: string) =>
+        rows.reduce((n, row) => n + (((row.storageStats ?? {}) as Record<string, number>)[key] ?? 0), 0);
+      const count = sum('count');
+      const size = sum('size');
+      const storageSize = sum('storageSize');
+      const totalIndexSize = sum('totalIndexSize');
       stats.push({
         collection,
-        count: s.count ?? 0,
-        size: s.size ?? 0,
-        avgObjSize: s.avgObjSize ?? 0,
-        storageSize: s.storageSize ?? 0,
-        totalIndexSize: s.totalIndexSize ?? 0,
-        totalSize: s.totalSize ?? (s.storageSize ?? 0) + (s.totalIndexSize ?? 0),
+        count,
+        size,
+        avgObjSize: count > 0 ? size / count : 0,
+        storageSize,
+        totalIndexSize,
+        totalSize: rows.every(
+          (r) => (r.storageStats as Record<string, number> | undefined)?.totalSize !== undefined,
+        )
+          ? sum('totalSize')
+          : storageSize + totalIndexSize,
       });
     }
     return stats;
   }
 
   async changesSince(sinceSeq: number): Promise<ChangePage> {
-    // One row past the page tells whether more follow.
-    const rows = await this.db
-      .collection<ChangeRecord>(CHANGES_COLLECTION)
-      .find({ seq: { $gt: sinceSeq } }, { projection: { _id: 0 }, sort: { seq: 1 }, limit: CHANGES_PAGE + 1 })
-      .toArray();
-    const more = rows.length > CHANGES_PAGE;
-    if (more) rows.length = CHANGES_PAGE;
-    const latest = new Map<string, { collection: string; id: string; deleted: boolean }>();
-    for (const r of rows) {
-      const key = `${r.collection}\u0000${r.id}`;
-      latest.delete(key);
-      latest.set(key, { collection: r.collection, id: r.id, deleted: r.deleted });
-    }
-    // The MongoDB change log is never pruned, so no change is ever missing (no gap).
-    const page: ChangePage = {
-      changes: [...latest.values()],
-      seq: rows.length > 0 ? rows[rows.length - 1]!.seq : sinceSeq,
-    };
-    if (more) page.more = true;
-    return page;
+    return engine(() => this.changeLog.changesSince(sinceSeq));
   }
 
   async latestSeq(): Promise<number> {
-    const newest = await this.db
-      .collection<ChangeRecord>(CHANGES_COLLECTION)
-      .findOne({}, { projection: { _id: 0, seq: 1 }, sort: { seq: -1 } });
-    return newest?.seq ?? 0;
+    return engine(() => this.changeLog.latestSeq());
   }
 
   async *scan(collection: string, batchSize = 1000): AsyncIterable<Doc[]> {
     let cursor: string | undefined;
     for (;;) {
-      const batch = (await this.db
-        .collection(collection)
-        .find(cursor === undefined ? {} : { id: { $gt: cursor } }, {
-          projection: { _id: 0 },
-          sort: { id: 1 },
-          limit: batchSize,
-        })
-        .toArray()) as unknown as Doc[];
+      const after = cursor;
+      const batch = (await engine(() =>
+        this.db
+          .collection(collection)
+          .find(after === undefined ? {} : { id: { $gt: after } }, {
+            projection: { _id: 0 },
+            sort: { id: 1 },
+            limit: batchSize,
+            maxTimeMS: this.maxTimeMS,
+          })
+          .toArray(),
+      )) as unknown as Doc[];
       if (batch.length === 0) return;
       yield batch;
       if (batch.length < batchSize) return;
@@ -353,6 +485,7 @@ export class MongoDocumentStore implements DocumentStore {
   }
 
   async close(): Promise<void> {
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
     await this.client?.close();
   }
 }

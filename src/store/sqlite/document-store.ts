@@ -33,7 +33,8 @@ import { candidateIdSql, ConditionEstimates, ESTIMATE_CAP } from './attribute-pl
 import { sampleTexts } from './sampling.ts';
 import { CHANGE_LOG_SCHEMA, ChangeLog } from './change-log.ts';
 import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
-import { countMatches, findPage, findPageWith, type PageStrategy } from './page-strategies.ts';
+import { countMatches, findPage, findPageWith } from './page-strategies.ts';
+import type { PageStrategy } from './page-queries.ts';
 import { bodyOf, openDatabase, RECORDS_SCHEMA, RecordWrites, scanTexts, type WriteHook } from './records.ts';
 import { createStateSchema, SqliteStateStore } from './state-store.ts';
 import { StatementCache } from './statement-cache.ts';

@@ -25,10 +25,11 @@ import {
 } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
 import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
-import type { SortedPageQuery } from './page-strategies.ts';
+import type { SortedPageQuery } from './page-queries.ts';
 import { loadBodies } from './records.ts';
 import { recordCount } from './statistics.ts';
-import { CHUNK, parseBody, type SqlParam, type StoreContext } from './store-context.ts';
+import type { SqlParam } from './statement-cache.ts';
+import { CHUNK, parseBody, type StoreContext } from './store-context.ts';
 
 /** Matches below this many are sorted from their bodies rather than found on a walk of the sort key's index. */
 const SMALL_MATCH = 1000;
