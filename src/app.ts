@@ -4,11 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Services } from './services.ts';
 import { errorHandler } from './http/error-handler.ts';
+import { securityHeaders } from './http/security-headers.ts';
+import { cacheValidatorRoutes, literalFirstSegment } from './http/validator-route-cache.ts';
 import { corsMiddleware } from './http/cors.ts';
 import { NotFound } from './errors.ts';
 import { docsRouter } from './http/docs.ts';
@@ -34,6 +35,31 @@ import { jobsRouter } from './workflows/job-routes.ts';
 import { fileStagingRouter } from './workflows/file-staging-routes.ts';
 import { runsRouter } from './runs/routes.ts';
 import { drsRouter } from './objects/routes.ts';
+
+/**
+ * A capability's router behind a check of the request's first path segment: a request passes
+ * through every capability's router in turn, and each tests all its routes' patterns, so a router
+ * whose routes all start with literal segments is skipped unless the request starts with one of
+ * them. A router with a middleware for all paths, or a route starting with a parameter, is always
+ * entered. Express matches paths case-insensitively by default, as this check does.
+ */
+function enteredByFirstSegment(router: express.Router): express.RequestHandler {
+  const firsts = new Set<string>();
+  for (const layer of router.stack as Array<{ rawPath?: unknown; slash?: boolean }>) {
+    const paths = [layer.rawPath].flat();
+    for (const p of paths) {
+      const first = typeof p === 'string' && !layer.slash ? literalFirstSegment(p) : undefined;
+      if (first === undefined || first === '') return router;
+      firsts.add(first.toLowerCase());
+    }
+  }
+  return (req, res, next) => {
+    const end = req.path.indexOf('/', 1);
+    const first = req.path.slice(1, end < 0 ? undefined : end).toLowerCase();
+    if (firsts.has(first)) router(req, res, next);
+    else next();
+  };
+}
 
 /** A capability's routes: every one is built the same way, from the services. */
 export type CapabilityRoutes = (services: Services) => express.Router;
@@ -72,7 +98,7 @@ export function buildApp(services: Services): express.Express {
   // Whose X-Forwarded-For names the client (login limits count by the client's address).
   app.set('trust proxy', services.config.trustProxy);
   app.use(
-    helmet({
+    securityHeaders({
       // The docs page's ORCID login runs in a popup that passes through the external issuer and
       // must still reach its opener when it comes back (the default, same-origin, cuts it off).
       crossOriginOpenerPolicy: { policy: 'same-origin-allow-popups' },
@@ -120,11 +146,13 @@ export function buildApp(services: Services): express.Express {
   app.use(readRequestsAsOriginal(loadValidationDocument()));
   // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
   app.use(fileUploads(services.config.maxBodyBytes, CHANGESHEET_UPLOADS));
+  cacheValidatorRoutes();
   app.use(
     OpenApiValidator.middleware({
       apiSpec: loadValidationDocument() as any,
       validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
-      validateResponses: true,
+      // Off in production (config.ts): each answer would pay for checking itself.
+      validateResponses: services.config.validateResponses,
       validateSecurity: false,
       ignoreUndocumented: true,
       // Multipart bodies are read by fileUploads above, not by the validator's multer.
@@ -133,7 +161,7 @@ export function buildApp(services: Services): express.Express {
   );
 
   for (const { routes } of CAPABILITY_ROUTES.filter((entry) => !entry.readsOwnBody))
-    app.use(routes(services));
+    app.use(enteredByFirstSegment(routes(services)));
   app.use(() => {
     throw new NotFound();
   });

@@ -92,6 +92,12 @@ export interface Config {
    * which lets clients choose their own address: only behind a proxy that overwrites the header.
    */
   trustProxy: boolean | number | string[];
+  /**
+   * Check every answer against the contract before it is sent (a mismatch is a 500 naming it).
+   * `VALIDATE_RESPONSES`, default true, except with `NODE_ENV=production`, where each answer
+   * would pay for it: there the contract is held by the tests, which run with it on.
+   */
+  validateResponses: boolean;
 }
 
 /** Which origins CORS allows: exact origins, or a pattern matched against the whole origin. */
@@ -277,5 +283,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: corsOrigins(env),
     workflowCatalog: env.WORKFLOW_CATALOG ? path.resolve(env.WORKFLOW_CATALOG) : undefined,
     trustProxy: trustProxy(env),
+    validateResponses: boolean(env, 'VALIDATE_RESPONSES', env.NODE_ENV !== 'production'),
   };
 }

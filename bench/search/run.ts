@@ -102,7 +102,10 @@ function ourTableBytes(bench: BenchServer): { attribute: number; records: number
         )
         .get(...tables) as { bytes: number | null }
     ).bytes ?? 0;
-  return { attribute: bytesOf(['attr_index', 'attr_irregular']), records: bytesOf(['docs']) };
+  return {
+    attribute: bytesOf(['attr_index', 'attr_irregular', 'attr_paths']),
+    records: bytesOf(['docs']),
+  };
 }
 
 async function measureSize(size: number, cluster: PostgresCluster | undefined) {

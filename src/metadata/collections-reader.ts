@@ -4,6 +4,7 @@
  */
 import { Aggregator } from 'mingo';
 import type { QueryPlanner } from '../query/planner/planner.ts';
+import { sortKeyOf } from '../store/ordering.ts';
 import type { Doc, Filter, Sort } from '../store/port.ts';
 import { compileProjection } from '../store/projection.ts';
 
@@ -13,7 +14,22 @@ export interface ReadPage {
   skip?: number;
   limit?: number;
   afterId?: string;
+  /** With a sort: the keys `SortedPage.lastKeys` gave for the record at `skip - 1` (see FindOptions.after). */
+  after?: unknown[];
 }
+
+/** A sorted page with the sort keys of its records, from which the next page can start. */
+export interface SortedPage {
+  docs: Doc[];
+  /**
+   * Per record of `docs`: its sort keys with the id tie-breaker (one collection only), or null
+   * when a key is not a plain null, string or number (the next page then skips to its place).
+   */
+  keys?: Array<unknown[] | null>;
+}
+
+const plainKey = (v: unknown) =>
+  v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 
 /** Sort keys with `id` as the final tie-breaker, so pages are stable. */
 export function withIdTieBreaker(sort: Sort | undefined): Sort | undefined {
@@ -27,7 +43,11 @@ export class CollectionsReader {
   async find(collections: string[], filter: Filter, page: ReadPage): Promise<Doc[]> {
     const sort = withIdTieBreaker(page.sort);
     if (collections.length === 1) {
-      return this.planner.find(collections[0]!, filter, { ...page, sort });
+      return this.planner.find(collections[0]!, filter, {
+        ...page,
+        sort,
+        after: sort ? page.after : undefined,
+      });
     }
     // Each collection yields its first skip+limit records in the requested order; merging them
     // and cutting the window gives the same page as one collection holding them all.
@@ -49,6 +69,27 @@ export class CollectionsReader {
     const start = page.skip ?? 0;
     merged = merged.slice(start, window);
     return sort && page.projection ? merged.map(compileProjection(page.projection)) : merged;
+  }
+
+  /**
+   * Like `find`, with the sort keys of each record when one collection is read in a sort order,
+   * so that the next page can start after the last record instead of skipping to it (`after`).
+   */
+  async findSorted(collections: string[], filter: Filter, page: ReadPage): Promise<SortedPage> {
+    const sort = withIdTieBreaker(page.sort);
+    if (!sort || collections.length !== 1) {
+      const { after: _after, ...rest } = page;
+      return { docs: await this.find(collections, filter, rest) };
+    }
+    // The sort paths are read with the projection, and dropped after the keys are taken.
+    const { projection } = page;
+    const widened = projection ? [...new Set([...projection, ...sort.map(([p]) => p)])] : undefined;
+    const found = await this.planner.find(collections[0]!, filter, { ...page, sort, projection: widened });
+    const keys = found.map((doc) => {
+      const k = sort.map(([p, d]) => sortKeyOf(doc, p, d));
+      return k.every(plainKey) ? k : null;
+    });
+    return { docs: projection ? found.map(compileProjection(projection)) : found, keys };
   }
 
   async count(collections: string[], filter: Filter): Promise<number> {

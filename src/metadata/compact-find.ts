@@ -49,6 +49,8 @@ interface CursorState {
   offset: number;
   /** Last id returned (keyset paging in id order when unsorted). */
   lastId: string | null;
+  /** Sort keys of the last record returned (keyset paging in sort order, one collection). */
+  lastKeys?: unknown[] | null;
   count: number;
 }
 
@@ -114,10 +116,12 @@ export class CompactFind {
     }
     const projection = parseFieldList(state.fields ?? undefined);
     // One record beyond the page tells whether another page exists.
-    const batch = await this.reader.find(collections, state.filter, {
+    const { docs: batch, keys } = await this.reader.findSorted(collections, state.filter, {
       sort: state.sort ?? undefined,
       projection,
-      ...(state.sort ? { skip: state.offset } : { afterId: state.lastId ?? undefined }),
+      ...(state.sort
+        ? { skip: state.offset, after: state.lastKeys ?? undefined }
+        : { afterId: state.lastId ?? undefined }),
       limit: state.perPage + 1,
     });
     const results = batch.slice(0, state.perPage);
@@ -127,6 +131,7 @@ export class CompactFind {
         ...state,
         offset: state.offset + results.length,
         lastId: results[results.length - 1]!.id,
+        lastKeys: keys?.[results.length - 1] ?? null,
       });
     }
     return this.response(

@@ -30,6 +30,8 @@ interface QueryCursorState {
   exclude: string[] | null;
   offset: number;
   lastId: string | null;
+  /** Sort keys of the last record returned (keyset paging in sort order). */
+  lastKeys?: unknown[] | null;
   /** Records still allowed by the command's `limit` (null: no limit). */
   remaining: number | null;
   /** The batch size the cursor was opened with: a `getMore` without its own keeps it (as the original). */
@@ -213,19 +215,23 @@ export class QueryCommands {
     const want = state.remaining === null ? size : Math.min(size, state.remaining);
     let batch: Doc[];
     let more: boolean;
+    let lastKeys: unknown[] | null = null;
     if (state.pending) {
       batch = state.pending.slice(0, want);
       more = state.pending.length > want;
       state = { ...state, pending: state.pending.slice(want) };
     } else {
-      const found = await this.reader.find([state.collection], state.filter, {
+      const found = await this.reader.findSorted([state.collection], state.filter, {
         sort: state.sort ?? undefined,
         projection: state.projection ?? undefined,
-        ...(state.sort ? { skip: state.offset } : { afterId: state.lastId ?? undefined }),
+        ...(state.sort
+          ? { skip: state.offset, after: state.lastKeys ?? undefined }
+          : { afterId: state.lastId ?? undefined }),
         limit: want + 1,
       });
-      batch = found.slice(0, want);
-      more = found.length > want;
+      batch = found.docs.slice(0, want);
+      lastKeys = found.keys?.[batch.length - 1] ?? null;
+      more = found.docs.length > want;
       if (state.exclude) batch = batch.map((d) => dropFields(d, state.exclude!));
     }
     const remaining = state.remaining === null ? null : state.remaining - batch.length;
@@ -234,6 +240,7 @@ export class QueryCommands {
       ...state,
       offset: state.offset + batch.length,
       lastId: batch[batch.length - 1]!.id,
+      lastKeys,
       remaining,
     });
     return { batch, id };

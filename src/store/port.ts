@@ -27,6 +27,12 @@ export interface FindOptions {
   /** Keyset paging on `id` order: only records with id greater than this (only when sort is empty). */
   afterId?: string;
   /**
+   * Keyset paging in sort order: the sort keys (one per `sort` entry, the `id` tie-breaker last, as
+   * `sortKeyOf` gives them) of the record just before the page, which `skip` still positions. A
+   * store that can seek in sort order starts after these keys; the others skip `skip` records.
+   */
+  after?: unknown[];
+  /**
    * The access path the query planner chose (src/query/planner). Adapters that cannot follow it
    * answer the same records their own way; the answer never depends on it.
    */

@@ -70,3 +70,36 @@ describe('sorted pages on an indexed path through HTTP', () => {
     expect(seen).toEqual(expected.slice(0, 500));
   });
 });
+
+describe('cursor paging in sort order', () => {
+  it('continues after the last record returned, even when records before it go away', async () => {
+    const store = t.store as SqliteDocumentStore;
+    const named = Array.from({ length: 1500 }, (_, n) => ({
+      id: `nmdc:bsm-11-n${String(n).padStart(5, '0')}`,
+      type: 'nmdc:Biosample',
+      name: `sample ${String((n * 7919) % 1500).padStart(4, '0')}`,
+      ecosystem_category: 'Named',
+    }));
+    await store.upsertMany('biosample_set', named);
+    const expected = sortDocs([...named], [['name', -1]]).map((d) => d.id);
+    const query = { filter: 'ecosystem_category:Named', sort: 'name:desc', fields: 'name', per_page: 200 };
+    const seen: string[] = [];
+    let cursor = '*';
+    for (let pages = 0; pages < 4; pages++) {
+      const walks = store.counters.sortedIndexWalks;
+      const res = await request(t.app)
+        .get('/biosamples')
+        .query({ ...query, cursor })
+        .expect(200);
+      expect(store.counters.lastStrategy).toBe('sorted-index-walk');
+      expect(store.counters.sortedIndexWalks).toBe(walks + 1);
+      const ids = res.body.results.map((r: Doc) => r.id);
+      expect(res.body.results.every((r: Doc) => Object.keys(r).sort().join() === 'id,name')).toBe(true);
+      seen.push(...ids);
+      // Records already paged through are deleted: a cursor that skipped by count would now jump.
+      await store.deleteMany('biosample_set', { id: { $in: ids.slice(0, 50) } });
+      cursor = res.body.meta.next_cursor;
+    }
+    expect(seen).toEqual(expected.slice(0, 800));
+  });
+});

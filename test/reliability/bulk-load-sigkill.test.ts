@@ -111,7 +111,9 @@ async function expectConsistent(opened: Awaited<ReturnType<typeof openAll>>) {
         for (const [p, v] of indexRecord(doc).entries) expected.push(JSON.stringify([p, v, doc.id]));
     const actual = (
       store.db
-        .prepare('SELECT path, value, id FROM attr_index WHERE collection = ?')
+        .prepare(
+          'SELECT p.path, x.value, x.id FROM attr_index x JOIN attr_paths p ON p.key = x.key WHERE p.collection = ?',
+        )
         .raw()
         .all(collection) as Array<[string, string | number, string]>
     ).map((r) => JSON.stringify(r));

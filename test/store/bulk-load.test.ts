@@ -96,8 +96,14 @@ function contents(o: Opened) {
   const all = (sql: string) => o.store.db.prepare(sql).raw().all();
   return {
     docs: all('SELECT collection, id, body, size FROM docs ORDER BY collection, id'),
-    attr: all('SELECT collection, path, value, typeof(value), id FROM attr_index ORDER BY 1, 2, 3, 5'),
-    irregular: all('SELECT collection, path, id FROM attr_irregular ORDER BY 1, 2, 3'),
+    attr: all(
+      'SELECT p.collection, p.path, x.value, typeof(x.value), x.id FROM attr_index x ' +
+        'JOIN attr_paths p ON p.key = x.key ORDER BY 1, 2, 3, 5',
+    ),
+    irregular: all(
+      'SELECT p.collection, p.path, x.id FROM attr_irregular x JOIN attr_paths p ON p.key = x.key ORDER BY 1, 2, 3',
+    ),
+    attrRecords: all('SELECT collection, path, records FROM attr_paths WHERE records <> 0 ORDER BY 1, 2'),
     stats: all('SELECT collection, count, size FROM collection_stats ORDER BY collection'),
     changes: all('SELECT collection, id, deleted FROM changes ORDER BY collection, id, seq'),
     nodes: all('SELECT id, collection, type, fingerprint FROM graph_nodes ORDER BY id'),

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilter } from '../../src/store/filter.ts';
-import { sortDocs } from '../../src/store/ordering.ts';
+import { sortDocs, sortKeyOf } from '../../src/store/ordering.ts';
 import type { Doc, ExecutionStats, Filter, FindOptions } from '../../src/store/port.ts';
 import { SqliteDocumentStore, type PageStrategy } from '../../src/store/sqlite/index.ts';
 
@@ -20,6 +20,7 @@ const docs: Doc[] = Array.from({ length: 3000 }, (_, i) => ({
   id: `nmdc:bsm-11-${String(i).padStart(5, '0')}`,
   type: 'nmdc:Biosample',
   name: `sample ${(i * 7919) % 3000}`,
+  geo_loc_name: { has_raw_value: `site ${(i * 7907) % 3000}` },
   ecosystem_category: CATEGORIES[i % 3],
   ecosystem_type: TYPES[i % 5],
   ...(i % 50 === 0 ? {} : { depth: { has_numeric_value: i % 97 } }),
@@ -83,16 +84,37 @@ const CASES: Array<{
   {
     name: 'an index-decided filter sorted by a path without an index',
     filter: { ecosystem_category: 'Plants' },
-    options: { sort: [['name', 1]], limit: 10 },
+    options: { sort: [['geo_loc_name.has_raw_value', 1]], limit: 10 },
     chosen: 'sort-keys',
     able: ['id-walk', 'attribute-index', 'sort-keys', 'sort-in-memory'],
   },
   {
-    name: 'a filter the index cannot decide, sorted',
+    name: 'a filter the index cannot decide, sorted by a path without an index',
     filter: { name: { $regex: '7$' } },
-    options: { sort: [['name', -1]], limit: 10 },
+    options: { sort: [['geo_loc_name.has_raw_value', -1]], limit: 10 },
     chosen: 'sort-in-memory',
     able: ['id-walk', 'sort-in-memory'],
+  },
+  {
+    name: 'an index-decided filter sorted by an indexed path, deep',
+    filter: { ecosystem_category: 'Plants' },
+    options: { sort: [['name', 1]], skip: 700, limit: 10 },
+    chosen: 'sorted-index-walk',
+    able: ['id-walk', 'attribute-index', 'sorted-index-walk', 'sort-keys', 'sort-in-memory'],
+  },
+  {
+    name: 'the whole collection sorted by an indexed path descending, deep',
+    filter: {},
+    options: { sort: [['name', -1]], skip: 2500, limit: 25 },
+    chosen: 'sorted-index-walk',
+    able: ['id-walk', 'sorted-index-walk', 'sort-keys', 'sort-in-memory'],
+  },
+  {
+    name: 'a filter the index cannot decide, sorted by an indexed path',
+    filter: { name: { $regex: '7$' } },
+    options: { sort: [['name', -1]], skip: 5, limit: 10 },
+    chosen: 'sorted-index-walk',
+    able: ['id-walk', 'sorted-index-walk', 'sort-in-memory'],
   },
 ];
 
@@ -129,8 +151,46 @@ describe('SQLite page strategies', () => {
     });
   }
 
+  it('starts a sorted page after the keys of the record before it, as skipping to it would', async () => {
+    for (const c of CASES.filter((x) => x.options.sort)) {
+      const sort = [...c.options.sort!, ['id', 1]] as Array<[string, 1 | -1]>;
+      const all = reference(c.filter, { sort });
+      for (const skip of [1, 13, Math.floor(all.length / 2), all.length - 3]) {
+        const before = all[skip - 1]!;
+        const after = sort.map(([p, d]) => sortKeyOf(before, p, d));
+        const options = { ...c.options, skip, limit: 7, after };
+        const expected = all.slice(skip, skip + 7);
+        expect(await store.find(C, c.filter, options), `${c.name} after ${skip}`).toEqual(expected);
+        for (const strategy of c.able)
+          expect(
+            await store.findWith(strategy, C, c.filter, options),
+            `${strategy} ${c.name} after ${skip}`,
+          ).toEqual(expected);
+      }
+    }
+  });
+
+  it('seeks with the sorted index walk: the keys alone place its page, without reading what is before it', async () => {
+    const sort: Array<[string, 1 | -1]> = [
+      ['name', -1],
+      ['id', 1],
+    ];
+    const all = reference({}, { sort });
+    const before = all[2000]!;
+    const after = sort.map(([p, d]) => sortKeyOf(before, p, d));
+    store.counters.bodiesParsed = 0;
+    // `skip` left at 0: a walk that skipped instead of seeking would answer the first page.
+    const page = await store.findWith('sorted-index-walk', C, {}, { sort, skip: 0, limit: 5, after });
+    expect(page).toEqual(all.slice(2001, 2006));
+    expect(store.counters.bodiesParsed).toBe(5);
+  });
+
   it('applies the projection whichever strategy reads the page', async () => {
-    const options: FindOptions = { sort: [['name', 1]], limit: 3, projection: ['name'] };
+    const options: FindOptions = {
+      sort: [['geo_loc_name.has_raw_value', 1]],
+      limit: 3,
+      projection: ['name'],
+    };
     const expected = reference({ ecosystem_category: 'Plants' }, options).map((d) => ({
       id: d.id,
       name: d.name,

@@ -307,7 +307,7 @@ describe('SQLite sorted pages read off the attribute index', () => {
       case 12:
         return { depth: [{ has_numeric_value: null }] };
       default:
-        return { depth: { has_numeric_value: i % 3 === 0 ? [n, (n * 3) % 7, 25 - n] : n } };
+        return { depth: { has_numeric_value: i % 31 === 0 ? [n, (n * 3) % 7, 25 - n] : n } };
     }
   }
 
@@ -332,9 +332,11 @@ describe('SQLite sorted pages read off the attribute index', () => {
     // Records whose entries do not decide their key are the only ones parsed besides the page.
     const matched = new Set(matches.map((d) => d.id));
     const irregular = (
-      store.db.prepare('SELECT id FROM attr_irregular WHERE collection = ? AND path = ?').all(C, P) as Array<{
-        id: string;
-      }>
+      store.db
+        .prepare(
+          'SELECT x.id FROM attr_irregular x JOIN attr_paths p ON p.key = x.key WHERE p.collection = ? AND p.path = ?',
+        )
+        .all(C, P) as Array<{ id: string }>
     ).filter((r) => matched.has(r.id)).length;
     expect(irregular).toBeGreaterThan(0);
     expect(irregular).toBeLessThan(matches.length / 5);
@@ -353,16 +355,28 @@ describe('SQLite sorted pages read off the attribute index', () => {
     }
   }
 
-  /** attr_irregular lists exactly the (path, id) pairs the records call for. */
+  /**
+   * attr_irregular lists exactly the (path, id) pairs the records call for, and attr_paths counts
+   * the records with entries or irregular at each path.
+   */
   function expectIrregularRows(store: SqliteDocumentStore, docs: Doc[]): void {
     const rows = store.db
-      .prepare('SELECT path, id FROM attr_irregular WHERE collection = ?')
-      .all(C) as Array<{
-      path: string;
-      id: string;
-    }>;
+      .prepare(
+        'SELECT p.path, x.id FROM attr_irregular x JOIN attr_paths p ON p.key = x.key WHERE p.collection = ?',
+      )
+      .all(C) as Array<{ path: string; id: string }>;
     const want = docs.flatMap((d) => indexRecord(d).irregular.map((p) => `${p} ${d.id}`));
     expect(rows.map((r) => `${r.path} ${r.id}`).sort()).toEqual(want.sort());
+    const counted = new Map<string, number>();
+    for (const d of docs) {
+      const index = indexRecord(d);
+      for (const p of new Set([...index.entries.map(([path]) => path), ...index.irregular]))
+        counted.set(p, (counted.get(p) ?? 0) + 1);
+    }
+    const records = store.db
+      .prepare('SELECT path, records FROM attr_paths WHERE collection = ? AND records <> 0')
+      .all(C) as Array<{ path: string; records: number }>;
+    expect(Object.fromEntries(records.map((r) => [r.path, r.records]))).toEqual(Object.fromEntries(counted));
   }
 
   const PAGES: Array<[number, number]> = [
@@ -411,13 +425,22 @@ describe('SQLite sorted pages read off the attribute index', () => {
       const docs = records(3000);
       const first = new SqliteDocumentStore({ file });
       await first.upsertMany(C, docs);
-      // The layout before attr_irregular: no such table, the meta row listing only the paths.
+      // The layout before keys: collection and path in every row, some of them stale.
       const paths = JSON.parse(
         (first.db.prepare("SELECT value FROM meta WHERE key = 'indexed_paths'").get() as { value: string })
           .value,
       ).paths as string[];
-      first.db.exec('DROP TABLE attr_irregular; DELETE FROM attr_index');
-      first.db.prepare("UPDATE meta SET value = ? WHERE key = 'indexed_paths'").run(JSON.stringify(paths));
+      first.db.exec(
+        'DROP TABLE attr_index; DROP TABLE attr_irregular; DROP TABLE attr_paths; ' +
+          'CREATE TABLE attr_index (collection TEXT NOT NULL, path TEXT NOT NULL, value NOT NULL, id TEXT NOT NULL, ' +
+          'PRIMARY KEY (collection, path, value, id)) WITHOUT ROWID; ' +
+          'CREATE TABLE attr_irregular (collection TEXT NOT NULL, path TEXT NOT NULL, id TEXT NOT NULL, ' +
+          'PRIMARY KEY (collection, path, id)) WITHOUT ROWID; ' +
+          `INSERT INTO attr_index VALUES ('${C}', 'ecosystem_category', 'Stale', '${docs[0]!.id}');`,
+      );
+      first.db
+        .prepare("UPDATE meta SET value = ? WHERE key = 'indexed_paths'")
+        .run(JSON.stringify({ layout: 2, paths }));
       await first.close();
 
       const second = new SqliteDocumentStore({ file });

@@ -21,6 +21,8 @@ export const COST = {
   searchQuery: 150,
   /** One attribute index entry. */
   indexEntry: 0.3,
+  /** One attribute index entry SQLite steps over (OFFSET) before a page. */
+  skippedEntry: 0.05,
   /** Reading one sort key with SQL JSON functions. */
   sortKey: 1.5,
   /** Sorting, per element per comparison level (n log2 n). */
@@ -52,6 +54,8 @@ export interface CostInputs {
   hasBodyTest: boolean;
   /** Records the read must produce before it can stop (skip + limit), Infinity for all. */
   need: number;
+  /** Records the page returns (limit, or `need` without one). Default `need`. */
+  page?: number;
   /** The requested order is id order (a walk can stop early). */
   idOrder: boolean;
 }
@@ -151,16 +155,28 @@ export function attributeIndexCost(
   };
 }
 
-/** A walk of the sort key's attribute index in key order, stopping when the page is full. */
-export function sortedIndexWalkCost(c: CostInputs): PathEstimate {
+/**
+ * A walk of the sort key's attribute index in key order, stopping when the page is full. When the
+ * index decides the filter, SQLite skips the rows before the page and only the page is read;
+ * otherwise (`checked`) every record the walk meets is read and checked, those failing the body
+ * test unparsed.
+ */
+export function sortedIndexWalkCost(c: CostInputs, checked: boolean): PathEstimate {
   const share = c.size === 0 ? 1 : Math.max(c.matches, 0.5) / c.size;
   const keys = Math.min(c.size, Math.ceil(c.need / share));
+  const page = Math.min(c.page ?? c.need, c.matches);
+  const read = checked
+    ? keys * (COST.fetchById + (c.hasBodyTest ? COST.bodyTestPerKb * kb(c) : 0)) +
+      keys * c.bodyTestPass * COST.parsePerKb * kb(c)
+    : readById(c, page);
   return {
     path: 'sorted-index-walk',
-    docsExamined: Math.min(c.need, c.matches),
+    docsExamined: checked ? keys : page,
     keysExamined: keys,
-    cost: keys * COST.indexEntry + readById(c, Math.min(c.need, c.matches)),
-    note: 'walks the sort key index in order until the page is full',
+    cost: keys * (checked ? COST.indexEntry : COST.skippedEntry) + read,
+    note: checked
+      ? 'walks the sort key index in order, checking each record it meets, until the page is full'
+      : 'walks the sort key index in order until the page is full, reading only the page',
     applicable: true,
   };
 }

@@ -167,7 +167,8 @@ export class QueryPlanner {
     const idOrder = !sort || (sort.length === 1 && sort[0]![0] === 'id' && sort[0]![1] === 1);
     const skip = options.skip ?? 0;
     const limit = options.limit && options.limit > 0 ? options.limit : undefined;
-    const need = purpose === 'count' || limit === undefined ? Infinity : skip + limit;
+    // A page that starts after given sort keys is sought, not skipped to (by the sorted walk).
+    const need = purpose === 'count' || limit === undefined ? Infinity : (options.after ? 0 : skip) + limit;
 
     let estimate: QueryPlan['estimate'];
     if (empty) {
@@ -194,12 +195,24 @@ export class QueryPlanner {
       bodyTestPass: hasBodyTest ? (known?.bodyTestPass ?? 1) : 1,
       hasBodyTest,
       need,
+      page: limit ?? need,
       idOrder,
     };
 
     const sortPath =
       sort && !idOrder && sort.filter(([p]) => p !== 'id').length === 1 ? sort[0]![0] : undefined;
-    const attr = empty ? undefined : this.store.conditionEstimates?.(collection, filter, sortPath);
+    const attr =
+      empty && sortPath === undefined
+        ? undefined
+        : this.store.conditionEstimates?.(collection, filter, sortPath);
+    if (attr?.exact && attr.conditions.length > 0) {
+      // The index decides the filter: its entry counts bound the matches, exactly for one
+      // condition below the cap, and are read now (a sample may predate the records).
+      const fewest = Math.min(...attr.conditions.map((c) => Math.floor(c.entries)));
+      if (fewest >= attr.cap) inputs.matches = Math.max(inputs.matches, attr.cap);
+      else inputs.matches = attr.conditions.length === 1 ? fewest : Math.min(inputs.matches, fewest);
+      inputs.size = Math.max(inputs.size, inputs.matches);
+    }
     const paths: PathEstimate[] = [idWalkCost(inputs)];
     if (conjuncts.length === 0) paths.push(notApplicable('candidate-ids', 'no $regex or text predicate'));
     else paths.push(candidateCost(inputs, Math.max(1, Math.ceil((known?.matches ?? size) * 1.1))));
@@ -212,14 +225,9 @@ export class QueryPlanner {
     }
     if (!idOrder && this.store.engine === 'sqlite') {
       const decided = empty || attr?.exact === true;
-      if (decided && attr?.sortIndexed && Number.isFinite(need)) paths.push(sortedIndexWalkCost(inputs));
-      else
-        paths.push(
-          notApplicable(
-            'sorted-index-walk',
-            'needs a limit, one indexed sort key and a filter the index decides',
-          ),
-        );
+      // Without candidates from the search index: the walk checks the filter on the records it meets.
+      if (attr?.sortIndexed && Number.isFinite(need)) paths.push(sortedIndexWalkCost(inputs, !decided));
+      else paths.push(notApplicable('sorted-index-walk', 'needs a limit and one indexed sort key'));
       paths.push(
         decided ? sortKeysCost(inputs) : notApplicable('sort-keys', 'the filter needs every record checked'),
       );
@@ -261,7 +269,8 @@ export class QueryPlanner {
     }
     const chosen = ranked[0]!;
     const directive: AccessDirective = { path: chosen.path };
-    if (chosen.path === 'id-walk' && hasBodyTest) directive.bodyTest = bodyTestSql(bodyTest, 'x.body');
+    if ((chosen.path === 'id-walk' || chosen.path === 'sorted-index-walk') && hasBodyTest)
+      directive.bodyTest = bodyTestSql(bodyTest, 'x.body');
     const plan: QueryPlan = {
       collection,
       filter,

@@ -3,7 +3,7 @@
  * candidate ids a filter's conditions select, and kept estimates of how many entries a condition
  * matches, which choose the driving condition and tell broad conditions from narrow ones.
  */
-import { valueSql, type Condition, type IndexPlan } from './attribute-index.ts';
+import { valueSql, type AttributeKeys, type Condition, type IndexPlan } from './attribute-index.ts';
 import type { SqlParam, StatementCache } from './statement-cache.ts';
 import { recordCount } from './statistics.ts';
 
@@ -15,11 +15,19 @@ const ESTIMATES_KEPT = 10_000;
 /** The plan of a filter without index conditions: every record of the collection. */
 export const NO_CONDITIONS: IndexPlan = { conditions: [], exact: false };
 
+/** The key of a path in the collection at hand (`AttributeKeys.of`). */
+export type KeyOf = (path: string) => number;
+
 /**
  * SQL checking one more condition for the record `alias`, or undefined when it is cheaper to
  * leave it to the filter: equality is a primary-key probe, a range would scan per record.
  */
-export function conditionSql(alias: string, c: Condition, params: SqlParam[]): string | undefined {
+export function conditionSql(
+  alias: string,
+  c: Condition,
+  params: SqlParam[],
+  keyOf: KeyOf,
+): string | undefined {
   if (c.path === 'id') {
     const v = valueSql(`${alias}.id`, c);
     params.push(...v.params);
@@ -27,8 +35,8 @@ export function conditionSql(alias: string, c: Condition, params: SqlParam[]): s
   }
   if (c.op !== 'eq' && c.op !== 'in') return undefined;
   const v = valueSql('y.value', c);
-  params.push(c.path, ...v.params);
-  return `EXISTS (SELECT 1 FROM attr_index y WHERE y.collection = ${alias}.collection AND y.path = ? AND ${v.sql} AND y.id = ${alias}.id)`;
+  params.push(keyOf(c.path), ...v.params);
+  return `EXISTS (SELECT 1 FROM attr_index y WHERE y.key = ? AND ${v.sql} AND y.id = ${alias}.id)`;
 }
 
 /** Every condition SQL can check; `complete` says whether all of them made it. */
@@ -36,11 +44,12 @@ export function conditionsSql(
   alias: string,
   conditions: Condition[],
   params: SqlParam[],
+  keyOf: KeyOf,
 ): { sql: string; complete: boolean } {
   let sql = '';
   let complete = true;
   for (const c of conditions) {
-    const part = conditionSql(alias, c, params);
+    const part = conditionSql(alias, c, params, keyOf);
     if (part === undefined) complete = false;
     else sql += ` AND ${part}`;
   }
@@ -55,7 +64,10 @@ export function conditionsSql(
 export class ConditionEstimates {
   private readonly kept = new Map<string, { n: number; at: number }>();
 
-  constructor(private readonly statements: StatementCache) {}
+  constructor(
+    private readonly statements: StatementCache,
+    readonly keys: AttributeKeys,
+  ) {}
 
   estimate(collection: string, c: Condition): number {
     if (c.path === 'id') return c.op === 'eq' ? 1 : c.op === 'in' ? c.values.length : ESTIMATE_CAP;
@@ -66,9 +78,9 @@ export class ConditionEstimates {
     const v = valueSql('value', c);
     const row = this.statements
       .get(
-        `SELECT count(*) AS n FROM (SELECT 1 FROM attr_index WHERE collection = ? AND path = ? AND ${v.sql} LIMIT ${ESTIMATE_CAP})`,
+        `SELECT count(*) AS n FROM (SELECT 1 FROM attr_index WHERE key = ? AND ${v.sql} LIMIT ${ESTIMATE_CAP})`,
       )
-      .get(collection, c.path, ...v.params) as { n: number };
+      .get(this.keys.get(collection, c.path), ...v.params) as { n: number };
     const n = row.n + (c.op === 'eq' ? 0 : 0.5); // equality keeps id order; prefer it on ties
     if (this.kept.size >= ESTIMATES_KEPT) this.kept.clear();
     this.kept.set(key, { n, at: now });
@@ -123,8 +135,8 @@ export function candidateIdSql(
     params.push(...v.params);
   } else {
     from = 'attr_index x';
-    where.push('x.collection = ?', 'x.path = ?');
-    params.push(collection, driver.path);
+    where.push('x.key = ?');
+    params.push(estimates.keys.get(collection, driver.path));
     const v = valueSql('x.value', driver);
     where.push(v.sql);
     params.push(...v.params);
@@ -133,6 +145,7 @@ export function candidateIdSql(
     'x',
     plan.conditions.filter((_, i) => i !== driverIndex),
     params,
+    estimates.keys.of(collection),
   );
   if (rest.sql) where.push(rest.sql.slice(' AND '.length));
   // Equality on an attribute walks its index in id order; $in and ranges need a sort.

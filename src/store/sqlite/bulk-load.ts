@@ -28,7 +28,14 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc, WriteResult } from '../port.ts';
 import { cleanDocs } from '../clean-docs.ts';
-import { indexRecord, type IndexValue, type RecordIndex } from './attribute-index.ts';
+import {
+  AttributeKeys,
+  indexRecord,
+  coveredPaths,
+  type IndexValue,
+  type RecordIndex,
+} from './attribute-index.ts';
+import { StatementCache } from './statement-cache.ts';
 
 /** The `meta` key holding the collections of a bulk load under way (JSON). */
 export const BULK_LOAD_KEY = 'bulk_load';
@@ -112,20 +119,20 @@ export function pendingBulkLoad(db: Database): string[] | undefined {
 
 /** Attribute entries set aside until `finish`, with the change seq of the version they are of. */
 const SET_ASIDE = `
-  CREATE TEMP TABLE IF NOT EXISTS bulk_attr (collection TEXT NOT NULL, path TEXT NOT NULL, value NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL);
-  CREATE TEMP TABLE IF NOT EXISTS bulk_irregular (collection TEXT NOT NULL, path TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL);
+  CREATE TEMP TABLE IF NOT EXISTS bulk_attr (key INTEGER NOT NULL, value NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL);
+  CREATE TEMP TABLE IF NOT EXISTS bulk_irregular (key INTEGER NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL);
 `;
 /**
- * Sets aside entries given as JSON `[collection, path, value, id, seq]` rows. A JSON integer is
- * made REAL: that is how the transactional path binds a JS number, so both store the same values.
+ * Sets aside entries given as JSON `[key, value, id, seq]` rows. A JSON integer is made REAL:
+ * that is how the transactional path binds a JS number, so both store the same values.
  */
 const SET_ASIDE_ENTRIES =
-  'INSERT INTO temp.bulk_attr(collection, path, value, id, seq) SELECT value ->> 0, value ->> 1, ' +
-  "CASE json_type(value, '$[2]') WHEN 'integer' THEN CAST(value ->> 2 AS REAL) ELSE value ->> 2 END, " +
-  'value ->> 3, value ->> 4 FROM json_each(?)';
+  'INSERT INTO temp.bulk_attr(key, value, id, seq) SELECT value ->> 0, ' +
+  "CASE json_type(value, '$[1]') WHEN 'integer' THEN CAST(value ->> 1 AS REAL) ELSE value ->> 1 END, " +
+  'value ->> 2, value ->> 3 FROM json_each(?)';
 const SET_ASIDE_IRREGULAR =
-  'INSERT INTO temp.bulk_irregular(collection, path, id, seq) ' +
-  'SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)';
+  'INSERT INTO temp.bulk_irregular(key, id, seq) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)';
+const ADD_RECORDS = 'UPDATE attr_paths SET records = records + ? WHERE key = ?';
 
 /**
  * Moves the entries set aside into the attribute index in key order, so its b-tree is appended to
@@ -134,13 +141,13 @@ const SET_ASIDE_IRREGULAR =
  */
 function moveAsideEntries(db: Database, latestOnly: boolean): void {
   const latest = latestOnly
-    ? ' JOIN docs d ON d.collection = b.collection AND d.id = b.id AND d.seq = b.seq'
+    ? ' JOIN attr_paths p ON p.key = b.key JOIN docs d ON d.collection = p.collection AND d.id = b.id AND d.seq = b.seq'
     : '';
   db.exec(
-    'INSERT OR IGNORE INTO attr_index(collection, path, value, id) ' +
-      `SELECT b.collection, b.path, b.value, b.id FROM temp.bulk_attr b${latest} ORDER BY 1, 2, 3, 4; ` +
-      'INSERT OR IGNORE INTO attr_irregular(collection, path, id) ' +
-      `SELECT b.collection, b.path, b.id FROM temp.bulk_irregular b${latest} ORDER BY 1, 2, 3; ` +
+    'INSERT OR IGNORE INTO attr_index(key, value, id) ' +
+      `SELECT b.key, b.value, b.id FROM temp.bulk_attr b${latest} ORDER BY 1, 2, 3; ` +
+      'INSERT OR IGNORE INTO attr_irregular(key, id) ' +
+      `SELECT b.key, b.id FROM temp.bulk_irregular b${latest} ORDER BY 1, 2; ` +
       'DELETE FROM temp.bulk_attr; DELETE FROM temp.bulk_irregular;',
   );
 }
@@ -151,42 +158,59 @@ const REBUILD_PAGE = 2000;
 /** Rebuilds a collection's attribute index from its records (a bulk load died before `finish`). */
 export function rebuildAttributeIndex(db: Database, collection: string): void {
   db.exec(SET_ASIDE);
+  const keys = new AttributeKeys(new StatementCache(db));
   const page = db.prepare('SELECT id, body FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT ?');
   const entries = db.prepare(SET_ASIDE_ENTRIES);
   const irregular = db.prepare(SET_ASIDE_IRREGULAR);
+  const addRecords = db.prepare(ADD_RECORDS);
   db.transaction(() => {
     db.exec('DELETE FROM temp.bulk_attr; DELETE FROM temp.bulk_irregular;');
-    db.prepare('DELETE FROM attr_index WHERE collection = ?').run(collection);
-    db.prepare('DELETE FROM attr_irregular WHERE collection = ?').run(collection);
+    const ofCollection = 'SELECT key FROM attr_paths WHERE collection = ?';
+    db.prepare(`DELETE FROM attr_index WHERE key IN (${ofCollection})`).run(collection);
+    db.prepare(`DELETE FROM attr_irregular WHERE key IN (${ofCollection})`).run(collection);
+    db.prepare('UPDATE attr_paths SET records = 0 WHERE collection = ?').run(collection);
+    const records = new Map<number, number>();
     let after = '';
     for (;;) {
       const rows = page.all(collection, after, REBUILD_PAGE) as Array<{ id: string; body: string }>;
       const batch = new Map(rows.map((r) => [r.id, indexRecord(JSON.parse(r.body) as Doc)]));
-      const aside = setAside(collection, batch, () => 0);
+      const aside = setAside(keys, collection, batch, () => 0, records);
       if (aside.entries.length > 0) entries.run(JSON.stringify(aside.entries));
       if (aside.irregular.length > 0) irregular.run(JSON.stringify(aside.irregular));
       if (rows.length < REBUILD_PAGE) break;
       after = rows[rows.length - 1]!.id;
     }
+    for (const [key, n] of records) addRecords.run(n, key);
     moveAsideEntries(db, false);
   }).immediate();
 }
 
-/** The rows `SET_ASIDE_*` take for the entries of records (by id). */
+/**
+ * The rows `SET_ASIDE_*` take for the entries of records (by id); adds to `records` (by key), when
+ * given, one for each record covered at the key's path (`coveredPaths`).
+ */
 function setAside(
+  keys: AttributeKeys,
   collection: string,
   indexed: Map<string, RecordIndex>,
   seqOf: (id: string) => number,
+  records?: Map<number, number>,
 ): {
-  entries: Array<[string, string, IndexValue, string, number]>;
-  irregular: Array<[string, string, string, number]>;
+  entries: Array<[number, IndexValue, string, number]>;
+  irregular: Array<[number, string, number]>;
 } {
-  const entries: Array<[string, string, IndexValue, string, number]> = [];
-  const irregular: Array<[string, string, string, number]> = [];
+  const entries: Array<[number, IndexValue, string, number]> = [];
+  const irregular: Array<[number, string, number]> = [];
   for (const [id, r] of indexed) {
     const seq = seqOf(id);
-    for (const [p, v] of r.entries) entries.push([collection, p, v, id, seq]);
-    for (const p of r.irregular) irregular.push([collection, p, id, seq]);
+    for (const [p, v] of r.entries) entries.push([keys.ensure(collection, p), v, id, seq]);
+    for (const p of r.irregular) irregular.push([keys.ensure(collection, p), id, seq]);
+    if (records) {
+      for (const p of coveredPaths(r)) {
+        const key = keys.ensure(collection, p);
+        records.set(key, (records.get(key) ?? 0) + 1);
+      }
+    }
   }
   return { entries, irregular };
 }
@@ -208,6 +232,7 @@ export class SqliteBulkLoad {
     | 'irregular'
     | 'deleteAttr'
     | 'deleteIrregular'
+    | 'addRecords'
     | 'stats',
     Statement
   >;
@@ -217,6 +242,7 @@ export class SqliteBulkLoad {
   private rewritten = false;
   /** The page cache setting the load replaced, put back by `finish`. */
   private readonly cacheBefore: number;
+  private readonly keys: AttributeKeys;
 
   /**
    * @param owner the process the mark names (default this one; a test names one that is gone to
@@ -233,6 +259,7 @@ export class SqliteBulkLoad {
     db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
     db.exec(SET_ASIDE);
     db.exec('DELETE FROM temp.bulk_attr; DELETE FROM temp.bulk_irregular;');
+    this.keys = new AttributeKeys(new StatementCache(db));
     this.statements = {
       existing: db.prepare('SELECT body, size FROM docs WHERE collection = ? AND id = ?'),
       change: db.prepare('INSERT INTO changes(collection, id, deleted) VALUES (?, ?, 0)'),
@@ -240,10 +267,9 @@ export class SqliteBulkLoad {
       updateDoc: db.prepare('UPDATE docs SET body = ?, size = ?, seq = ? WHERE collection = ? AND id = ?'),
       entries: db.prepare(SET_ASIDE_ENTRIES),
       irregular: db.prepare(SET_ASIDE_IRREGULAR),
-      deleteAttr: db.prepare(
-        'DELETE FROM attr_index WHERE collection = ? AND path = ? AND value = ? AND id = ?',
-      ),
-      deleteIrregular: db.prepare('DELETE FROM attr_irregular WHERE collection = ? AND path = ? AND id = ?'),
+      deleteAttr: db.prepare('DELETE FROM attr_index WHERE key = ? AND value = ? AND id = ?'),
+      deleteIrregular: db.prepare('DELETE FROM attr_irregular WHERE key = ? AND id = ?'),
+      addRecords: db.prepare(ADD_RECORDS),
       stats: db.prepare(
         'INSERT INTO collection_stats(collection, count, size) VALUES (?, ?, ?) ' +
           'ON CONFLICT(collection) DO UPDATE SET count = count + excluded.count, size = size + excluded.size',
@@ -276,6 +302,9 @@ export class SqliteBulkLoad {
         // The entries of each record's last version in the batch, and the seq of that version.
         const indexed = new Map<string, RecordIndex>();
         const seqs = new Map<string, number>();
+        // Records covered (coveredPaths), by key: the versions written less the versions they replace.
+        const records = new Map<number, number>();
+        const keys = this.keys;
         let written = this.written.get(collection);
         if (!written) this.written.set(collection, (written = new Set()));
         for (const doc of clean) {
@@ -294,8 +323,12 @@ export class SqliteBulkLoad {
             if (written.has(doc.id)) this.rewritten = true;
             s.updateDoc.run(body, size, seq(), collection, doc.id);
             const old = indexRecord(JSON.parse(before.body) as Doc);
-            for (const [p, v] of old.entries) s.deleteAttr.run(collection, p, v, doc.id);
-            for (const p of old.irregular) s.deleteIrregular.run(collection, p, doc.id);
+            for (const [p, v] of old.entries) s.deleteAttr.run(keys.get(collection, p), v, doc.id);
+            for (const p of old.irregular) s.deleteIrregular.run(keys.get(collection, p), doc.id);
+            for (const p of coveredPaths(old)) {
+              const key = keys.get(collection, p);
+              records.set(key, (records.get(key) ?? 0) - 1);
+            }
             sizeDelta += size - before.size;
           } else {
             inserted++;
@@ -303,11 +336,17 @@ export class SqliteBulkLoad {
             sizeDelta += size;
           }
           written.add(doc.id);
-          indexed.set(doc.id, indexRecord(doc));
+          const index = indexRecord(doc);
+          indexed.set(doc.id, index);
+          for (const p of coveredPaths(index)) {
+            const key = keys.ensure(collection, p);
+            records.set(key, (records.get(key) ?? 0) + 1);
+          }
         }
-        const { entries, irregular } = setAside(collection, indexed, (id) => seqs.get(id)!);
+        const { entries, irregular } = setAside(keys, collection, indexed, (id) => seqs.get(id)!);
         if (entries.length > 0) s.entries.run(JSON.stringify(entries));
         if (irregular.length > 0) s.irregular.run(JSON.stringify(irregular));
+        for (const [key, n] of records) if (n !== 0) s.addRecords.run(n, key);
         s.stats.run(collection, inserted, sizeDelta);
         return { inserted, updated };
       })

@@ -22,6 +22,7 @@ import type {
 } from '../port.ts';
 import {
   ATTRIBUTE_INDEX_SCHEMA,
+  AttributeKeys,
   ensureAttributeIndex,
   INDEXED_PATHS,
   planIndex,
@@ -76,15 +77,17 @@ export class SqliteDocumentStore implements DocumentStore {
     this.databaseName = options.databaseName ?? 'nmdc';
     this.db = openDatabase(options.file);
     this.db.exec(RECORDS_SCHEMA + ATTRIBUTE_INDEX_SCHEMA + STATISTICS_SCHEMA + CHANGE_LOG_SCHEMA);
-    ensureAttributeIndex(this.db);
+    this.statements = new StatementCache(this.db);
+    const keys = new AttributeKeys(this.statements);
+    ensureAttributeIndex(this.db, this.statements, keys);
     createStateSchema(this.db);
     this.state = new SqliteStateStore(this.db);
-    this.statements = new StatementCache(this.db);
     this.context = {
       db: this.db,
       statements: this.statements,
       counters: this.counters,
-      estimates: new ConditionEstimates(this.statements),
+      estimates: new ConditionEstimates(this.statements, keys),
+      keys,
     };
     this.changeLog = new ChangeLog(
       this.db,

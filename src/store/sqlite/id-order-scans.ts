@@ -90,7 +90,7 @@ export function* candidateIdsScan(ctx: StoreContext, q: IdOrderQuery): Generator
     .filter((id) => afterId === undefined || id > afterId)
     .sort();
   const params: SqlParam[] = [];
-  const conds = conditionsSql('x', plan.conditions, params);
+  const conds = conditionsSql('x', plan.conditions, params, ctx.keys.of(collection));
   const sql =
     'SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
     conds.sql +

@@ -27,4 +27,11 @@ export interface SortedPageQuery {
   candidateIds?: Iterable<string>;
   /** Keyset paging on id (only the in-memory sort honours it). */
   afterId?: string;
+  /**
+   * Keyset paging in sort order: the sort keys (the id tie-breaker last) of the record before the
+   * page, `skip` records in. The sorted index walk starts there; the other strategies skip.
+   */
+  after?: unknown[];
+  /** The planner's test of the stored text, for strategies that read bodies to check the filter. */
+  bodyTest?: { sql: string; params: string[] };
 }

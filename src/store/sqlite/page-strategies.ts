@@ -60,6 +60,7 @@ interface PageRequest {
   sort: Sort | undefined;
   candidateIds?: Iterable<string>;
   afterId?: string;
+  after?: unknown[];
 }
 
 function pageRequest(options: FindOptions): PageRequest {
@@ -69,7 +70,15 @@ function pageRequest(options: FindOptions): PageRequest {
   const project = compileProjection(options.projection);
   let sort = options.sort && options.sort.length > 0 ? options.sort : undefined;
   if (sort && sort.length === 1 && sort[0]![0] === 'id' && sort[0]![1] === 1) sort = undefined;
-  return { skip, limit, project, sort, candidateIds: options.candidateIds, afterId: options.afterId };
+  return {
+    skip,
+    limit,
+    project,
+    sort,
+    candidateIds: options.candidateIds,
+    afterId: options.afterId,
+    after: sort ? options.after : undefined,
+  };
 }
 
 /** A page in id order off a scan: matches before `skip` are passed over, the scan stops at the page's end. */
@@ -113,6 +122,7 @@ export async function findPage(
     limit: r.limit,
     candidateIds,
     afterId,
+    after: r.after,
   };
   if (afterId === undefined) {
     const walked = candidateIds === undefined ? sortedIndexWalk(ctx, q) : undefined;
@@ -165,6 +175,8 @@ export async function findPageWith(
     limit: r.limit,
     candidateIds,
     afterId,
+    after: r.after,
+    bodyTest,
   };
   let page: Doc[] | undefined;
   switch (strategy) {
@@ -233,11 +245,14 @@ export async function countMatches(
         .get(...params) as { n: number };
       return row.n;
     }
-  } else if (empty || (plan.exact && conditionsSql('x', plan.conditions, []).complete)) {
+  } else if (
+    empty ||
+    (plan.exact && conditionsSql('x', plan.conditions, [], ctx.keys.of(collection)).complete)
+  ) {
     compileFilter(filter);
     const ids = [...new Set(candidateIds)];
     const params: SqlParam[] = [];
-    const conds = conditionsSql('x', plan.conditions, params);
+    const conds = conditionsSql('x', plan.conditions, params, ctx.keys.of(collection));
     const sql =
       'SELECT count(*) AS n FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
       conds.sql;

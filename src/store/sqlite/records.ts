@@ -176,13 +176,13 @@ export class RecordWrites {
         if (before.body === body) continue;
         const seq = this.changeLog.append(collection, doc.id, false);
         updateDoc.run(body, size, seq, collection, doc.id);
-        addEntries(statements, collection, doc, parseBody(this.ctx, before.body));
+        addEntries(this.ctx, collection, doc, parseBody(this.ctx, before.body));
         sizeDelta += size - before.size;
       } else {
         inserted++;
         const seq = this.changeLog.append(collection, doc.id, false);
         insertDoc.run(collection, doc.id, body, size, seq);
-        addEntries(statements, collection, doc);
+        addEntries(this.ctx, collection, doc);
         sizeDelta += size;
       }
       changed.push(doc);
@@ -201,7 +201,7 @@ export class RecordWrites {
     for (const doc of victims) {
       const row = removeDoc.get(collection, doc.id) as { size: number } | undefined;
       sizeDelta -= row?.size ?? 0;
-      removeEntries(statements, collection, doc);
+      removeEntries(this.ctx, collection, doc);
       this.changeLog.append(collection, doc.id, true);
     }
     if (ids.length > 0) {

@@ -48,7 +48,7 @@ export function sortKeysPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | und
     let ids: string[];
     if (candidateIds !== undefined) {
       const params: SqlParam[] = [];
-      const conds = conditionsSql('x', plan.conditions, params);
+      const conds = conditionsSql('x', plan.conditions, params, ctx.keys.of(collection));
       if (!empty && !conds.complete) return undefined;
       ids = [];
       const all = [...new Set(candidateIds)];

@@ -1,144 +1,285 @@
 /**
  * The 'sorted-index-walk' page strategy: a page sorted by one indexed path, read off that path's
- * index entries in key order, so only the page (and records whose entries do not decide their
- * key) are parsed, however many records match.
+ * index entries in key order, so only the page and the few records whose entries are not simply
+ * their key are parsed, however many records match.
+ *
+ * Most records have one entry at the path, which is their sort key (`indexRecord` calls the others
+ * irregular: several entries, null beside values, values an entry cannot hold, ids SQLite orders
+ * differently). The regular records are read in SQL, in the index's order: when the index decides
+ * the filter, SQLite skips the records before the page itself (OFFSET, in C), and the irregular
+ * ones are merged in from memory; otherwise each record met is checked on its body until the
+ * page is full. `after` (the keys of the record before the page) seeks instead of skipping.
  */
 import { compileFilter } from '../filter.ts';
 import { compareKeys, sortByKeys, sortKeyOf, withIdTieBreaker } from '../ordering.ts';
-import type { Doc } from '../port.ts';
-import { INDEXED_PATHS, planIndex, type IndexPlan, type IndexValue } from './attribute-index.ts';
+import type { Doc, Sort } from '../port.ts';
+import {
+  indexRecord,
+  INDEXED_PATHS,
+  NO_KEY,
+  ODD_ID,
+  planIndex,
+  coveredRecords,
+  type IndexPlan,
+  type IndexValue,
+} from './attribute-index.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
+import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
 import type { SortedPageQuery } from './page-queries.ts';
 import { loadBodies } from './records.ts';
 import { recordCount } from './statistics.ts';
 import type { SqlParam } from './statement-cache.ts';
-import { parseBody, type StoreContext } from './store-context.ts';
+import { CHUNK, parseBody, type StoreContext } from './store-context.ts';
 
 /** Matches below this many are sorted from their bodies rather than found on a walk of the sort key's index. */
 const SMALL_MATCH = 1000;
 /**
- * Index rows a sorted walk reads between checks that it still beats reading the keys from the
- * bodies of every match, which costs about as much per match as four rows of the walk.
+ * Index rows a walk that checks bodies reads between checks that it still beats reading the keys
+ * from the bodies of every match, which costs about as much per match as four rows of the walk.
  */
 const WALK_CHECK = 5000;
-
-/** Ids that SQLite and JavaScript may order differently (they hold a character from U+D800 up). */
-const ID_OUT_OF_ORDER = /[\uD800-\uFFFF]/;
+/**
+ * Rows of one value a descending walk keeps to hand them out in id order; a value with more is
+ * read again in id order by a statement of its own.
+ */
+const GROUP_BUFFER = 256;
+/** Records whose bodies are read and checked together when the index does not decide the filter. */
+const VERIFY_BATCH = 32;
 
 /** Thrown inside a sorted index walk that has read more rows than its budget. */
 class WalkTooLong extends Error {}
 
 type SortItem = { id: string; keys: unknown[] };
+type Row = { value: IndexValue; id: string };
+
+function isIndexValue(v: unknown): v is IndexValue {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+/** Text in SQLite's order (by code point, as its UTF-8 bytes compare). */
+function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // A surrogate stands for a code point above U+FFFF.
+    if (x >= 0xd800 && y >= 0xd800) {
+      if (x < 0xe000) x += 0x10000;
+      if (y < 0xe000) y += 0x10000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** Index values in SQLite's order: numbers before text, text by code point. */
+function compareSqliteValues(a: IndexValue, b: IndexValue): number {
+  if (typeof a === 'number') return typeof b === 'number' ? a - b : -1;
+  return typeof b === 'number' ? 1 : compareCodePoints(a, b);
+}
+
+/** Index rows in the walk's order: value ascending or descending, id ascending (SQLite's orders). */
+function compareRows(a: Row, b: Row, direction: 1 | -1): number {
+  return compareSqliteValues(a.value, b.value) * direction || compareCodePoints(a.id, b.id);
+}
 
 /**
- * A page sorted by one indexed path, read off that path's index entries in key order: a record's
- * key ascending is its smallest entry and descending its largest, which the walk meets first.
- * Records whose entries do not decide their key (attr_irregular) are parsed and merged in;
- * matches without entries sort as null. Only the page and the irregular records are parsed.
- * Undefined when the sort, the filter or a small match set makes another way cheaper, or when
- * the walk reads more rows than its budget before the page is complete. Ignores candidate ids.
+ * A page sorted by one indexed path (see the module comment). Matches without an entry sort as
+ * null; the index's counts say when there are none. Undefined when the sort or a small match set
+ * makes another way cheaper, when a walk that checks bodies reads more rows than its budget
+ * before the page is complete, or when candidate ids are given.
  */
 export function sortedIndexWalk(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
-  const { collection, filter, skip, limit } = q;
+  const { collection, filter, limit } = q;
   const { statements } = ctx;
   const keys = withIdTieBreaker(q.sort);
-  if (limit === undefined || keys.length !== 2 || keys[1]![0] !== 'id' || keys[1]![1] !== 1) return undefined;
+  if (limit === undefined || q.candidateIds !== undefined) return undefined;
+  if (keys.length !== 2 || keys[1]![0] !== 'id' || keys[1]![1] !== 1) return undefined;
   const [path, direction] = keys[0]!;
   if (!INDEXED_PATHS.has(path)) return undefined;
-  compileFilter(filter);
+  const predicate = compileFilter(filter);
   const plan = planIndex(filter);
-  if (Object.keys(filter).length > 0 && !plan.exact) return undefined;
+  const keyOf = ctx.keys.of(collection);
   const params: SqlParam[] = [];
-  const conds = conditionsSql('x', plan.conditions, params);
-  if (!conds.complete) return undefined;
+  const conds = conditionsSql('x', plan.conditions, params, keyOf);
+  const empty = Object.keys(filter).length === 0;
+  // Whether record bodies must be checked: the index's conditions do not decide the filter.
+  const residual = !empty && !(plan.exact && conds.complete);
   if (plan.conditions.some((c) => ctx.estimates.estimate(collection, c) < SMALL_MATCH)) return undefined;
-  const need = skip + limit;
+  // Where the page starts: after the given keys, or after `skip` matches.
+  const after = q.after !== undefined && q.after.length === 2 ? q.after : undefined;
+  const afterKey = after?.[0];
+  if (after && afterKey !== null && !isIndexValue(afterKey)) return undefined;
+  const afterRow =
+    after && afterKey !== null ? { value: afterKey as IndexValue, id: String(after[1]) } : undefined;
+  const skip = after ? 0 : q.skip;
+  const isAfter = (item: SortItem) => !after || compareKeys(item.keys, after, keys) > 0;
+  const key = keyOf(path);
+  const walk: Walk = {
+    ctx,
+    collection,
+    key,
+    direction,
+    params,
+    conds: conds.sql,
+    parsed: new Map(),
+  };
 
-  const parsed = new Map<string, Doc>();
-  const irregularIds = (
-    statements
-      .get(`SELECT x.id AS id FROM attr_irregular x WHERE x.collection = ? AND x.path = ?${conds.sql}`)
-      .all(collection, path, ...params) as Array<{ id: string }>
-  ).map((r) => r.id);
-  const irregular: SortItem[] = sortByKeys(
-    loadBodies(statements, collection, irregularIds).map((row) => {
+  /** Records of `ids` (in order) that match the whole filter, their bodies parsed and kept. */
+  const verify = (ids: string[]): Set<string> => {
+    const passing = new Set<string>();
+    if (ids.length === 0) return passing;
+    const { bodyTest } = q;
+    const rows = bodyTest
+      ? (statements
+          .get(
+            'SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
+              ` AND (${bodyTest.sql})`,
+          )
+          .all(collection, JSON.stringify(ids), ...bodyTest.params) as Array<{ id: string; body: string }>)
+      : loadBodies(statements, collection, ids);
+    for (const row of rows) {
       const doc = parseBody(ctx, row.body);
-      parsed.set(row.id, doc);
-      return { id: row.id, keys: [sortKeyOf(doc, path, direction), row.id] };
-    }),
-    keys,
-  );
-  const skipIds = new Set(irregularIds);
-
-  // Matches with entries, in key order: the first row of a record carries its key. The walk
-  // goes value by value (the next one is a seek), each value's rows in id order straight off
-  // the primary key. Every row comes back, flagged with whether its record matches, so the
-  // budget counts what the walk reads.
-  const seen = new Set<string>();
-  let walked = false;
-  const [agg, cmp] = direction === 1 ? ['min', '>'] : ['max', '<'];
-  const firstValue = statements.get(
-    `SELECT ${agg}(value) AS value FROM attr_index WHERE collection = ? AND path = ?`,
-  );
-  const nextValue = statements.get(
-    `SELECT ${agg}(value) AS value FROM attr_index WHERE collection = ? AND path = ? AND value ${cmp} ?`,
-  );
-  const rowsOfValue = statements.get(
-    `SELECT x.id AS id, (1${conds.sql}) AS matches FROM attr_index x` +
-      ' WHERE x.collection = ? AND x.path = ? AND x.value = ? ORDER BY x.id',
-  );
-  const records = recordCount(statements, collection);
-  function* withEntries(): Generator<SortItem> {
-    let rows = 0;
-    let hits = 0;
-    let value = (firstValue.get(collection, path) as { value: IndexValue | null }).value;
-    while (value !== null) {
-      for (const row of rowsOfValue.iterate(...params, collection, path, value) as IterableIterator<{
-        id: string;
-        matches: number;
-      }>) {
-        // Rows still to read at the match rate so far, against the matches of the collection at it.
-        if (++rows % WALK_CHECK === 0 && need * rows * rows > 4 * hits * hits * records)
-          throw new WalkTooLong();
-        // SQLite orders such ids by code point, JavaScript (and so the reference) by UTF-16 unit.
-        if (ID_OUT_OF_ORDER.test(row.id)) throw new WalkTooLong();
-        if (!row.matches) continue;
-        hits++;
-        if (skipIds.has(row.id) || seen.has(row.id)) continue;
-        seen.add(row.id);
-        yield { id: row.id, keys: [value, row.id] };
+      if (predicate(doc)) {
+        walk.parsed.set(row.id, doc);
+        passing.add(row.id);
       }
-      value = (nextValue.get(collection, path, value) as { value: IndexValue | null }).value;
     }
-    walked = true;
-  }
-  // Matches without entries, in id order, once the merge reaches them.
-  function* withoutEntries(): Generator<SortItem> {
-    for (const id of matchesWithoutEntries(ctx, collection, path, plan, walked ? seen : undefined))
-      if (!skipIds.has(id)) yield { id, keys: [null, id] };
-  }
-  const regular = (function* () {
-    if (direction === 1) {
-      yield* withoutEntries();
-      yield* withEntries();
-    } else {
-      yield* withEntries();
-      yield* withoutEntries();
-    }
-  })();
+    return passing;
+  };
 
-  const pageIds: string[] = [];
+  // Irregular records meeting the index's conditions: parsed, checked and sorted up front. Their
+  // rows at the path are left out of the regular walk.
+  const irregularRows = (
+    key === NO_KEY
+      ? []
+      : statements
+          .get(`SELECT x.id AS id, (1${conds.sql}) AS matches FROM attr_irregular x WHERE x.key = ?`)
+          .all(...params, key)
+  ) as Array<{ id: string; matches: number }>;
+  const records = recordCount(statements, collection);
+  // Records with an entry or irregular at the path: the others sort as missing.
+  const covered = coveredRecords(statements, key);
+  const withoutEntriesCount = records - covered;
+  const irregularItems: SortItem[] = [];
+  /** The index rows (at the path) of irregular records meeting the conditions. */
+  const irregularIndexRows: Row[] = [];
+  const wanted = irregularRows.filter((r) => r.matches).map((r) => r.id);
+  for (const row of loadBodies(statements, collection, wanted)) {
+    const doc = parseBody(ctx, row.body);
+    for (const [p, value] of indexRecord(doc).entries)
+      if (p === path) irregularIndexRows.push({ value, id: row.id });
+    if (!predicate(doc)) continue;
+    walk.parsed.set(row.id, doc);
+    const item = { id: row.id, keys: [sortKeyOf(doc, path, direction), row.id] };
+    if (isAfter(item)) irregularItems.push(item);
+  }
+  const skipIds = new Set(irregularRows.map((r) => r.id));
+
+  // Regular matches without entries: none, all of them in id order (no regular record has an
+  // entry), or read once and merged with the irregular records.
+  let lazyNulls: Generator<SortItem> | undefined;
+  const others = irregularItems;
+  if (withoutEntriesCount > 0 && !(after && afterKey !== null && direction === 1)) {
+    const later = (id: string) => !after || afterKey !== null || id > String(after[1]);
+    if (covered === irregularRows.length) {
+      lazyNulls = (function* () {
+        const chunkSize = Math.min(CHUNK, skip + limit + 1);
+        for (const doc of matchesInIdOrder(ctx, { collection, filter, chunkSize })) {
+          if (doc === PAUSE || skipIds.has(doc.id) || !later(doc.id)) continue;
+          walk.parsed.set(doc.id, doc);
+          yield { id: doc.id, keys: [null, doc.id] };
+        }
+      })();
+    } else {
+      const ids = matchesWithoutEntries(ctx, collection, key, plan).filter(
+        (id) => !skipIds.has(id) && later(id),
+      );
+      for (let i = 0; i < ids.length; i += VERIFY_BATCH) {
+        const batch = ids.slice(i, i + VERIFY_BATCH);
+        const passing = residual ? verify(batch) : undefined;
+        for (const id of batch) if (!passing || passing.has(id)) others.push({ id, keys: [null, id] });
+      }
+    }
+  }
+  const sortedOthers = sortByKeys(others, keys);
+
+  let page: string[] | undefined;
   try {
-    let head: SortItem | undefined;
-    let fetched = false;
-    let next = 0;
-    for (let emitted = 0; emitted < need; emitted++) {
+    if (lazyNulls) {
+      // No record has an entry: the regular matches are the records in id order.
+      page = mergePage(keys, lazyNulls, 0, sortedOthers, 0, skip, limit);
+    } else if (after && afterKey === null && direction === -1) {
+      // Every entry sorts before a missing key: only the others remain.
+      page = mergePage(keys, [][Symbol.iterator](), 0, sortedOthers, 0, skip, limit);
+    } else if (!residual) {
+      page = exactPage(walk, keys, sortedOthers, irregularIndexRows, skipIds, skip, limit, afterRow, after);
+    } else {
+      page = checkedPage(
+        walk,
+        keys,
+        sortedOthers,
+        skipIds,
+        skip,
+        limit,
+        afterRow,
+        after,
+        records,
+        verify,
+        isAfter,
+      );
+    }
+  } catch (err) {
+    if (err instanceof WalkTooLong) return undefined;
+    throw err;
+  }
+  ctx.counters.sortedIndexWalks++;
+  const { parsed } = walk;
+  const missing = page.filter((id) => !parsed.has(id));
+  for (const row of loadBodies(statements, collection, missing)) parsed.set(row.id, parseBody(ctx, row.body));
+  return page.map((id) => parsed.get(id)!);
+}
+
+/** What the walks of one page share. */
+interface Walk {
+  ctx: StoreContext;
+  collection: string;
+  key: number;
+  direction: 1 | -1;
+  /** SQL (on `x`) and parameters of the index's conditions, checked on every row. */
+  params: SqlParam[];
+  conds: string;
+  /** Records parsed so far, by id. */
+  parsed: Map<string, Doc>;
+}
+
+/**
+ * The ids of the page: `regular` (in sort order, starting at position `regularBefore` among the
+ * regular items) merged with `others` (sorted, from index `othersFrom`).
+ */
+function mergePage(
+  keys: Sort,
+  regular: Iterator<SortItem>,
+  regularBefore: number,
+  others: SortItem[],
+  othersFrom: number,
+  skip: number,
+  limit: number,
+): string[] {
+  const page: string[] = [];
+  let head: SortItem | undefined;
+  let fetched = false;
+  let next = othersFrom;
+  const need = skip + limit;
+  try {
+    for (let position = regularBefore + othersFrom; position < need; position++) {
       if (!fetched) {
         const r = regular.next();
         head = r.done ? undefined : r.value;
         fetched = true;
       }
-      const other = irregular[next];
+      const other = others[next];
       let item: SortItem;
       if (head && (!other || compareKeys(head.keys, other.keys, keys) <= 0)) {
         item = head;
@@ -147,46 +288,210 @@ export function sortedIndexWalk(ctx: StoreContext, q: SortedPageQuery): Doc[] | 
         item = other;
         next++;
       } else break;
-      if (emitted >= skip) pageIds.push(item.id);
+      if (position >= skip) page.push(item.id);
     }
-  } catch (err) {
-    if (err instanceof WalkTooLong) return undefined;
-    throw err;
   } finally {
-    regular.return(undefined);
+    regular.return?.(undefined);
   }
-  ctx.counters.sortedIndexWalks++;
-  const missing = pageIds.filter((id) => !parsed.has(id));
-  for (const row of loadBodies(statements, collection, missing)) parsed.set(row.id, parseBody(ctx, row.body));
-  return pageIds.map((id) => parsed.get(id)!);
+  return page;
+}
+
+const select = (w: Walk) => `SELECT x.value AS value, x.id AS id FROM attr_index x WHERE x.key = ?${w.conds}`;
+
+/** Rows of one value in id order (after `above` when given). */
+function rowsOfValue(w: Walk, value: IndexValue, above?: string): IterableIterator<Row> {
+  const seek = above !== undefined && !ODD_ID.test(above);
+  return w.ctx.statements
+    .get(`${select(w)} AND x.value = ?${seek ? ' AND x.id > ?' : ''} ORDER BY x.id`)
+    .iterate(w.key, ...w.params, value, ...(seek ? [above] : [])) as IterableIterator<Row>;
 }
 
 /**
- * Ids of the matches of an index-decided filter without an entry at `path`, in id order.
- * `withEntries` is the set of matches with one when a walk has collected it already.
+ * Rows in descending value order, each value's ids ascending, below `below` when given: values
+ * are read in reverse index order and a value's rows turned around, or read again in id order
+ * when there are many.
  */
+function* descendingRows(w: Walk, below: IndexValue | undefined): Generator<Row> {
+  for (;;) {
+    const rows = w.ctx.statements
+      .get(`${select(w)}${below === undefined ? '' : ' AND x.value < ?'} ORDER BY x.value DESC, x.id DESC`)
+      .iterate(w.key, ...w.params, ...(below === undefined ? [] : [below])) as IterableIterator<Row>;
+    let group: Row[] = [];
+    let overflow = false;
+    for (const row of rows) {
+      if (group.length > 0 && row.value !== group[0]!.value) {
+        yield* group.reverse();
+        group = [];
+      }
+      group.push(row);
+      if (group.length > GROUP_BUFFER) {
+        overflow = true;
+        break; // closes the statement
+      }
+    }
+    if (!overflow) {
+      yield* group.reverse();
+      return;
+    }
+    below = group[0]!.value;
+    yield* rowsOfValue(w, below);
+  }
+}
+
+/** Rows in the walk's order from the first after `from` (a row of the index, or a position) on. */
+function* rowsFrom(w: Walk, from: Row | undefined): Generator<Row> {
+  const { statements } = w.ctx;
+  if (w.direction === 1) {
+    const seek =
+      from === undefined ? '' : ODD_ID.test(from.id) ? ' AND x.value >= ?' : ' AND (x.value, x.id) > (?, ?)';
+    const seekParams = from === undefined ? [] : seek.includes('x.id') ? [from.value, from.id] : [from.value];
+    for (const row of statements
+      .get(`${select(w)}${seek} ORDER BY x.value, x.id`)
+      .iterate(w.key, ...w.params, ...seekParams) as IterableIterator<Row>) {
+      if (from === undefined || compareRows(row, from, 1) > 0) yield row;
+    }
+    return;
+  }
+  if (from !== undefined) {
+    for (const row of rowsOfValue(w, from.value, from.id))
+      if (compareCodePoints(row.id, from.id) > 0) yield row;
+  }
+  yield* descendingRows(w, from?.value);
+}
+
+/** The index row at a position of the walk's order, or undefined past the end. */
+function rowAt(w: Walk, position: number): Row | undefined {
+  const { statements } = w.ctx;
+  if (w.direction === 1) {
+    return statements
+      .get(`${select(w)} ORDER BY x.value, x.id LIMIT 1 OFFSET ?`)
+      .get(w.key, ...w.params, position) as Row | undefined;
+  }
+  // Values come in the same groups in reverse index order: find the value, then the id within it.
+  const last = statements
+    .get(`${select(w)} ORDER BY x.value DESC, x.id DESC LIMIT 1 OFFSET ?`)
+    .get(w.key, ...w.params, position) as Row | undefined;
+  if (last === undefined) return undefined;
+  const above = statements
+    .get(`SELECT count(*) FROM attr_index x WHERE x.key = ?${w.conds} AND x.value > ?`)
+    .pluck()
+    .get(w.key, ...w.params, last.value) as number;
+  return statements
+    .get(`${select(w)} AND x.value = ? ORDER BY x.id LIMIT 1 OFFSET ?`)
+    .get(w.key, ...w.params, last.value, position - above) as Row;
+}
+
+/**
+ * A page when the index decides the filter: SQLite skips to about `skip` rows in, short of it by
+ * as many rows as the others and the irregular records' rows could take, and the rest is merged
+ * here. With `afterRow` the walk seeks there instead.
+ */
+function exactPage(
+  w: Walk,
+  keys: Sort,
+  others: SortItem[],
+  irregularRows: Row[],
+  skipIds: ReadonlySet<string>,
+  skip: number,
+  limit: number,
+  afterRow: Row | undefined,
+  after: unknown[] | undefined,
+): string[] {
+  /** Regular items from `from` (itself included when `including`) on. */
+  const regular = (from: Row | undefined, including: boolean) =>
+    (function* () {
+      if (from && including && !skipIds.has(from.id)) yield { id: from.id, keys: [from.value, from.id] };
+      for (const row of rowsFrom(w, from)) {
+        if (!skipIds.has(row.id)) yield { id: row.id, keys: [row.value, row.id] };
+      }
+    })();
+  if (after) {
+    // Everything before the page is left out: the walk seeks, the others were cut.
+    const items = (function* () {
+      for (const item of regular(afterRow, false)) if (compareKeys(item.keys, after, keys) > 0) yield item;
+    })();
+    return mergePage(keys, items, 0, others, 0, skip, limit);
+  }
+  const fromStart = () => mergePage(keys, regular(undefined, false), 0, others, 0, skip, limit);
+  const start = Math.max(0, skip - others.length - irregularRows.length);
+  if (start === 0) return fromStart();
+  const first = rowAt(w, start);
+  if (first === undefined) return fromStart(); // the page is near the end: walk to it
+  // Each regular item before `first` is before the page, and so is each other item before the
+  // first regular item from `first` on (at most `start` + their number of positions in).
+  const regularBefore = start - irregularRows.filter((r) => compareRows(r, first, w.direction) < 0).length;
+  const rest = regular(first, true);
+  const head = rest.next();
+  if (head.done) return fromStart();
+  let othersBefore = 0;
+  while (othersBefore < others.length && compareKeys(others[othersBefore]!.keys, head.value.keys, keys) < 0)
+    othersBefore++;
+  const items = (function* () {
+    yield head.value;
+    yield* rest;
+  })();
+  return mergePage(keys, items, regularBefore, others, othersBefore, skip, limit);
+}
+
+/**
+ * A page when bodies must be checked: the walk reads rows in key order from the start (or from
+ * `afterRow`), checks records in batches, and gives up when it reads far more rows than matches.
+ */
+function checkedPage(
+  w: Walk,
+  keys: Sort,
+  others: SortItem[],
+  skipIds: ReadonlySet<string>,
+  skip: number,
+  limit: number,
+  afterRow: Row | undefined,
+  after: unknown[] | undefined,
+  records: number,
+  verify: (ids: string[]) => Set<string>,
+  isAfter: (item: SortItem) => boolean,
+): string[] {
+  const need = skip + limit;
+  let hits = 0;
+  const items = (function* () {
+    let rows = 0;
+    let pending: SortItem[] = [];
+    const flush = function* () {
+      const passing = verify(pending.map((p) => p.id));
+      for (const item of pending) {
+        if (!passing.has(item.id)) continue;
+        hits++;
+        yield item;
+      }
+      pending = [];
+    };
+    for (const row of rowsFrom(w, afterRow)) {
+      // Rows still to read at the match rate so far, against the matches of the collection at it.
+      if (++rows % WALK_CHECK === 0 && need * rows * rows > 4 * hits * hits * records)
+        throw new WalkTooLong();
+      if (skipIds.has(row.id)) continue;
+      const item = { id: row.id, keys: [row.value, row.id] };
+      if (after && !isAfter(item)) continue;
+      pending.push(item);
+      if (pending.length >= VERIFY_BATCH) yield* flush();
+    }
+    yield* flush();
+  })();
+  return mergePage(keys, items, 0, others, 0, skip, limit);
+}
+
+/** Ids of the records meeting a plan's index conditions without an entry at the key's path, in id order (JavaScript's). */
 function matchesWithoutEntries(
   ctx: StoreContext,
   collection: string,
-  path: string,
+  key: number,
   plan: IndexPlan,
-  withEntries: ReadonlySet<string> | undefined,
 ): string[] {
   const { from, where, params } = candidateIdSql(ctx.estimates, collection, plan);
-  if (withEntries) {
-    const ids = ctx.statements
-      .get(`SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')}`)
-      .all(...params) as Array<{ id: string }>;
-    return ids
-      .map((r) => r.id)
-      .filter((id) => !withEntries.has(id))
-      .sort();
-  }
   const ids = ctx.statements
     .get(
       `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')}` +
-        ' AND x.id NOT IN (SELECT id FROM attr_index WHERE collection = ? AND path = ?)',
+        ' AND x.id NOT IN (SELECT id FROM attr_index WHERE key = ?)',
     )
-    .all(...params, collection, path) as Array<{ id: string }>;
+    .all(...params, key) as Array<{ id: string }>;
   return ids.map((r) => r.id).sort();
 }

@@ -5,6 +5,7 @@
  */
 import type { Database as Db } from 'better-sqlite3';
 import type { Doc } from '../port.ts';
+import type { AttributeKeys } from './attribute-index.ts';
 import type { ConditionEstimates } from './attribute-plans.ts';
 import type { PageStrategy } from './page-queries.ts';
 import type { StatementCache } from './statement-cache.ts';
@@ -24,6 +25,8 @@ export interface StoreContext {
   readonly statements: StatementCache;
   readonly counters: SqliteStoreCounters;
   readonly estimates: ConditionEstimates;
+  /** The attribute index's (collection, path) keys. */
+  readonly keys: AttributeKeys;
 }
 
 export type Row = { id: string; body: string };
