@@ -9,8 +9,8 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { AppDeps } from './http/deps.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { corsMiddleware } from './http/cors.ts';
-import { NotFound } from './errors.ts';
 import { docsRouter } from './http/docs.ts';
+import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { readRequestsAsOriginal } from './http/request-reading/index.ts';
 import { systemRouter } from './http/system-routes.ts';
@@ -153,9 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.use(
     queriesRouter(deps, planner, auth, new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex])),
   );
-  app.use(() => {
-    throw new NotFound();
-  });
+  app.use(methodNotAllowed(loadValidationDocument()));
   app.use(errorHandler);
 
   return {

@@ -9,6 +9,7 @@ import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { buildApp } from './app.ts';
+import { answerClientErrors } from './http/client-errors.ts';
 import { openStore } from './store/index.ts';
 import { openSearchIndex } from '../search/index.ts';
 import { openEdgeIndex } from './provenance/index.ts';
@@ -27,6 +28,7 @@ async function serve(config: Config, prepared: boolean): Promise<void> {
     logger.info({ port: config.port, host: config.host }, `listening; docs at ${config.publicUrl}/docs`);
   });
   server.keepAliveTimeout = 65_000;
+  answerClientErrors(server);
 
   let stopping = false;
   const shutdown = (signal: string) => {

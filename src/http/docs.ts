@@ -1,11 +1,13 @@
 /**
  * The interactive docs: `/docs` (Swagger UI, served from our own origin with no outside network),
- * `/openapi.json` (2.13.0) and `/openapi-1.2.0.json`.
+ * `/openapi.json` (2.13.0) and `/openapi-1.2.0.json`, and the same documents as YAML
+ * (`/openapi.yaml`, `/openapi-1.2.0.yaml`).
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
+import YAML from 'yaml';
 import type { AppDeps } from './deps.ts';
 import { loadApiDocuments } from './openapi-documents.ts';
 
@@ -55,12 +57,17 @@ export function docsRouter(_deps: AppDeps): express.Router {
   // Serialized once: the documents never change while the process runs.
   const currentJson = JSON.stringify(current);
   const legacyJson = JSON.stringify(legacy);
+  const currentYaml = YAML.stringify(current, { aliasDuplicateObjects: false, lineWidth: 0 });
+  const legacyYaml = YAML.stringify(legacy, { aliasDuplicateObjects: false, lineWidth: 0 });
   const router = express.Router();
 
   // The root sends people (and liveness probes of existing clients) to the docs, as the original does.
   router.get('/', (_req, res) => res.redirect(303, '/docs'));
   router.get('/openapi.json', (_req, res) => void res.type('json').send(currentJson));
   router.get('/openapi-1.2.0.json', (_req, res) => void res.type('json').send(legacyJson));
+  // application/yaml (RFC 9512).
+  router.get('/openapi.yaml', (_req, res) => void res.type('application/yaml').send(currentYaml));
+  router.get('/openapi-1.2.0.yaml', (_req, res) => void res.type('application/yaml').send(legacyYaml));
 
   router.get(
     ['/docs', '/docs/'],

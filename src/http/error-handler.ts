@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler } from 'express';
+import type { ErrorRequestHandler, Request } from 'express';
 import { InvalidQuery, InvalidRecord, StoreInputError, UnsupportedQuery } from '../store/errors.ts';
 import { HttpError } from '../errors.ts';
 
@@ -18,14 +18,42 @@ interface ValidatorError {
   errors?: Array<{ path?: string; message?: string; errorCode?: string }>;
 }
 
-/** Request-validation messages name the parameter and the rule it broke, e.g. `query.per_page must be >= 1`. */
-function validationDetail(err: ValidatorError): string {
-  if (err.errors?.length) {
-    return err.errors
-      .map((e) => `${(e.path ?? '').replace(/^\//, '').replace(/\//g, '.')} ${e.message ?? ''}`.trim())
-      .join('; ');
+const fieldOf = (path: string | undefined) => (path ?? '').replace(/^\//, '').replace(/\//g, '.');
+
+/**
+ * Request-validation messages name the parameter and the rule it broke, e.g. `query.per_page must be >= 1`.
+ * A value that matches none of several shapes, each told apart by one property (the commands of
+ * `POST /queries:run`), is named by those properties instead of one message per shape.
+ */
+function validationDetail(err: ValidatorError, req: Request): string {
+  if (!err.errors?.length) return err.message ?? 'Invalid request';
+  const anyOf = err.errors.find((e) => e.message === 'must match a schema in anyOf');
+  const others = err.errors.filter((e) => e !== anyOf);
+  if (anyOf) {
+    const at = fieldOf(anyOf.path);
+    const required = others.map((e) => /^must have required property '([^']+)'$/.exec(e.message ?? '')?.[1]);
+    if (required.length > 0 && required.every((name) => name !== undefined)) {
+      const names = [...new Set(required)].join(', ');
+      if (at === 'body' && req.path === '/queries:run')
+        return `Unknown command: the body must name one of the commands ${names} (e.g. {"find": "biosample_set", "filter": {}})`;
+      return `${at} must have one of the properties ${names}`;
+    }
   }
-  return err.message ?? 'Invalid request';
+  const messages = (others.length ? others : err.errors).map((e) =>
+    `${fieldOf(e.path)} ${e.message ?? ''}`.trim(),
+  );
+  return [...new Set(messages)].join('; ');
+}
+
+/** A 415 names the media types the operation takes. */
+function mediaTypeDetail(req: Request): string {
+  const content = (req as Request & { openapi?: { schema?: { requestBody?: { content?: object } } } }).openapi
+    ?.schema?.requestBody?.content;
+  const expected = content ? Object.keys(content) : [];
+  const sent = req.headers['content-type']?.split(';')[0]?.trim();
+  const what = sent ? `Content-Type ${sent}` : 'A body without a Content-Type header';
+  const send = expected.length ? `; send ${expected.join(' or ')}` : '';
+  return `${what} is not accepted by ${req.method} ${req.path}${send}`;
 }
 
 const CONNECTION_ERROR_NAMES = new Set([
@@ -79,10 +107,14 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     res.status(422).json({ detail: `Request body is not valid JSON: ${err.message}` });
     return;
   }
+  if (status === 415) {
+    res.status(415).json({ detail: mediaTypeDetail(req) });
+    return;
+  }
   if (status && status >= 400 && status < 500) {
     // Request validation: the original answers 422 for malformed parameters and bodies.
     const code = status === 400 ? 422 : status;
-    res.status(code).json({ detail: validationDetail(err) });
+    res.status(code).json({ detail: validationDetail(err, req) });
     return;
   }
   if (isConnectionError(err)) {
@@ -95,7 +127,7 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   req.log?.error({ err }, 'unhandled error');
   if (status === 500 && Array.isArray(err?.errors) && err.errors.length) {
     // Response validation: our handler produced something outside the contract.
-    res.status(500).json({ detail: `Response does not match the contract: ${validationDetail(err)}` });
+    res.status(500).json({ detail: `Response does not match the contract: ${validationDetail(err, req)}` });
     return;
   }
   if (status === 503) {

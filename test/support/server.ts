@@ -10,6 +10,7 @@ import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
+import { answerClientErrors } from '../../src/http/client-errors.ts';
 import { openStore } from '../../src/store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { openEdgeIndex } from '../../src/provenance/index.ts';
@@ -76,6 +77,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   const server = await new Promise<Server>((resolve) => {
     const s = testApp.app.listen(port, '127.0.0.1', () => resolve(s));
   });
+  answerClientErrors(server);
   return {
     ...testApp,
     url,
