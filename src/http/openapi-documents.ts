@@ -104,7 +104,12 @@ export function legacyTagOf(pathName: string): LegacyTag {
   if (pathName.startsWith('/metadata/')) return 'metadata';
   if (pathName === '/token' || pathName === '/logout' || pathName.startsWith('/users')) return 'users';
   if (pathName.startsWith('/queries')) return 'queries';
-  if (pathName.startsWith('/nmdcschema') || pathName === '/version' || pathName === '/health')
+  if (
+    pathName.startsWith('/nmdcschema') ||
+    pathName.startsWith('/export/') ||
+    pathName === '/version' ||
+    pathName === '/health'
+  )
     return 'metadata';
   return 'find';
 }

@@ -1693,7 +1693,7 @@ export type ListCollectionRecordsData = {
          */
         projection?: string;
         /**
-         * Records per page; a value below 1 returns every match on one page.
+         * Records per page, at most 100000 (422 above); a value below 1 returns every match on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -1729,6 +1729,63 @@ export type ListCollectionRecordsResponses = {
 };
 
 export type ListCollectionRecordsResponse = ListCollectionRecordsResponses[keyof ListCollectionRecordsResponses];
+
+export type ExportCollectionData = {
+    body?: never;
+    path: {
+        /**
+         * A collection of the schema's Database class.
+         */
+        collection_name: string;
+    };
+    query?: {
+        /**
+         * A JSON object in MongoDB query syntax, as `GET /nmdcschema/{collection_name}` takes it
+         * (`$regex` answered from the search index). Absent: the whole collection.
+         *
+         */
+        filter?: string;
+        /**
+         * Comma-separated fields to export; `id` is always included.
+         */
+        projection?: string;
+        /**
+         * The format, over the `Accept` header.
+         */
+        format?: 'ndjson' | 'json' | 'csv' | 'tsv';
+    };
+    url: '/export/{collection_name}';
+};
+
+export type ExportCollectionErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * The `Accept` header names none of the formats.
+     */
+    406: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ExportCollectionError = ExportCollectionErrors[keyof ExportCollectionErrors];
+
+export type ExportCollectionResponses = {
+    /**
+     * Every matching record, streamed.
+     */
+    200: Array<SchemaRecord>;
+};
+
+export type ExportCollectionResponse = ExportCollectionResponses[keyof ExportCollectionResponses];
 
 export type GetCollectionRecordData = {
     body?: never;
@@ -2233,7 +2290,7 @@ export type ListSitesData = {
          */
         filter?: string;
         /**
-         * Sites per page; a value below 1 returns every site on one page.
+         * Sites per page, at most 100000 (422 above); a value below 1 returns every site on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -2405,7 +2462,7 @@ export type ListJobsData = {
          */
         filter?: string;
         /**
-         * Records per page; a value below 1 returns every match on one page.
+         * Records per page, at most 100000 (422 above); a value below 1 returns every match on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -2536,7 +2593,7 @@ export type ListOperationsData = {
          */
         filter?: string;
         /**
-         * Records per page; a value below 1 returns every match on one page.
+         * Records per page, at most 100000 (422 above); a value below 1 returns every match on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -2670,7 +2727,7 @@ export type ListObjectsData = {
          */
         filter?: string;
         /**
-         * Objects per page; a value below 1 returns every match on one page.
+         * Objects per page, at most 100000 (422 above); a value below 1 returns every match on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -3456,7 +3513,7 @@ export type ListRunEventsData = {
     };
     query?: {
         /**
-         * Events per page; a value below 1 returns every event on one page.
+         * Events per page, at most 100000 (422 above); a value below 1 returns every event on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
