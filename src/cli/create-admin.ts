@@ -9,6 +9,19 @@ import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { Accounts, RUNTIME_ADMIN_SITE, generateSecret, passwordProblem } from '../accounts/index.ts';
+import { asksForHelp } from './usage.ts';
+
+export const CREATE_ADMIN_USAGE = `usage: npm run create-admin -- --username U [--password P]
+
+Creates a runtime administrator (an administrator of the site svc-runtime-useradmin) in the
+configured store (DATA_DIR, or MONGO_URL), or makes an existing user one and sets the password.
+Without --password a password is generated and printed once. A chosen password must pass the
+password rules (12 to 128 characters, not common or guessable; see README "Signing in").
+
+  --username U    the account name
+  --password P    the password to set (else a generated one)
+  -h, --help      show this help
+`;
 
 export async function createAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const { values } = parseArgs({
@@ -42,6 +55,10 @@ export async function createAdmin(argv: string[], env: NodeJS.ProcessEnv = proce
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  if (asksForHelp(process.argv.slice(2))) {
+    process.stdout.write(CREATE_ADMIN_USAGE);
+    process.exit(0);
+  }
   createAdmin(process.argv.slice(2)).then(
     (message) => console.log(message),
     (err: unknown) => {
