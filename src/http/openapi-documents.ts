@@ -53,11 +53,17 @@ export function loadValidationDocument(): OpenApiDocument {
 export const LEGACY_TAGS = [
   {
     name: 'find',
-    description: 'Find studies, biosamples, data objects and activities with the compact syntax.',
+    description:
+      'Find studies, biosamples, data objects and activities with the compact syntax. These page with ' +
+      '`per_page` (up to 2000) and `page` (the first 10,000 records) or `cursor` (`*`, then ' +
+      '`meta.next_cursor`); `max_page_size` and `page_token` belong to the metadata listings and are ignored here.',
   },
   {
     name: 'metadata',
-    description: 'Schema facts, collections queried with JSON filters, records by id, and service versions.',
+    description:
+      'Schema facts, collections queried with JSON filters, records by id, whole collections exported, and ' +
+      'service versions. The listings page with `max_page_size` (up to 100000) and `page_token` (the ' +
+      "previous answer's `next_page_token`); `per_page`, `page` and `cursor` belong to the finds and are ignored here.",
   },
   {
     name: 'queries',

@@ -220,3 +220,20 @@ describe('the contract as YAML', () => {
     expect(YAML.parse(legacy.text).info.version).toBe('1.2.0');
   });
 });
+
+describe('the two paging vocabularies', () => {
+  it('are explained in the descriptions of the groups that use them, in both API versions', async () => {
+    const current = (await request(t.app).get('/openapi.json').expect(200)).body;
+    const legacy = (await request(t.app).get('/openapi-1.2.0.json').expect(200)).body;
+    const tag = (doc: { tags: Array<{ name: string; description: string }> }, name: string) =>
+      doc.tags.find((x) => x.name === name)!.description;
+    for (const text of [tag(current, 'Metadata access'), tag(legacy, 'find'), tag(legacy, 'metadata')]) {
+      expect(text).toContain('`per_page`');
+      expect(text).toContain('`max_page_size`');
+      expect(text).toContain('ignored');
+    }
+    expect(tag(current, 'Workflow management')).toContain('`max_page_size` (up to 100000');
+    const perPage = current.components.parameters.PerPage;
+    expect(perPage.description).toContain('take `max_page_size` instead');
+  });
+});

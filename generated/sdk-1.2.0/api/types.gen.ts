@@ -984,7 +984,9 @@ export type CompactSort = string;
 export type Page = number;
 
 /**
- * Records per page.
+ * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+ * here is ignored.)
+ *
  */
 export type PerPage = number;
 
@@ -1072,7 +1074,9 @@ export type FindStudiesData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1194,7 +1198,9 @@ export type FindBiosamplesData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1316,7 +1322,9 @@ export type FindDataObjectsData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1476,7 +1484,9 @@ export type FindActivitiesData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**

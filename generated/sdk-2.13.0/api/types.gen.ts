@@ -1252,7 +1252,9 @@ export type CompactSort = string;
 export type Page = number;
 
 /**
- * Records per page.
+ * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+ * here is ignored.)
+ *
  */
 export type PerPage = number;
 
@@ -1340,7 +1342,9 @@ export type FindStudiesData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1462,7 +1466,9 @@ export type FindBiosamplesData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1584,7 +1590,9 @@ export type FindDataObjectsData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1744,7 +1752,9 @@ export type FindPlannedProcessesData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
