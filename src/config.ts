@@ -32,6 +32,8 @@ export interface Config {
   demoData: boolean;
   /** pino level: fatal, error, warn, info, debug, trace or silent. `LOG_LEVEL`, default info. */
   logLevel: string;
+  /** `LOG_FORMAT`: `json`, `pretty` (readable lines), or `auto` (the default: pretty on a terminal). */
+  logFormat: LogFormat;
   /** Public base URL of this service, used as the token issuer. `PUBLIC_URL`, default http://localhost:PORT. */
   publicUrl: string;
   /** Access-token lifetime in seconds. `TOKEN_TTL_SECONDS`, default 86400 (one day). */
@@ -91,6 +93,10 @@ function corsOrigins(env: NodeJS.ProcessEnv): CorsOrigins {
 
 export class ConfigError extends Error {}
 
+/** How logs are written: JSON lines, readable lines (pino-pretty), or readable on a terminal only. */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -132,6 +138,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const logFormat = (env.LOG_FORMAT || 'auto') as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) {
+    throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
+  }
   const adminUsername = env.ADMIN_USERNAME || undefined;
   const adminPassword = env.ADMIN_PASSWORD || undefined;
   if (Boolean(adminUsername) !== Boolean(adminPassword)) {
@@ -166,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     passwordMinLength: integer(env, 'PASSWORD_MIN_LENGTH', 12, 12, 128),
     demoData: boolean(env, 'DEMO_DATA', true),
     logLevel,
+    logFormat,
     publicUrl,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 86400, 60, 365 * 86400),
     signingKeys: env.SIGNING_KEYS || undefined,

@@ -6,7 +6,7 @@
  */
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
-import { pino } from 'pino';
+import { createLogger } from './logger.ts';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { buildApp } from './app.ts';
 import { answerClientErrors } from './http/client-errors.ts';
@@ -18,7 +18,7 @@ import { ensureAccounts } from './accounts/index.ts';
 import { loadServiceKeys } from './auth/keys.ts';
 
 async function serve(config: Config, prepared: boolean): Promise<void> {
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
   const edgeIndex = await openEdgeIndex(config, store, logger);
@@ -66,7 +66,7 @@ try {
 }
 /** Shared state every worker expects to find, created once so that workers never race to create it. */
 async function prepareShared(config: Config): Promise<void> {
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
   const edgeIndex = await openEdgeIndex(config, store, logger);
@@ -83,7 +83,7 @@ async function prepareShared(config: Config): Promise<void> {
 
 /** Forks the workers, replaces any that dies, and passes SIGTERM/SIGINT on to them. */
 async function supervise(config: Config): Promise<void> {
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat });
   await prepareShared(config);
   let stopping = false;
   const fork = () => cluster.fork();

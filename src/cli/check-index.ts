@@ -4,7 +4,7 @@
  * differs) and extra in each.
  * Exits 1 on any drift (fix with `npm run reindex`), 0 when the index is exact.
  */
-import { pino } from 'pino';
+import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
@@ -28,7 +28,10 @@ const SHOWN = 10;
 
 async function main(named: string[]): Promise<number> {
   const config = loadConfig();
-  const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
+  const logger = createLogger(
+    { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
+    process.stderr,
+  );
   const store = await openStore(config, logger);
   const index = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
   const edges = await openEdgeIndex(config, store, logger, { catchUpEveryMs: 0 });

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import { pino } from 'pino';
+import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
@@ -68,7 +68,10 @@ async function main(args: string[]): Promise<number> {
   }
   for (const file of files) if (!fs.existsSync(file)) throw new Error(`no such file: ${file}`);
   const config = loadConfig();
-  const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
+  const logger = createLogger(
+    { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
+    process.stderr,
+  );
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
   const edgeIndex = await openEdgeIndex(config, store, logger);

@@ -6,7 +6,7 @@
  * transactions (search/sqlite/fts-index.ts); the indexes an interrupted bulk load left unbuilt
  * are built first.
  */
-import { pino } from 'pino';
+import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
@@ -32,7 +32,10 @@ const PROGRESS_EVERY_MS = 2000;
 
 async function main(named: string[]): Promise<number> {
   const config = loadConfig();
-  const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
+  const logger = createLogger(
+    { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
+    process.stderr,
+  );
   const store = await openStore(config, logger);
   const index = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
   const edges = await openEdgeIndex(config, store, logger, { catchUpEveryMs: 0 });
