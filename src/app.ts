@@ -11,6 +11,7 @@ import { errorHandler } from './http/error-handler.ts';
 import { corsMiddleware } from './http/cors.ts';
 import { docsRouter } from './http/docs.ts';
 import { methodNotAllowed } from './http/method-not-allowed.ts';
+import { createMetrics } from './http/metrics.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { readRequestsAsOriginal } from './http/request-reading/index.ts';
 import { systemRouter } from './http/system-routes.ts';
@@ -45,6 +46,9 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', 'loopback');
+  // Counted and timed from the first byte to the last, whatever answers.
+  const metrics = createMetrics(deps);
+  app.use(metrics.observe);
   app.use(
     helmet({
       // The docs page's ORCID login runs in a popup that passes through the external issuer and
@@ -76,6 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
         res.setHeader('X-Request-Id', id);
         return id;
       },
+      // Prometheus scrapes every few seconds: its requests are counted, not logged.
+      autoLogging: { ignore: (req) => req.url === '/metrics' },
       // Never log credentials: only method, path and status.
       serializers: {
         req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }),
@@ -91,6 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   await ensureCatalog(deps.store, deps.config.workflowCatalog);
   app.use(auth.preRouter);
   app.use(docsRouter(deps));
+  app.use(metrics.router);
 
   app.use(express.json({ limit: deps.config.maxBodyBytes }));
   app.use(express.urlencoded({ extended: false, limit: deps.config.maxBodyBytes }));
