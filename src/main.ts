@@ -7,7 +7,7 @@
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { createLogger } from './logger.ts';
-import { loadConfig, ConfigError, type Config } from './config.ts';
+import { loadConfig, ConfigError, publicUrlWarning, type Config } from './config.ts';
 import { buildApp } from './app.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { openStore } from './store/index.ts';
@@ -25,7 +25,10 @@ async function serve(config: Config, prepared: boolean): Promise<void> {
   if (!prepared) await prepareData({ config, store, searchIndex, edgeIndex, logger });
   const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
   const server: Server = built.app.listen(config.port, config.host, () => {
-    logger.info({ port: config.port, host: config.host }, `listening; docs at ${config.publicUrl}/docs`);
+    const docs = config.publicUrlIsDefault ? `http://localhost:${config.port}` : config.publicUrl;
+    logger.info({ port: config.port, host: config.host }, `listening; docs at ${docs}/docs`);
+    const warning = publicUrlWarning(config);
+    if (warning) logger.warn(warning);
   });
   server.keepAliveTimeout = 65_000;
   answerClientErrors(server);

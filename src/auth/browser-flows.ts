@@ -14,7 +14,13 @@ import { errorPage, passwordLoginPage, tokenPage } from './pages.ts';
 import { OIDC_PREFIX } from './provider.ts';
 import type { RevocationList } from './revocation-list.ts';
 import { ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from './grants/external-id-token.ts';
-import { expiresOf, type ProviderTokenIssuer } from './token-endpoint.ts';
+import {
+  expiresOf,
+  formLogin,
+  type ProviderTokenIssuer,
+  type TokenEndpointOptions,
+} from './token-endpoint.ts';
+import { runInProcess } from './in-process-request.ts';
 import type { StateStore } from '../store/port.ts';
 
 const PENDING_KIND = 'external_login';
@@ -277,6 +283,50 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
     );
   });
 
+  // The token endpoint the discovery document names takes what `POST /token` takes (a user's
+  // password, a site client's credentials) as well as the provider's own grants, so an OAuth
+  // client configured from discovery logs in as the docs and README say. Other grants
+  // (authorization codes of the docs page, token exchange) go on to the provider unchanged.
+  const loginOptions = {
+    issuer,
+    limiter,
+    tokenTtlSeconds: options.tokenTtlSeconds,
+    exchangeEnabled: Boolean(external),
+  };
+  const rawForm = express.raw({ type: () => true, limit: '56kb' });
+  router.post(`${OIDC_PREFIX}/token`, rawForm, async (req, res) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const form = req.is('application/x-www-form-urlencoded')
+      ? Object.fromEntries(new URLSearchParams(raw.toString('utf8')))
+      : {};
+    if (form.grant_type === 'password' || form.grant_type === 'client_credentials') {
+      await oauthLogin(loginOptions, { body: form, headers: req.headers, ip: req.ip }, res);
+      return;
+    }
+    await forwardToProvider(providerHandler, req, raw, res);
+  });
+
+  // The discovery document, with the grants the token endpoint takes beyond the provider's own.
+  router.get('/.well-known/openid-configuration', async (req, res) => {
+    const answer = await runInProcess(providerHandler, inProcessRequestOf(req));
+    let document: Record<string, unknown>;
+    try {
+      document = JSON.parse(answer.body) as Record<string, unknown>;
+    } catch {
+      sendRaw(res, answer);
+      return;
+    }
+    if (answer.status === 200 && Array.isArray(document.grant_types_supported)) {
+      const grants = new Set([
+        ...(document.grant_types_supported as string[]),
+        'password',
+        'client_credentials',
+      ]);
+      document.grant_types_supported = [...grants];
+    }
+    res.status(answer.status).set('Cache-Control', 'public, max-age=60').json(document);
+  });
+
   // Everything else under /oidc and the discovery document is the provider's.
   router.use((req, res, next) => {
     if (req.path.startsWith(`${OIDC_PREFIX}/`) || req.path === '/.well-known/openid-configuration') {
@@ -286,4 +336,73 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
     next();
   });
   return router;
+}
+
+/** The headers of an Express request as an in-process request to the provider takes them. */
+function inProcessRequestOf(req: Request, body?: Buffer): Parameters<typeof runInProcess>[1] {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') headers[name] = value;
+    else if (Array.isArray(value)) headers[name] = value.join(', ');
+  }
+  delete headers['content-length'];
+  delete headers['transfer-encoding'];
+  return {
+    method: req.method,
+    path: req.originalUrl,
+    headers,
+    ...(body && body.length > 0 ? { body: body.toString('utf8') } : {}),
+    remoteAddress: req.ip,
+  };
+}
+
+function sendRaw(res: Response, answer: Awaited<ReturnType<typeof runInProcess>>): void {
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value === undefined || name === 'content-length' || name === 'transfer-encoding') continue;
+    res.setHeader(name, value as string | string[]);
+  }
+  res.status(answer.status).send(answer.body);
+}
+
+/** Runs a request whose body was already read through the provider, and answers what it answered. */
+async function forwardToProvider(
+  handler: ReturnType<Provider['callback']>,
+  req: Request,
+  body: Buffer,
+  res: Response,
+): Promise<void> {
+  sendRaw(res, await runInProcess(handler, inProcessRequestOf(req, body)));
+}
+
+/**
+ * A login of the `/token` form contract answered as OAuth 2.0 answers (RFC 6749 §5):
+ * `{access_token, token_type, expires_in}`, or `{error, error_description}`.
+ */
+async function oauthLogin(
+  options: TokenEndpointOptions,
+  req: Pick<Request, 'body' | 'headers' | 'ip'>,
+  res: Response,
+): Promise<void> {
+  res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  try {
+    const { accessToken, expiresIn } = await formLogin(options, req);
+    res.json({ access_token: accessToken, token_type: 'Bearer', expires_in: expiresIn });
+  } catch (err) {
+    if (!(err instanceof HttpError)) throw err;
+    const description = typeof err.detail === 'string' ? err.detail : JSON.stringify(err.detail);
+    const clientLogin = (req.body as Record<string, unknown>).grant_type === 'client_credentials';
+    if (err.status === 401 && clientLogin) {
+      res.status(401).set('WWW-Authenticate', 'Basic realm="token"');
+      res.json({ error: 'invalid_client', error_description: description });
+    } else if (err.status === 401) {
+      res.status(400).json({ error: 'invalid_grant', error_description: description });
+    } else if (err.status === 429) {
+      res
+        .status(429)
+        .set(err.headers)
+        .json({ error: 'temporarily_unavailable', error_description: description });
+    } else {
+      res.status(400).json({ error: 'invalid_request', error_description: description });
+    }
+  }
 }

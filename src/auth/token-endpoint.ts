@@ -52,7 +52,7 @@ interface Translated {
   form: Record<string, string>;
 }
 
-function translate(req: Request, exchangeEnabled: boolean): Translated {
+function translate(req: Pick<Request, 'body' | 'headers'>, exchangeEnabled: boolean): Translated {
   const body = (req.body ?? {}) as Record<string, unknown>;
   const field = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
   const grantType = field('grant_type');
@@ -133,30 +133,44 @@ export class ProviderTokenIssuer {
   }
 }
 
-export function tokenEndpoint(options: {
+export interface TokenEndpointOptions {
   issuer: ProviderTokenIssuer;
   tokenTtlSeconds: number;
   exchangeEnabled: boolean;
   limiter: LoginRateLimiter;
-}): RequestHandler {
+}
+
+/**
+ * One login of the original's form contract (`grant_type=password` or `client_credentials`, the
+ * client's credentials in the form or a Basic header): the token and its lifetime in seconds.
+ * Refusals throw: 401 for wrong credentials, 400 for a malformed request, 429 past the limits.
+ */
+export async function formLogin(
+  options: TokenEndpointOptions,
+  req: Pick<Request, 'body' | 'headers' | 'ip'>,
+): Promise<{ accessToken: string; expiresIn: number }> {
   const { issuer, limiter } = options;
+  const translated = translate(req, options.exchangeEnabled);
+  await limiter.admit(translated.account, req.ip ?? 'unknown');
+  const result = await issuer.issue(translated.form, req.ip);
+  if ('accessToken' in result) {
+    await limiter.succeeded(translated.account);
+    return { accessToken: result.accessToken, expiresIn: result.expiresIn ?? options.tokenTtlSeconds };
+  }
+  if (result.error === 'invalid_grant') {
+    throw new Unauthorized(translated.failure);
+  }
+  if (result.status >= 500) throw new Error(`token endpoint failed: ${result.error}`);
+  throw new HttpError(400, result.description);
+}
+
+export function tokenEndpoint(options: TokenEndpointOptions): RequestHandler {
   return async (req, res) => {
-    const translated = translate(req, options.exchangeEnabled);
-    await limiter.admit(translated.account, req.ip ?? 'unknown');
-    const result = await issuer.issue(translated.form, req.ip);
-    if ('accessToken' in result) {
-      await limiter.succeeded(translated.account);
-      res.set('Cache-Control', 'no-store').json({
-        access_token: result.accessToken,
-        token_type: 'bearer',
-        expires: expiresOf(result.expiresIn ?? options.tokenTtlSeconds),
-      });
-      return;
-    }
-    if (result.error === 'invalid_grant') {
-      throw new Unauthorized(translated.failure);
-    }
-    if (result.status >= 500) throw new Error(`token endpoint failed: ${result.error}`);
-    throw new HttpError(400, result.description);
+    const { accessToken, expiresIn } = await formLogin(options, req);
+    res.set('Cache-Control', 'no-store').json({
+      access_token: accessToken,
+      token_type: 'bearer',
+      expires: expiresOf(expiresIn),
+    });
   };
 }

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import express from 'express';
 import YAML from 'yaml';
 import type { AppDeps } from './deps.ts';
-import { loadApiDocuments } from './openapi-documents.ts';
+import { servedDocuments } from './openapi-documents.ts';
 
 const assetsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'docs');
 // swagger-ui-dist ships no type declarations; it only tells where its files are.
@@ -26,7 +26,10 @@ const SWAGGER_UI_ASSETS = [
   'favicon-16x16.png',
 ];
 
-export const DOCS_PAGE = `<!DOCTYPE html>
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The docs page; `externalLabel` names the external sign-in in the banner shown after it. */
+export const docsPage = (externalLabel = 'ORCID') => `<!DOCTYPE html>
 <html lang="en">
   <head>
     <meta charset="UTF-8">
@@ -39,7 +42,7 @@ export const DOCS_PAGE = `<!DOCTYPE html>
   </head>
   <body>
     <div id="nmdc-login-banner" role="status" hidden>
-      <span>Signed in with ORCID. For command-line use, send this header:</span>
+      <span>Signed in with ${escapeHtml(externalLabel)}. For command-line use, send this header:</span>
       <code id="nmdc-login-token"></code>
       <button type="button" id="nmdc-login-show">Show token</button>
       <button type="button" id="nmdc-login-copy">Copy token</button>
@@ -52,8 +55,9 @@ export const DOCS_PAGE = `<!DOCTYPE html>
 </html>
 `;
 
-export function docsRouter(_deps: AppDeps): express.Router {
-  const { current, legacy } = loadApiDocuments();
+export function docsRouter(deps: AppDeps): express.Router {
+  const { current, legacy } = servedDocuments(deps.config.externalOidc);
+  const page = docsPage(deps.config.externalOidc?.label);
   // Serialized once: the documents never change while the process runs.
   const currentJson = JSON.stringify(current);
   const legacyJson = JSON.stringify(legacy);
@@ -71,7 +75,7 @@ export function docsRouter(_deps: AppDeps): express.Router {
 
   router.get(
     ['/docs', '/docs/'],
-    (_req, res) => void res.type('html').set('Cache-Control', 'no-cache').send(DOCS_PAGE),
+    (_req, res) => void res.type('html').set('Cache-Control', 'no-cache').send(page),
   );
   router.get('/docs/docs-init.js', (_req, res) => res.sendFile(path.join(assetsDir, 'docs-init.js')));
   router.get('/docs/docs.css', (_req, res) => res.sendFile(path.join(assetsDir, 'docs.css')));

@@ -50,7 +50,6 @@ describe('createLogger', () => {
     const logger = createLogger({ level: 'info', format: 'auto' }, out.stream);
     logger.info(REQUEST_LOG, 'request completed');
     logger.warn({ collections: ['biosample_set'] }, 'a bulk load did not finish');
-    // eslint-disable-next-line no-control-regex
     const text = out.text().replace(/\u001b\[[0-9;]*m/g, '');
     expect(text).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: GET \/biosamples 200 12 ms\n/);
     expect(text).toMatch(/\[\d\d:\d\d:\d\d\.\d{3}\] WARN: a bulk load did not finish\n {4}collections: \[\n/);
