@@ -6,7 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    reporters: ['default', 'json'],
+    reporters: ['default', 'json', './test/support/slowest-reporter.ts'],
     outputFile: { json: 'artifacts/vitest.json' },
     env: { LOG_LEVEL: 'silent', PACT_DO_NOT_TRACK: 'true' },
     // Pact consumers write pacts/ before anything else runs; the provider verification reads them.

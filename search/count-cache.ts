@@ -53,7 +53,7 @@ export class CountCache {
       return;
     }
     for (;;) {
-      const { changes, seq, gap } = await this.store.changesSince(this.seenSeq);
+      const { changes, seq, gap, more } = await this.store.changesSince(this.seenSeq);
       if (gap) {
         // Changes were pruned before this cache saw them: any count may be stale.
         this.counts.clear();
@@ -65,8 +65,9 @@ export class CountCache {
       for (const key of [...this.counts.keys()]) {
         if (written.has(key.slice(0, key.indexOf('\u0000')))) this.counts.delete(key);
       }
-      if (seq === this.seenSeq) return;
       this.seenSeq = seq;
+      // Read on while the log says more changes follow the page.
+      if (!more) return;
     }
   }
 }

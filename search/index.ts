@@ -12,6 +12,7 @@ import type { DocumentStore } from '../src/store/port.ts';
 import type { SearchIndex } from './port.ts';
 import { FtsSearchIndex, type HookableStore } from './sqlite/fts-index.ts';
 import { ElasticsearchIndex } from './elasticsearch/elasticsearch-index.ts';
+import { originsOf } from './elasticsearch/client.ts';
 import { keepCaughtUp } from './maintenance.ts';
 
 export function isHookable(store: DocumentStore): store is DocumentStore & HookableStore {
@@ -35,9 +36,18 @@ export async function openSearchIndex(
 ): Promise<SearchIndex> {
   const everyMs = options.catchUpEveryMs ?? 2000;
   if (config.elasticsearchUrl) {
-    const index = await ElasticsearchIndex.connect(config.elasticsearchUrl, config.elasticsearchIndexPrefix);
+    const index = await ElasticsearchIndex.connect(
+      {
+        url: config.elasticsearchUrl,
+        prefix: config.elasticsearchIndexPrefix,
+        apiKey: config.elasticsearchApiKey,
+        caCert: config.elasticsearchCaCert,
+        caFingerprint: config.elasticsearchCaFingerprint,
+      },
+      { logger, bulkBytes: config.elasticsearchBulkBytes },
+    );
     logger.info(
-      { url: new URL(config.elasticsearchUrl).origin, prefix: config.elasticsearchIndexPrefix },
+      { url: originsOf(config.elasticsearchUrl), prefix: config.elasticsearchIndexPrefix },
       'Elasticsearch search index',
     );
     return keepCaughtUp(index, store, logger, everyMs);

@@ -3,7 +3,7 @@
  * (`check-index`) and catch up with writes the index has not seen (freshness watermark).
  */
 import type { Logger } from 'pino';
-import type { DocumentStore } from '../src/store/port.ts';
+import type { Change, Doc, DocumentStore } from '../src/store/port.ts';
 import type { MaintainedIndex } from './port.ts';
 import { fingerprintOf } from './indexed-values.ts';
 
@@ -62,7 +62,7 @@ export async function reindexCollection(
       while (inFlight.length > 0) await inFlight.shift();
     } else {
       for await (const batch of store.scan(collection, batchSize)) {
-        await index.index(collection, batch);
+        await index.index(collection, batch, { version: seq, rebuild: true });
         progress(batch.length);
       }
     }
@@ -204,20 +204,54 @@ export function hasDrift(r: DriftReport): boolean {
   return r.counts.missing + r.counts.stale + r.counts.extra > 0;
 }
 
+export interface CatchUpOptions {
+  /** Change-log pages to read at most (default: every page up to the newest change). */
+  pages?: number;
+}
+
+/** Records read from the store and written to the index at a time, so memory stays bounded. */
+const CATCH_UP_SLICE = 1000;
+
 /**
- * Indexes every write since the index's watermark, then advances it. Needed only for indexes
- * written outside the store's transaction (Elasticsearch, or FTS5 beside MongoDB).
+ * Indexes every write since the index's watermark, a page of the change log at a time, advancing
+ * the watermark after each page. Needed only for indexes written outside the store's transaction
+ * (Elasticsearch, or FTS5 beside MongoDB). Each page's writes carry the page's last sequence as
+ * their version: the records are read after it, so they are at least that new, and an index that
+ * keeps versions lets no slower catch-up (another process) put an older state back.
  */
-export async function catchUp(store: DocumentStore, index: MaintainedIndex): Promise<number> {
+export async function catchUp(
+  store: DocumentStore,
+  index: MaintainedIndex,
+  options: CatchUpOptions = {},
+): Promise<number> {
   if (index.synchronous) return 0;
-  const since = await index.watermark();
-  const { changes, seq, gap } = await store.changesSince(since);
-  if (gap) {
-    // The log no longer reaches back to the watermark: rebuild what the index covers.
-    const covered = coveredBy(index, await store.nonEmptyCollections());
-    const results = await reindexCollections(store, index, covered);
-    return results.reduce((n, r) => n + r.records, 0);
+  let since = await index.watermark();
+  let done = 0;
+  for (let pages = 0; pages < (options.pages ?? Infinity); pages++) {
+    const { changes, seq, gap, more } = await store.changesSince(since);
+    if (gap) {
+      // The log no longer reaches back to the watermark: rebuild what the index covers.
+      const covered = coveredBy(index, await store.nonEmptyCollections());
+      const results = await reindexCollections(store, index, covered);
+      return done + results.reduce((n, r) => n + r.records, 0);
+    }
+    await applyChanges(store, index, changes, seq);
+    done += changes.length;
+    if (seq <= since) break;
+    await index.setWatermark(seq);
+    since = seq;
+    if (!more) break;
   }
+  return done;
+}
+
+/** Writes one page of changes to the index, as versions `version` of the records. */
+async function applyChanges(
+  store: DocumentStore,
+  index: MaintainedIndex,
+  changes: Change[],
+  version: number,
+): Promise<void> {
   const byCollection = new Map<string, { upserted: string[]; deleted: string[] }>();
   for (const c of changes) {
     let entry = byCollection.get(c.collection);
@@ -226,19 +260,22 @@ export async function catchUp(store: DocumentStore, index: MaintainedIndex): Pro
   }
   for (const [collection, { upserted, deleted }] of byCollection) {
     if (index.covers && !index.covers(collection)) continue;
-    const docs = [];
-    for (let i = 0; i < upserted.length; i += 500) {
-      const batch = await Promise.all(upserted.slice(i, i + 500).map((id) => store.getById(collection, id)));
-      for (const d of batch) if (d !== null) docs.push(d);
+    const removed = [...deleted];
+    for (let i = 0; i < upserted.length; i += CATCH_UP_SLICE) {
+      const slice = upserted.slice(i, i + CATCH_UP_SLICE);
+      const docs: Doc[] = [];
+      for (let j = 0; j < slice.length; j += 500) {
+        const batch = await Promise.all(slice.slice(j, j + 500).map((id) => store.getById(collection, id)));
+        for (const d of batch) if (d !== null) docs.push(d);
+      }
+      // An id listed as upserted but gone by now was deleted since: remove it too.
+      const found = new Set(docs.map((d) => d.id));
+      removed.push(...slice.filter((id) => !found.has(id)));
+      if (docs.length > 0) await index.index(collection, docs, { version });
     }
-    // An id listed as upserted but gone by now was deleted since: remove it too.
-    const found = new Set(docs.map((d) => d.id));
-    const gone = upserted.filter((id) => !found.has(id));
-    if (docs.length > 0) await index.index(collection, docs);
-    if (deleted.length + gone.length > 0) await index.remove(collection, [...deleted, ...gone]);
+    for (let i = 0; i < removed.length; i += CATCH_UP_SLICE)
+      await index.remove(collection, removed.slice(i, i + CATCH_UP_SLICE), { version });
   }
-  if (seq > since) await index.setWatermark(seq);
-  return changes.length;
 }
 
 /**

@@ -18,6 +18,40 @@ export type IndexablePredicate =
 /** Candidate ids, or ALL when the index cannot narrow (the caller scans). */
 export type Candidates = { all: true } | { all: false; ids: Set<string> };
 
+/** How a write to an index kept outside the store's transaction relates to the change log. */
+export interface IndexWrite {
+  /**
+   * A change sequence the records are at least as new as (the end of the change-log page they were
+   * read after, or where a rebuild began). An index that keeps versions (Elasticsearch) never lets
+   * a write with a lower version replace one with a higher version, so catch-ups in several
+   * processes cannot put an older state back.
+   */
+  version?: number;
+  /** The write fills the rebuild begun with `beginRebuild`, not the index searches read now. */
+  rebuild?: boolean;
+}
+
+/**
+ * Up to where an index written outside the store's transaction is known to be complete for a
+ * collection, read at one moment: every write after `since` may be missing, and so may the
+ * records in `missing` (ones the engine refused). Searches add both to the index's candidates.
+ */
+export interface Freshness {
+  since: number;
+  missing: string[];
+}
+
+/** A record the index's engine refused for good (a size or mapping limit): it stays a candidate. */
+export interface IndexRefusal {
+  collection: string;
+  id: string;
+  status: number;
+  type: string;
+  reason: string;
+  /** When it was refused (ISO 8601). */
+  at: string;
+}
+
 /**
  * An index derived from the records and kept in step with them: written in the store's own
  * transaction (`synchronous`) or caught up from its change log; rebuilt by `npm run reindex` and
@@ -32,13 +66,13 @@ export interface MaintainedIndex {
   readonly synchronous: boolean;
   /** Optional: false for a collection the index keeps nothing of (maintenance skips it). */
   covers?(collection: string): boolean;
-  index(collection: string, docs: Doc[]): Promise<void>;
+  index(collection: string, docs: Doc[], write?: IndexWrite): Promise<void>;
   /**
    * Optional: index records given as their stored JSON text, as a rebuild reads them
    * (`DocumentStore.scanTexts`). Calls may overlap; they take effect in the order made.
    */
   indexTexts?(collection: string, texts: string[]): Promise<void>;
-  remove(collection: string, ids: string[]): Promise<void>;
+  remove(collection: string, ids: string[], write?: IndexWrite): Promise<void>;
   /** Drop everything for a collection (reindex). */
   clear(collection: string): Promise<void>;
   /**
@@ -52,6 +86,13 @@ export interface MaintainedIndex {
   fingerprints(collection: string): AsyncIterable<Array<{ id: string; fingerprint: string }>>;
   /** The store change sequence up to which every write is known to be indexed (0: none). */
   watermark(): Promise<number>;
+  /**
+   * Optional: the watermark for one collection together with the records the index lacks beyond
+   * it, read at once (without it: the watermark and nothing more). Never later than `watermark`.
+   */
+  freshness?(collection: string): Promise<Freshness>;
+  /** Optional: the records the engine refused, as `check-index` reports them. */
+  refusals?(): Promise<IndexRefusal[]>;
   setWatermark(seq: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -4,7 +4,14 @@
  * loader) keep search results and lineage exact. With the embedded indexes the store's write hook
  * already wrote them in the same transaction and the second step is a no-op.
  */
-import type { DocumentStore, Doc, Filter, WriteResult } from '../src/store/port.ts';
+import type {
+  DocumentStore,
+  Doc,
+  Filter,
+  ReadModifyWriteDecision,
+  RecordKey,
+  WriteResult,
+} from '../src/store/port.ts';
 import type { MaintainedIndex } from './port.ts';
 import { catchUp } from './maintenance.ts';
 import { assertRegexLengths } from './filter-predicates.ts';
@@ -37,10 +44,7 @@ export class RecordWriter {
       docs: w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc),
     }));
     const result = await this.store.upsertAtomically(keyed);
-    await this.afterWrite(async (index) => {
-      for (const { collection, docs } of keyed)
-        if (docs.length > 0 && (index.covers?.(collection) ?? true)) await index.index(collection, docs);
-    });
+    await this.afterWrite();
     return result;
   }
 
@@ -48,20 +52,34 @@ export class RecordWriter {
   async delete(collection: string, filter: Filter, limit?: number): Promise<string[]> {
     assertRegexLengths(filter);
     const ids = await this.store.deleteMany(collection, filter, limit);
-    if (ids.length > 0)
-      await this.afterWrite(async (index) => {
-        if (index.covers?.(collection) ?? true) await index.remove(collection, ids);
-      });
+    if (ids.length > 0) await this.afterWrite();
     return ids;
   }
 
-  private async afterWrite(write: (index: MaintainedIndex) => Promise<void>): Promise<void> {
+  /**
+   * The store's read-modify-write (one transaction: the records read, then the decision's deletes
+   * and writes, which the embedded indexes follow inside it), then the other indexes catch up.
+   * Records of collections without ids must be handed over under their store keys.
+   */
+  async readModifyWrite<T>(
+    keys: RecordKey[],
+    decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
+  ): Promise<T> {
+    const value = await this.store.readModifyWrite(keys, decide);
+    await this.afterWrite();
+    return value;
+  }
+
+  /**
+   * Catches the other indexes up with the change log, this call's writes included (one page, so a
+   * far-behind index is left to the catch-up loop). They are read back from the store, not taken
+   * from the call: an index that keeps versions needs the change sequence they are at least as
+   * new as. If this fails the writes stay fresh candidates until a catch-up.
+   */
+  private async afterWrite(): Promise<void> {
     for (const index of this.indexes) {
       if (index.synchronous) continue;
-      // Index what this call wrote, then everything still pending (other processes' writes too),
-      // which advances the watermark. If this fails the writes stay fresh candidates until a catch-up.
-      await write(index);
-      await catchUp(this.store, index);
+      await catchUp(this.store, index, { pages: 1 });
     }
   }
 }

@@ -1,53 +1,82 @@
 /**
- * Builds the Express app from ready dependencies. No listen: tests use it in-process.
+ * Builds the Express app from the services (src/services.ts): cross-cutting middleware, then each
+ * capability's routes from one list. No listen: tests use it in-process.
  */
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { AppDeps } from './http/deps.ts';
+import type { Services } from './services.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { corsMiddleware } from './http/cors.ts';
 import { docsRouter } from './http/docs.ts';
 import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { createMetrics } from './http/metrics.ts';
+
+/** For whoever listens: refusals of Node's HTTP parser answered with a JSON detail too. */
+export { answerClientErrors } from './http/client-errors.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { readRequestsAsOriginal } from './http/request-reading/index.ts';
 import { systemRouter } from './http/system-routes.ts';
+import { browserFlowsRouter } from './auth/browser-routes.ts';
+import { authRouter } from './auth/routes.ts';
+import { accountsRouter } from './accounts/routes.ts';
+import { allowancesRouter } from './accounts/allowance-routes.ts';
+import { siteClientsRouter } from './accounts/site-client-routes.ts';
 import { metadataRouter } from './metadata/routes.ts';
+import { queriesRouter } from './metadata/query-routes.ts';
 import { provenanceRouter } from './provenance/routes.ts';
 import { validationRouter } from './validation/routes.ts';
-import { pidsRouter } from './pids/routes.ts';
-import { createAuth } from './auth/index.ts';
-import { ensureCatalog } from './workflows/catalog.ts';
-import { workflowCatalogRouter } from './workflows/catalog-routes.ts';
-import { workflowExecutionsRouter } from './workflows/workflow-executions.ts';
-import { queriesRouter } from './metadata/query-routes.ts';
-import { QueryPlanner } from './query/planner/planner.ts';
-import { RecordWriter } from '../search/writer.ts';
 import { submissionRouter } from './submission/routes.ts';
-import { runsRouter } from './runs/routes.ts';
-import { fileStagingRouter } from './workflows/file-staging-routes.ts';
-import { openStoredObjects } from './objects/stored-objects.ts';
-import { drsRouter } from './objects/routes.ts';
-import { TriggerDispatcher } from './workflows/triggers.ts';
-import { changesheetsRouter } from './changesheets/routes.ts';
-import { changesheetUploads } from './changesheets/upload.ts';
+import { CHANGESHEET_UPLOADS, changesheetsRouter } from './changesheets/routes.ts';
+import { fileUploads } from './http/request-reading/file-uploads.ts';
+import { pidsRouter } from './pids/routes.ts';
+import { workflowCatalogRouter } from './workflows/catalog-routes.ts';
+import { workflowExecutionsRouter } from './workflows/workflow-execution-routes.ts';
 import { jobsRouter } from './workflows/job-routes.ts';
+import { fileStagingRouter } from './workflows/file-staging-routes.ts';
+import { runsRouter } from './runs/routes.ts';
+import { drsRouter } from './objects/routes.ts';
 
-export interface BuiltApp {
-  app: express.Express;
-  close(): Promise<void>;
-}
+/** A capability's routes: every one is built the same way, from the services. */
+export type CapabilityRoutes = (services: Services) => express.Router;
 
-export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
+/**
+ * Every capability's routes, in the order they are mounted. Routes that read their own request
+ * bodies (the OIDC provider and its login pages) are mounted before the shared body parsers and
+ * the request validator; all others after them.
+ */
+export const CAPABILITY_ROUTES: ReadonlyArray<{ routes: CapabilityRoutes; readsOwnBody?: true }> = [
+  { routes: browserFlowsRouter, readsOwnBody: true },
+  { routes: systemRouter },
+  { routes: provenanceRouter },
+  { routes: metadataRouter },
+  { routes: validationRouter },
+  { routes: workflowCatalogRouter },
+  { routes: workflowExecutionsRouter },
+  { routes: authRouter },
+  { routes: accountsRouter },
+  { routes: allowancesRouter },
+  { routes: siteClientsRouter },
+  { routes: jobsRouter },
+  { routes: pidsRouter },
+  { routes: submissionRouter },
+  { routes: fileStagingRouter },
+  { routes: runsRouter },
+  { routes: drsRouter },
+  { routes: changesheetsRouter },
+  { routes: queriesRouter },
+];
+
+export function buildApp(services: Services): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback');
+  // Whose X-Forwarded-For names the client (login limits count by the client's address).
+  app.set('trust proxy', services.config.trustProxy);
   // Counted and timed from the first byte to the last, whatever answers.
-  const metrics = createMetrics(deps);
+  const metrics = createMetrics(services);
   app.use(metrics.observe);
   app.use(
     helmet({
@@ -73,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   });
   app.use(
     pinoHttp({
-      logger: deps.logger,
+      logger: services.logger,
       genReqId: (req, res) => {
         const incoming = req.headers['x-request-id'];
         const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
@@ -90,20 +119,17 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     }),
   );
 
-  app.use(corsMiddleware(deps.config.corsOrigins));
+  app.use(corsMiddleware(services.config.corsOrigins));
 
-  const planner = new QueryPlanner(deps.store, deps.searchIndex, { logger: deps.logger });
-  const auth = await createAuth(deps, planner);
-  await ensureCatalog(deps.store, deps.config.workflowCatalog);
-  app.use(auth.preRouter);
-  app.use(docsRouter(deps));
+  for (const { routes } of CAPABILITY_ROUTES.filter((entry) => entry.readsOwnBody)) app.use(routes(services));
+  app.use(docsRouter(services.config));
   app.use(metrics.router);
 
-  app.use(express.json({ limit: deps.config.maxBodyBytes }));
-  app.use(express.urlencoded({ extended: false, limit: deps.config.maxBodyBytes }));
+  app.use(express.json({ limit: services.config.maxBodyBytes }));
+  app.use(express.urlencoded({ extended: false, limit: services.config.maxBodyBytes }));
   app.use(readRequestsAsOriginal(loadValidationDocument()));
   // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
-  app.use(changesheetUploads(deps.config.maxBodyBytes));
+  app.use(fileUploads(services.config.maxBodyBytes, CHANGESHEET_UPLOADS));
   app.use(
     OpenApiValidator.middleware({
       apiSpec: loadValidationDocument() as any,
@@ -111,63 +137,15 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
       validateResponses: true,
       validateSecurity: false,
       ignoreUndocumented: true,
-      // Multipart bodies are read by changesheetUploads above, not by the validator's multer.
+      // Multipart bodies are read by fileUploads above, not by the validator's multer.
       fileUploader: false,
     }),
   );
 
-  app.use(systemRouter(deps));
-  app.use(provenanceRouter(deps));
-  app.use(metadataRouter(deps, planner));
-  app.use(validationRouter(deps));
-  app.use(workflowCatalogRouter(deps.store));
-  app.use(
-    workflowExecutionsRouter(
-      deps.store,
-      auth,
-      new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex]),
-    ),
-  );
-  app.use(auth.apiRouter);
-  app.use(jobsRouter(deps, auth));
-  app.use(pidsRouter(deps.store, auth.requireUser));
-  // Submitted payloads (and changesheets) are kept as stored objects; one instance for every route.
-  const storedObjects = await openStoredObjects(deps.config.dataDir, deps.store, (err) =>
-    deps.logger.warn({ err }, 'sweeping unreferenced stored-object bytes failed'),
-  );
-  // Turns queued trigger firings into jobs: now, after each PUT of object types, and every few seconds.
-  const triggerDispatcher = new TriggerDispatcher(deps.store, deps.logger);
-  triggerDispatcher.start();
-  app.use(
-    submissionRouter(
-      deps,
-      auth,
-      storedObjects,
-      new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex]),
-    ),
-  );
-  app.use(fileStagingRouter(deps, auth));
-  app.use(runsRouter(deps.store, auth));
-  app.use(drsRouter(deps, auth, storedObjects, triggerDispatcher));
-  app.use(
-    changesheetsRouter(
-      deps,
-      auth,
-      storedObjects,
-      new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex]),
-    ),
-  );
-  app.use(
-    queriesRouter(deps, planner, auth, new RecordWriter(deps.store, [deps.searchIndex, deps.edgeIndex])),
-  );
+  for (const { routes } of CAPABILITY_ROUTES.filter((entry) => !entry.readsOwnBody))
+    app.use(routes(services));
   app.use(methodNotAllowed(loadValidationDocument()));
   app.use(errorHandler);
 
-  return {
-    app,
-    close: async () => {
-      await triggerDispatcher.stop();
-      await auth.close();
-    },
-  };
+  return app;
 }

@@ -2,6 +2,7 @@
  * Every environment variable the service reads, parsed and typed in one place.
  * An invalid value stops start-up with a message naming the variable.
  */
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -16,10 +17,24 @@ export interface Config {
   mongoUrl: string | undefined;
   /** MongoDB database name. `MONGO_DB`, default `nmdc`. */
   mongoDb: string;
-  /** Elasticsearch URL; when set Elasticsearch is the search index. `ELASTICSEARCH_URL`. */
+  /**
+   * Elasticsearch URL, or several nodes' URLs comma-separated; when set Elasticsearch is the search
+   * index. `ELASTICSEARCH_URL` (`https://user:password@host:9200` for basic authentication).
+   */
   elasticsearchUrl: string | undefined;
   /** Prefix of the Elasticsearch index names. `ELASTICSEARCH_INDEX_PREFIX`, default `nmdc`. */
   elasticsearchIndexPrefix: string;
+  /** An Elasticsearch API key, in its encoded form (base64 of `id:key`). `ELASTICSEARCH_API_KEY`. */
+  elasticsearchApiKey: string | undefined;
+  /** A PEM file of the CA that signed Elasticsearch's HTTP certificate. `ELASTICSEARCH_CA_CERT`. */
+  elasticsearchCaCert: string | undefined;
+  /**
+   * The SHA-256 fingerprint of that CA certificate (hex, colons optional), trusted instead of a
+   * CA file, as Elasticsearch 8 prints it at first start. `ELASTICSEARCH_CA_FINGERPRINT`.
+   */
+  elasticsearchCaFingerprint: string | undefined;
+  /** Largest `_bulk` request body the index sends, in bytes. `ELASTICSEARCH_BULK_BYTES`, default 8 MiB. */
+  elasticsearchBulkBytes: number;
   /** First administrator, created or updated at start. `ADMIN_USERNAME` / `ADMIN_PASSWORD`. */
   adminUsername: string | undefined;
   adminPassword: string | undefined;
@@ -65,6 +80,15 @@ export interface Config {
    * a file path; unset: the seed alone. Its contents are checked at start (src/workflows/catalog.ts).
    */
   workflowCatalog: string | undefined;
+  /**
+   * Which proxies in front of the service are believed when they name the client's address in
+   * `X-Forwarded-For` (the address login limits count by, and logs show). `TRUST_PROXY`: a
+   * comma-separated list of addresses, CIDR ranges and the names `loopback`, `linklocal` and
+   * `uniquelocal`; a number of proxy hops; or `false` (the connection's own address is the
+   * client's). Default `loopback`, for a proxy on the same machine. `true` believes any sender,
+   * which lets clients choose their own address: only behind a proxy that overwrites the header.
+   */
+  trustProxy: boolean | number | string[];
 }
 
 /** Which origins CORS allows: exact origins, or a pattern matched against the whole origin. */
@@ -106,6 +130,33 @@ export const DEFAULT_PUBLIC_URL = 'http://localhost:8080';
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An address or CIDR range (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressOrRange(text: string): boolean {
+  const [address, prefix, ...rest] = text.split('/');
+  const family = net.isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
+
+function trustProxy(env: NodeJS.ProcessEnv): Config['trustProxy'] {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '') return ['loopback'];
+  if (/^(true|false)$/i.test(raw)) return raw.toLowerCase() === 'true';
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const items = raw.split(',').map((item) => item.trim());
+  const wrong = items.filter((item) => !PROXY_RANGE_NAMES.includes(item) && !isAddressOrRange(item));
+  if (wrong.length > 0) {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, CIDR ranges, ${PROXY_RANGE_NAMES.join(', ')}; not understood: ${wrong.join(', ')}`,
+    );
+  }
+  return items;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -141,6 +192,32 @@ function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string 
   return raw;
 }
 
+/** One URL, or several comma-separated (Elasticsearch nodes), each http or https. */
+function urls(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const parts = raw.split(',').map((part) => part.trim());
+  for (const part of parts) url({ [name]: part }, name, ['http:', 'https:']);
+  const schemes = new Set(parts.map((part) => new URL(part).protocol));
+  if (schemes.size > 1) throw new ConfigError(`${name} must list URLs of one scheme, got "${raw}"`);
+  return parts.join(',');
+}
+
+function elasticsearchTls(env: NodeJS.ProcessEnv, elasticsearchUrl: string | undefined) {
+  const caCert = env.ELASTICSEARCH_CA_CERT ? path.resolve(env.ELASTICSEARCH_CA_CERT) : undefined;
+  const rawFingerprint = env.ELASTICSEARCH_CA_FINGERPRINT?.trim() || undefined;
+  const caFingerprint = rawFingerprint?.replace(/:/g, '').toUpperCase();
+  if (caFingerprint !== undefined && !/^[0-9A-F]{64}$/.test(caFingerprint))
+    throw new ConfigError(
+      `ELASTICSEARCH_CA_FINGERPRINT must be a SHA-256 fingerprint (64 hexadecimal digits, colons optional), got "${rawFingerprint}"`,
+    );
+  if ((caCert || caFingerprint) && !elasticsearchUrl?.startsWith('https:'))
+    throw new ConfigError(
+      'ELASTICSEARCH_CA_CERT and ELASTICSEARCH_CA_FINGERPRINT need an https ELASTICSEARCH_URL',
+    );
+  return { caCert, caFingerprint };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const logLevel = env.LOG_LEVEL || 'info';
@@ -168,6 +245,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     externalOidc = { issuer, clientId, clientSecret, label: env.EXTERNAL_OIDC_LABEL || 'ORCID' };
   }
+  const elasticsearchUrl = urls(env, 'ELASTICSEARCH_URL');
+  const elasticsearchCa = elasticsearchTls(env, elasticsearchUrl);
   const configuredUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']);
   const publicUrl = (configuredUrl ?? DEFAULT_PUBLIC_URL).replace(/\/$/, '');
   return {
@@ -176,8 +255,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || './data'),
     mongoUrl: url(env, 'MONGO_URL', ['mongodb:', 'mongodb+srv:']),
     mongoDb: env.MONGO_DB || 'nmdc',
-    elasticsearchUrl: url(env, 'ELASTICSEARCH_URL', ['http:', 'https:']),
+    elasticsearchUrl,
     elasticsearchIndexPrefix: env.ELASTICSEARCH_INDEX_PREFIX || 'nmdc',
+    elasticsearchApiKey: env.ELASTICSEARCH_API_KEY || undefined,
+    elasticsearchCaCert: elasticsearchCa.caCert,
+    elasticsearchCaFingerprint: elasticsearchCa.caFingerprint,
+    elasticsearchBulkBytes: integer(
+      env,
+      'ELASTICSEARCH_BULK_BYTES',
+      8 * 1024 * 1024,
+      64 * 1024,
+      90 * 1024 * 1024,
+    ),
     adminUsername,
     adminPassword,
     passwordMinLength: integer(env, 'PASSWORD_MIN_LENGTH', 12, 12, 128),
@@ -193,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: env.WORKERS === 'auto' ? os.availableParallelism() : integer(env, 'WORKERS', 1, 1, 64),
     corsOrigins: corsOrigins(env),
     workflowCatalog: env.WORKFLOW_CATALOG ? path.resolve(env.WORKFLOW_CATALOG) : undefined,
+    trustProxy: trustProxy(env),
   };
 }
 

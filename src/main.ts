@@ -1,5 +1,6 @@
 /**
- * Process entry: read config, open the stores, build the app, listen, shut down cleanly.
+ * Process entry: read config, build the services (src/services.ts), build the app, listen, shut
+ * down cleanly.
  * With `WORKERS` > 1 the primary prepares the shared state once (demo data, accounts, signing
  * keys), then forks that many server processes sharing the port; the stores are shared, so
  * page tokens, cursors, sessions and tokens work across them.
@@ -8,23 +9,15 @@ import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { createLogger } from './logger.ts';
 import { loadConfig, ConfigError, publicUrlWarning, type Config } from './config.ts';
-import { buildApp } from './app.ts';
-import { answerClientErrors } from './http/client-errors.ts';
-import { openStore } from './store/index.ts';
-import { openSearchIndex } from '../search/index.ts';
-import { openEdgeIndex } from './provenance/index.ts';
-import { prepareData } from './startup.ts';
-import { ensureAccounts } from './accounts/index.ts';
-import { loadServiceKeys } from './auth/keys.ts';
+import { answerClientErrors, buildApp } from './app.ts';
+import { openServices } from './services.ts';
 
 async function serve(config: Config, prepared: boolean): Promise<void> {
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
-  if (!prepared) await prepareData({ config, store, searchIndex, edgeIndex, logger });
-  const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
-  const server: Server = built.app.listen(config.port, config.host, () => {
+  const services = await openServices(config, logger, { prepareData: !prepared });
+  const app = buildApp(services);
+  services.start();
+  const server: Server = app.listen(config.port, config.host, () => {
     const docs = config.publicUrlIsDefault ? `http://localhost:${config.port}` : config.publicUrl;
     logger.info({ port: config.port, host: config.host }, `listening; docs at ${docs}/docs`);
     const warning = publicUrlWarning(config);
@@ -43,13 +36,17 @@ async function serve(config: Config, prepared: boolean): Promise<void> {
       server.closeAllConnections();
     }, 10_000);
     force.unref();
-    server.close(async () => {
-      await built.close();
-      await edgeIndex.close();
-      await searchIndex.close();
-      await store.close();
-      logger.info('stopped');
-      process.exit(0);
+    server.close(() => {
+      services.stop().then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'stopping the services failed');
+          process.exit(1);
+        },
+      );
     });
     server.closeIdleConnections();
   };
@@ -67,21 +64,18 @@ try {
   }
   throw err;
 }
-/** Shared state every worker expects to find, created once so that workers never race to create it. */
+/**
+ * Shared state every worker expects to find (demo data, accounts, signing keys, the workflow
+ * catalog), created once by building the services in the primary, so that workers never race to
+ * create it.
+ */
 async function prepareShared(config: Config): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, format: config.logFormat });
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
-  try {
-    await prepareData({ config, store, searchIndex, edgeIndex, logger });
-    await ensureAccounts({ config, store, logger });
-    await loadServiceKeys(config.signingKeys, store.state);
-  } finally {
-    await edgeIndex.close();
-    await searchIndex.close();
-    await store.close();
-  }
+  const services = await openServices(
+    config,
+    createLogger({ level: config.logLevel, format: config.logFormat }),
+    { prepareData: true },
+  );
+  await services.stop();
 }
 
 /** Forks the workers, replaces any that dies, and passes SIGTERM/SIGINT on to them. */

@@ -4,7 +4,11 @@
  * set (with records matching the documentation's examples) so the service answers real queries.
  */
 import { Readable } from 'node:stream';
-import type { AppDeps } from './http/deps.ts';
+import type { Config } from './config.ts';
+import type { Logger } from 'pino';
+import type { DocumentStore } from './store/port.ts';
+import type { SearchIndex } from '../search/port.ts';
+import type { EdgeIndex } from './provenance/port.ts';
 import { COLLECTION_NAMES } from './schema/nmdc.ts';
 import { databaseJsonChunks, generateRecords, type GenerateOptions } from './data/generator.ts';
 import { loadRecords } from './data/loader.ts';
@@ -19,9 +23,13 @@ import { rebuildEach } from '../search/maintenance.ts';
 export const DEMO_DATA_SET: GenerateOptions = { studies: 5, biosamples: 60, dataObjects: 1785, seed: 1 };
 
 /** Loads the demo set when demo data is enabled and no schema collection holds a record. */
-export async function prepareData(
-  deps: Pick<AppDeps, 'config' | 'store' | 'searchIndex' | 'logger'> & Partial<Pick<AppDeps, 'edgeIndex'>>,
-): Promise<void> {
+export async function prepareData(deps: {
+  config: Config;
+  store: DocumentStore;
+  searchIndex: SearchIndex;
+  edgeIndex?: EdgeIndex;
+  logger: Logger;
+}): Promise<void> {
   const { config, store, searchIndex, edgeIndex, logger } = deps;
   if (isBulkLoadable(store)) {
     const started = performance.now();

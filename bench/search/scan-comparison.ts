@@ -12,6 +12,7 @@ import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
+import { openServices } from '../../src/services.ts';
 import type { DocumentStore, Filter } from '../../src/store/port.ts';
 import type { Candidates, SearchIndex } from '../../search/port.ts';
 import { reindexCollection, type ReindexResult } from '../../search/maintenance.ts';
@@ -161,14 +162,10 @@ export async function scanRows(
     LOG_LEVEL: 'silent',
     HOST: '127.0.0.1',
   });
-  const scanApp = await buildApp({
-    config,
-    store: bench.store,
-    searchIndex: new ScanOnlyIndex(),
-    edgeIndex: bench.edgeIndex,
-    logger: pino({ level: 'silent' }),
+  const scanServices = await openServices(config, pino({ level: 'silent' }), {
+    adapters: { store: bench.store, searchIndex: new ScanOnlyIndex(), edgeIndex: bench.edgeIndex },
   });
-  const scan = await listen(scanApp.app);
+  const scan = await listen(buildApp(scanServices));
   const rows: Row[] = [];
   try {
     for (const s of scenarios(size, names, sampNames, gold)) {
@@ -190,7 +187,7 @@ export async function scanRows(
   } finally {
     scan.server.closeAllConnections();
     await new Promise((r) => scan.server.close(r));
-    await scanApp.close();
+    await scanServices.stop();
   }
   return rows;
 }

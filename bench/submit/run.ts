@@ -19,10 +19,8 @@ import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { flag, table } from '../support/embedded.ts';
 import { loadConfig } from '../../src/config.ts';
-import { openStore } from '../../src/store/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
-import { openEdgeIndex } from '../../src/provenance/index.ts';
 import { buildApp } from '../../src/app.ts';
+import { openServices } from '../../src/services.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { MetadataValidator } from '../../src/validation/index.ts';
 
@@ -58,12 +56,12 @@ async function main(): Promise<void> {
     ADMIN_PASSWORD: ADMIN.password,
   });
   const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2));
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
-  const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
+  const services = await openServices(config, logger);
+  const { store } = services;
+  const app = buildApp(services);
+  services.start();
   const server: Server = await new Promise((resolve) => {
-    const s = built.app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   server.requestTimeout = 0;
   // Idle keep-alive sockets outlive the in-process validation pass, so the client never reuses
@@ -156,10 +154,7 @@ async function main(): Promise<void> {
   } finally {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
-    await built.close();
-    await edgeIndex.close();
-    await searchIndex.close();
-    await store.close();
+    await services.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

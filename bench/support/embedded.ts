@@ -16,6 +16,7 @@ import { openEdgeIndex } from '../../src/provenance/index.ts';
 import { BULK_BATCH, isBulkLoadable, SqliteBulkLoad } from '../../src/store/sqlite/bulk-load.ts';
 import { rebuildEach } from '../../search/maintenance.ts';
 import { buildApp } from '../../src/app.ts';
+import { openServices } from '../../src/services.ts';
 import { generateRecords, type GenerateOptions } from '../../src/data/generator.ts';
 import type { Doc, DocumentStore } from '../../src/store/port.ts';
 import type { SearchIndex } from '../../search/port.ts';
@@ -120,9 +121,11 @@ export async function startBenchServer(
       },
     };
   }
-  const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
+  const services = await openServices(config, logger, { adapters: { store, searchIndex, edgeIndex } });
+  const app = buildApp(services);
+  services.start();
   const server: Server = await new Promise((resolve) => {
-    const s = built.app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   // As in main.ts: idle keep-alive sockets outlive a long full-scan step, so the client never
   // reuses one the server has just closed.
@@ -134,7 +137,7 @@ export async function startBenchServer(
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
-      await built.close();
+      await services.stop();
       await cleanUp();
     },
   };

@@ -1,66 +1,76 @@
 /**
- * The Elasticsearch search index: one index per collection (`${prefix}-${collection}`), explicit
- * mappings, bulk writes, ids-only candidate queries paged with point-in-time + search_after.
+ * The Elasticsearch search index: for each collection an alias (`${prefix}-${collection}`) in
+ * front of one concrete index, explicit mappings, bulk writes split by bytes and answered per item,
+ * versioned by the change sequence, and ids-only candidate queries.
  *
  * Mapping design (no nested documents, no dynamic fields):
  * - `values` (wildcard): one entry per indexed string, `path + US + value` (US = U+001F). A
  *   regexp query `PATH(\..*)?US(REGEXP)` binds the value to its path inside a single entry,
  *   which an array of plain objects could not do (their fields flatten independently), and the
  *   wildcard type verifies regexps over whole values of any length (no ignore_above).
- * - `text` (text, `nmdc_words` analyzer: the word rule of search/words.ts) and `paths`
- *   (keyword): word predicates. Words are not bound to their path (a superset; the source of
- *   truth decides).
+ * - `text` (text, `nmdc_words` analyzer: the word rule of search/words.ts, words cut at 1,000
+ *   characters so none breaks Lucene's term limit) and `paths` (keyword): word predicates. Words
+ *   are not bound to their path (a superset; the source of truth decides).
  * - `fingerprint` (keyword): content hash for check-index.
+ *
+ * Running beside a live service:
+ * - Writes go through the alias and require it to be one (`require_alias`), and an index template
+ *   gives any index named `${prefix}-*` our settings and mappings, so a write can never create an
+ *   index with dynamic mappings (under which every regexp would match nothing).
+ * - `reindex` fills a new concrete index behind a second alias (`…--next`) while catch-ups write
+ *   every change to both, then moves the alias to it in one atomic step and drops the old one:
+ *   searches read a complete index throughout.
+ * - Every write carries the change sequence as an external version, so a slower process can
+ *   never put an older state of a record back.
+ * - A record Elasticsearch refuses for good is logged, kept in the meta document (check-index
+ *   lists it) and stays a search candidate; the watermark moves on.
+ * - A query Elasticsearch refuses (400) cannot narrow: the store scans; nothing of Elasticsearch's
+ *   error reaches the user. Other failures are SearchIndexUnavailable (503).
  */
-import { Client } from '@elastic/elasticsearch';
+import type { Client } from '@elastic/elasticsearch';
+import type { Logger } from 'pino';
 import type { Doc } from '../../src/store/port.ts';
-import type { Candidates, IndexablePredicate, SearchIndex } from '../port.ts';
+import type { Candidates, Freshness, IndexablePredicate, IndexWrite, SearchIndex } from '../port.ts';
 import { fingerprintOf, indexedPathScope, indexedValuesOf } from '../indexed-values.ts';
 import { luceneRegexpOfPredicate } from '../predicates.ts';
 import { constrainsOnlyLength } from '../regex/lucene-regexp.ts';
 import { wordsOf } from '../words.ts';
 import { isCollectionName } from '../../src/schema/nmdc.ts';
+import { SearchIndexUnavailable } from '../errors.ts';
+import { BulkWriter, MissingIndex, type BulkOp, type BulkOutcome } from './bulk.ts';
+import {
+  createClient,
+  describeError,
+  errorTypesOf,
+  originsOf,
+  statusOf,
+  type ElasticsearchConnection,
+} from './client.ts';
+import { IndexMeta, withRefusals, withoutRefusals, type MetaState, type Refusal } from './meta.ts';
 
 /** Separates path and value inside a `values` entry. */
 export const PATH_SEPARATOR = '\u001f';
+/** Hits per search request (Elasticsearch's `index.max_result_window`). */
 const PAGE = 10_000;
 const KEEP_ALIVE = '1m';
-const META_ID = 'watermark';
+/** Words longer than this are cut in the index and in queries alike (Lucene refuses terms over 32,766 bytes). */
+const MAX_WORD_LENGTH = 1000;
 
-/** The part of the official client this adapter uses (tests pass a recording fake). */
-export interface EsClient {
-  indices: {
-    exists(req: { index: string }): Promise<boolean>;
-    create(req: { index: string; settings: unknown; mappings: unknown }): Promise<unknown>;
-    delete(req: { index: string; ignore_unavailable?: boolean }): Promise<unknown>;
-    refresh(req: { index: string; ignore_unavailable?: boolean }): Promise<unknown>;
-  };
-  bulk(req: {
-    operations: unknown[];
-    refresh?: boolean | 'wait_for';
-  }): Promise<{ errors: boolean; items: any[] }>;
-  search(req: Record<string, unknown>): Promise<any>;
-  openPointInTime(req: {
-    index: string;
-    keep_alive: string;
-    ignore_unavailable?: boolean;
-  }): Promise<{ id: string }>;
-  closePointInTime(req: { id: string }): Promise<unknown>;
-  get(req: { index: string; id: string }): Promise<{ _source?: unknown }>;
-  index(req: {
-    index: string;
-    id: string;
-    document: unknown;
-    refresh?: boolean | 'wait_for';
-  }): Promise<unknown>;
-  close(): Promise<void>;
-}
+/**
+ * Longest regexp Elasticsearch accepts (its `index.max_regex_length`, set explicitly on our
+ * indexes); a longer translation is not sent and the index declines to narrow.
+ */
+export const MAX_REGEX_LENGTH = 1000;
 
 export const INDEX_SETTINGS = {
   number_of_shards: 1,
+  max_regex_length: MAX_REGEX_LENGTH,
   analysis: {
     tokenizer: { nmdc_words: { type: 'pattern', pattern: '[^\\p{L}\\p{N}]+' } },
-    analyzer: { nmdc_words: { type: 'custom', tokenizer: 'nmdc_words', filter: ['lowercase'] } },
+    filter: { nmdc_word_length: { type: 'truncate', length: MAX_WORD_LENGTH } },
+    analyzer: {
+      nmdc_words: { type: 'custom', tokenizer: 'nmdc_words', filter: ['lowercase', 'nmdc_word_length'] },
+    },
   },
 };
 
@@ -110,10 +120,12 @@ export function queryOf(predicate: IndexablePredicate): Record<string, unknown> 
   const lucene = luceneRegexpOfPredicate(predicate);
   if (constrainsOnlyLength(lucene.regexp)) return null;
   const pathPart = scope === '' ? '.*' : `${escapeLucene(scope)}(\\..*)?`;
+  const value = `${pathPart}${PATH_SEPARATOR}(${lucene.regexp})`;
+  if (value.length > MAX_REGEX_LENGTH) return null;
   return {
     regexp: {
       values: {
-        value: `${pathPart}${PATH_SEPARATOR}(${lucene.regexp})`,
+        value,
         flags: 'NONE',
         case_insensitive: lucene.caseInsensitive,
         max_determinized_states: 10_000,
@@ -122,28 +134,89 @@ export function queryOf(predicate: IndexablePredicate): Record<string, unknown> 
   };
 }
 
+/**
+ * Runs one of the index's operations, turning Elasticsearch's own errors (a refused credential, a
+ * full queue, a lost connection) into SearchIndexUnavailable: a 503 for a user, with nothing of
+ * the engine's text in it; the cause stays for the logs.
+ */
+async function guarded<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof SearchIndexUnavailable) throw err;
+    throw new SearchIndexUnavailable(`Elasticsearch ${what} failed: ${describeError(err)}`, { cause: err });
+  }
+}
+
+export interface ElasticsearchIndexOptions {
+  logger?: Logger;
+  /** Largest `_bulk` request body, in bytes (default 8 MiB). */
+  bulkBytes?: number;
+  /** Transient-failure retries of bulk writes (tests shorten the backoff). */
+  bulkAttempts?: number;
+  bulkBackoffMs?: number;
+}
+
 export class ElasticsearchIndex implements SearchIndex {
   readonly engine = 'elasticsearch' as const;
   readonly synchronous = false;
+  /** Collections whose alias is known to exist. */
   private readonly ready = new Set<string>();
+  /** Rebuilds this process runs: collection -> the concrete index being filled. */
+  private readonly rebuilding = new Map<string, string>();
+  private readonly meta: IndexMeta;
+  private readonly bulkWriter: BulkWriter;
+  private readonly logger?: Logger;
+  /** Refusals not yet in the meta document (written with the next watermark). */
+  private pendingRefusals: Refusal[] = [];
+  /** Refused records since written successfully (dropped from the meta document with the next watermark). */
+  private pendingCleared: Array<{ collection: string; id: string; index: string; version: number }> = [];
+  /** The refusals of the last meta document read: `${index}\0${id}` -> version. */
+  private knownRefused = new Map<string, number>();
+  /** Queries Elasticsearch refused (400): each one could not narrow. */
+  refusedQueries = 0;
 
   constructor(
-    private readonly client: EsClient,
+    private readonly client: Client,
     readonly prefix: string,
-  ) {}
+    options: ElasticsearchIndexOptions = {},
+  ) {
+    this.logger = options.logger;
+    this.meta = new IndexMeta(client, `${prefix}--meta`);
+    this.bulkWriter = new BulkWriter(client, {
+      maxBytes: options.bulkBytes ?? 8 * 1024 * 1024,
+      ...(options.bulkAttempts ? { attempts: options.bulkAttempts } : {}),
+      ...(options.bulkBackoffMs !== undefined ? { backoffMs: options.bulkBackoffMs } : {}),
+    });
+  }
 
-  static async connect(url: string, prefix: string): Promise<ElasticsearchIndex> {
-    const client = new Client({ node: url, requestTimeout: 30_000 });
-    // Fail at start-up, naming the setting, rather than on the first search.
+  /**
+   * Connects (failing at start-up with a message that names the setting at fault) and installs
+   * the index template.
+   */
+  static async connect(
+    connection: ElasticsearchConnection & { prefix: string },
+    options: ElasticsearchIndexOptions = {},
+  ): Promise<ElasticsearchIndex> {
+    const client = createClient(connection);
     try {
-      await client.ping({}, { requestTimeout: 5000, maxRetries: 0 });
+      await client.info({}, { requestTimeout: 5000, maxRetries: 0 });
     } catch (err) {
       await client.close().catch(() => undefined);
+      const status = statusOf(err);
+      const hint =
+        status === 401
+          ? ' (check ELASTICSEARCH_API_KEY or the user and password in ELASTICSEARCH_URL)'
+          : /certificate|self.signed|fingerprint/i.test(String((err as Error).message))
+            ? " (set ELASTICSEARCH_CA_CERT or ELASTICSEARCH_CA_FINGERPRINT to trust the cluster's CA)"
+            : '';
       throw new Error(
-        `cannot reach Elasticsearch at ELASTICSEARCH_URL (${new URL(url).origin}): ${err instanceof Error ? err.message : String(err)}`,
+        `cannot reach Elasticsearch at ELASTICSEARCH_URL (${originsOf(connection.url)}): ${describeError(err)}${hint}`,
       );
     }
-    return new ElasticsearchIndex(client as unknown as EsClient, prefix);
+    const index = new ElasticsearchIndex(client, connection.prefix, options);
+    await index.installTemplate();
+    return index;
   }
 
   /** The schema's metadata collections; the service's own records are decided by the store alone. */
@@ -151,96 +224,266 @@ export class ElasticsearchIndex implements SearchIndex {
     return isCollectionName(collection);
   }
 
+  /** The alias searches and writes use. */
   indexName(collection: string): string {
     return `${this.prefix}-${collection}`;
   }
 
-  private get metaIndex(): string {
-    return `${this.prefix}--meta`;
+  /** The alias of the index a rebuild fills. */
+  private nextAlias(collection: string): string {
+    return `${this.indexName(collection)}--next`;
   }
 
-  private async ensureIndex(index: string, mappings: unknown = INDEX_MAPPINGS): Promise<void> {
-    if (this.ready.has(index)) return;
-    if (!(await this.client.indices.exists({ index }))) {
-      await this.client.indices.create({ index, settings: INDEX_SETTINGS, mappings });
-    }
-    this.ready.add(index);
+  private newConcreteName(collection: string): string {
+    return `${this.indexName(collection)}--${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   }
 
-  private async bulk(operations: unknown[]): Promise<void> {
-    if (operations.length === 0) return;
-    const res = await this.client.bulk({ operations });
-    if (res.errors) {
-      const failed = res.items.find((i) => Object.values(i).some((r: any) => r.error && r.status !== 404));
-      if (failed) throw new Error(`Elasticsearch bulk write failed: ${JSON.stringify(failed).slice(0, 500)}`);
-    }
-  }
-
-  async index(collection: string, docs: Doc[]): Promise<void> {
-    const index = this.indexName(collection);
-    await this.ensureIndex(index);
-    const operations: unknown[] = [];
-    for (const doc of docs) operations.push({ index: { _index: index, _id: doc.id } }, documentOf(doc));
-    await this.bulk(operations);
-  }
-
-  async remove(collection: string, ids: string[]): Promise<void> {
-    const index = this.indexName(collection);
-    await this.bulk(ids.map((id) => ({ delete: { _index: index, _id: id } })));
-  }
-
-  /** Pages through every hit of a query in a point-in-time; stops (returning false) when `onPage` says so. */
-  private async *pages(index: string, query: unknown, extra: Record<string, unknown>): AsyncIterable<any[]> {
-    const pit = await this.client.openPointInTime({
-      index,
-      keep_alive: KEEP_ALIVE,
-      ignore_unavailable: true,
-    });
+  /**
+   * An index template for `${prefix}-*`: an index created by anything else (an old process, a
+   * stray write) still gets our settings and mappings. Its priority grows with the prefix, so
+   * several deployments' prefixes (`nmdc`, `nmdc-test-…`) never tie.
+   */
+  async installTemplate(): Promise<void> {
     try {
-      let searchAfter: unknown[] | undefined;
-      for (;;) {
-        const res = await this.client.search({
-          size: PAGE,
-          _source: false,
-          query,
-          pit: { id: pit.id, keep_alive: KEEP_ALIVE },
-          sort: [{ _shard_doc: 'asc' }],
-          track_total_hits: false,
-          ...(searchAfter ? { search_after: searchAfter } : {}),
-          ...extra,
-        });
-        const hits: any[] = res.hits.hits;
-        if (hits.length === 0) return;
-        yield hits;
-        if (hits.length < PAGE) return;
-        searchAfter = hits[hits.length - 1].sort;
-      }
-    } finally {
-      await this.client.closePointInTime({ id: pit.id });
+      await this.client.indices.putIndexTemplate({
+        name: `${this.prefix}-search-index`,
+        index_patterns: [`${this.prefix}-*`],
+        priority: 100 + this.prefix.length,
+        template: { settings: INDEX_SETTINGS, mappings: INDEX_MAPPINGS } as never,
+      });
+    } catch (err) {
+      // Writes still require our aliases; the template only guards against other writers.
+      this.logger?.warn(
+        { err: describeError(err) },
+        'cannot install the Elasticsearch index template (needs the manage_index_templates privilege; see docs/SCALE-OUT.md)',
+      );
     }
   }
+
+  private async aliasExists(name: string): Promise<boolean> {
+    return this.client.indices.existsAlias({ name });
+  }
+
+  /** The concrete indices behind an alias (none when it does not exist). */
+  private async aliasTargets(name: string): Promise<string[]> {
+    try {
+      const res = await this.client.indices.getAlias({ name });
+      return Object.keys(res);
+    } catch (err) {
+      if (statusOf(err) === 404) return [];
+      throw err;
+    }
+  }
+
+  private async createConcrete(
+    name: string,
+    aliases: Record<string, { is_write_index: boolean }>,
+  ): Promise<void> {
+    await this.client.indices.create({
+      index: name,
+      settings: INDEX_SETTINGS as never,
+      mappings: INDEX_MAPPINGS as never,
+      aliases,
+    });
+  }
+
+  /**
+   * Makes sure a collection's alias exists before a live write. The first write of a collection
+   * creates its index; an index that existed and is gone is not made again empty (searches would
+   * trust it): writes fail, searches scan, until `npm run reindex` rebuilds it.
+   */
+  private async ensureLive(collection: string): Promise<void> {
+    if (this.ready.has(collection)) return;
+    const alias = this.indexName(collection);
+    if (await this.aliasExists(alias)) {
+      this.ready.add(collection);
+      return;
+    }
+    if (await this.client.indices.exists({ index: alias }))
+      throw new SearchIndexUnavailable(
+        `the Elasticsearch index ${alias} is not behind an alias (made by an older version): run \`npm run reindex\``,
+      );
+    if ((await this.meta.get()).collections.includes(collection))
+      throw new SearchIndexUnavailable(
+        `the Elasticsearch index of ${collection} (alias ${alias}) is gone: run \`npm run reindex\` to rebuild it`,
+      );
+    const name = this.newConcreteName(collection);
+    try {
+      await this.createConcrete(name, { [alias]: { is_write_index: true } });
+    } catch (err) {
+      // Another process made it first: keep theirs.
+      await this.client.indices.delete({ index: name, ignore_unavailable: true }).catch(() => undefined);
+      if (!(await this.aliasExists(alias))) throw err;
+    }
+    await this.meta.update((m) =>
+      m.collections.includes(collection) ? m : { ...m, collections: [...m.collections, collection] },
+    );
+    this.ready.add(collection);
+  }
+
+  /** Where a write goes: the rebuild's index, or the live alias and, during a rebuild, the next one too. */
+  private async targets(collection: string, write: IndexWrite, live: boolean): Promise<string[]> {
+    if (write.rebuild) return [this.nextAlias(collection)];
+    if (live) await this.ensureLive(collection);
+    const next = this.nextAlias(collection);
+    // Looked up at every write, after the caller read its page of changes. So the index a rebuild
+    // fills misses no change: one the rebuild's scan read the record after is in the scan (whose
+    // version is the sequence taken before it began); one committed after the scan read the
+    // record comes in a page read after the `--next` alias existed, so it is written here too,
+    // with a higher version than the scan's.
+    return (await this.aliasExists(next)) ? [this.indexName(collection), next] : [this.indexName(collection)];
+  }
+
+  async index(collection: string, docs: Doc[], write: IndexWrite = {}): Promise<void> {
+    return guarded('write', async () => {
+      if (docs.length === 0) return;
+      const documents = docs.map((doc) => ({ id: doc.id, document: documentOf(doc) }));
+      for (let attempt = 0; ; attempt++) {
+        const targets = await this.targets(collection, write, true);
+        const ops: BulkOp[] = [];
+        for (const { id, document } of documents)
+          for (const index of targets)
+            ops.push({ action: 'index', index, id, version: write.version, document });
+        try {
+          this.record(collection, write, await this.bulkWriter.write(ops));
+          return;
+        } catch (err) {
+          if (!(err instanceof MissingIndex)) throw err;
+          if (attempt > 0 || write.rebuild)
+            throw new SearchIndexUnavailable(`Elasticsearch has no ${err.index}: run \`npm run reindex\``);
+          // The alias went away since this process saw it (lost, or never made): look again, which
+          // says to reindex when it was lost. Writes are versioned, so sending again is safe.
+          this.ready.delete(collection);
+        }
+      }
+    });
+  }
+
+  async remove(collection: string, ids: string[], write: IndexWrite = {}): Promise<void> {
+    return guarded('delete', async () => {
+      if (ids.length === 0) return;
+      const targets = await this.targets(collection, write, false);
+      const ops: BulkOp[] = [];
+      for (const id of ids)
+        for (const index of targets) ops.push({ action: 'delete', index, id, version: write.version });
+      this.record(collection, write, await this.bulkWriter.write(ops));
+    });
+  }
+
+  /** Notes refusals (logged now, written to the meta document with the next watermark) and records written since. */
+  private record(collection: string, write: IndexWrite, outcome: BulkOutcome): void {
+    const version = write.version ?? Number.MAX_SAFE_INTEGER;
+    for (const { op, index, failure } of outcome.refused) {
+      this.logger?.warn(
+        { collection, id: op.id, index, status: failure.status, type: failure.type, reason: failure.reason },
+        'Elasticsearch refused a record: it stays a search candidate; `npm run check-index` lists it',
+      );
+      this.pendingRefusals.push({
+        collection,
+        id: op.id,
+        index,
+        version: write.version ?? 0,
+        ...failure,
+        at: new Date().toISOString(),
+      });
+    }
+    if (write.rebuild || this.knownRefused.size === 0) return;
+    for (const { op, index } of outcome.done) {
+      const refused = this.knownRefused.get(`${index}\u0000${op.id}`);
+      if (refused !== undefined && refused < version)
+        this.pendingCleared.push({ collection, id: op.id, index, version });
+    }
+  }
+
+  private remember(state: MetaState): MetaState {
+    this.knownRefused = new Map(state.refused.map((r) => [`${r.index}\u0000${r.id}`, r.version]));
+    return state;
+  }
+
+  /** Writes pending refusals (and clearances) to the meta document, with `change` applied too. */
+  private async flushMeta(change: (m: MetaState) => MetaState = (m) => m): Promise<void> {
+    const refusals = this.pendingRefusals;
+    const cleared = this.pendingCleared;
+    this.pendingRefusals = [];
+    this.pendingCleared = [];
+    try {
+      this.remember(
+        await this.meta.update((m) => change(withoutRefusals(withRefusals(m, refusals), cleared))),
+      );
+    } catch (err) {
+      this.pendingRefusals.unshift(...refusals);
+      this.pendingCleared.unshift(...cleared);
+      throw err;
+    }
+  }
+
+  /** Refusals recorded so far (check-index). */
+  async refusals(): Promise<Refusal[]> {
+    return guarded('read of its state', async () => {
+      return this.remember(await this.meta.get()).refused;
+    });
+  }
+
+  private warnedMissing = new Set<string>();
 
   async candidates(collection: string, predicate: IndexablePredicate, limit: number): Promise<Candidates> {
     const query = queryOf(predicate);
     if (query === null) return { all: true };
     const index = this.indexName(collection);
-    // Count up to the limit first: a set too large to help costs one request, not a full page-through.
-    let counted: any;
-    try {
-      counted = await this.client.search({
-        index,
-        size: 0,
-        query,
-        track_total_hits: limit + 1,
-        ignore_unavailable: true,
-      });
-    } catch (err) {
-      // A regexp Lucene refuses (too complex) cannot narrow; the source of truth scans.
-      if (String((err as Error).message).includes('too_complex')) return { all: true };
-      throw err;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.searchIds(index, query, limit);
+      } catch (err) {
+        const status = statusOf(err);
+        const types = errorTypesOf(err);
+        if (status === 404 && types.includes('index_not_found_exception')) {
+          // No index to narrow with (never built, or lost): the store scans.
+          if (!this.warnedMissing.has(index)) {
+            this.warnedMissing.add(index);
+            this.logger?.warn({ index }, 'no Elasticsearch index for this collection: searches scan');
+          }
+          return { all: true };
+        }
+        if (status === 400) {
+          // Our query, not the user's: it cannot narrow, the store decides alone.
+          this.refusedQueries++;
+          this.logger?.warn(
+            { collection, kind: predicate.kind, path: predicate.path, err: describeError(err) },
+            'Elasticsearch refused a search query; the store scans instead',
+          );
+          return { all: true };
+        }
+        // An index swapped out by a reindex under a running search: ask again.
+        const swapped =
+          (status === 404 && types.includes('search_context_missing_exception')) ||
+          (err as Error).message === 'shard failures';
+        if (swapped && attempt < 2) continue;
+        throw new SearchIndexUnavailable(`Elasticsearch search failed: ${describeError(err)}`, {
+          cause: err,
+        });
+      }
     }
-    if ((counted.hits?.total?.value ?? 0) > limit) return { all: true };
-    const ids = new Set<string>();
+  }
+
+  /**
+   * One request answers most queries: up to `limit + 1` ids with the count up to `limit + 1`. Only
+   * a set larger than one page but within the limit is paged, in a point in time.
+   */
+  private async searchIds(index: string, query: unknown, limit: number): Promise<Candidates> {
+    const res = await this.client.search({
+      index,
+      size: Math.min(limit + 1, PAGE),
+      _source: false,
+      query: query as never,
+      sort: ['_doc'],
+      track_total_hits: limit + 1,
+    });
+    if ((res._shards?.failed ?? 0) > 0) throw new Error('shard failures');
+    const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
+    if (total > limit) return { all: true };
+    const ids = new Set(res.hits.hits.map((h) => h._id!));
+    if (ids.size >= total) return { all: false, ids };
+    ids.clear();
     for await (const hits of this.pages(index, query, {})) {
       for (const h of hits) ids.add(h._id);
       if (ids.size > limit) return { all: true };
@@ -248,11 +491,93 @@ export class ElasticsearchIndex implements SearchIndex {
     return { all: false, ids };
   }
 
+  /** Pages through every hit of a query in a point in time. */
+  private async *pages(index: string, query: unknown, extra: Record<string, unknown>): AsyncIterable<any[]> {
+    const pit = await this.client.openPointInTime({ index, keep_alive: KEEP_ALIVE });
+    try {
+      let searchAfter: unknown[] | undefined;
+      for (;;) {
+        const res = await this.client.search({
+          size: PAGE,
+          _source: false,
+          query: query as never,
+          pit: { id: pit.id, keep_alive: KEEP_ALIVE },
+          sort: [{ _shard_doc: 'asc' }] as never,
+          track_total_hits: false,
+          ...(searchAfter ? { search_after: searchAfter as never } : {}),
+          ...extra,
+        });
+        if ((res._shards?.failed ?? 0) > 0) throw new Error('shard failures');
+        const hits: any[] = res.hits.hits;
+        if (hits.length === 0) return;
+        yield hits;
+        if (hits.length < PAGE) return;
+        searchAfter = hits[hits.length - 1].sort;
+      }
+    } finally {
+      await this.client.closePointInTime({ id: pit.id }).catch(() => undefined);
+    }
+  }
+
+  /** Empties a collection's index: a new empty index swapped in. */
   async clear(collection: string): Promise<void> {
-    const index = this.indexName(collection);
-    await this.client.indices.delete({ index, ignore_unavailable: true });
-    this.ready.delete(index);
-    await this.ensureIndex(index);
+    await this.beginRebuild(collection);
+    await this.endRebuild(collection, true);
+  }
+
+  /**
+   * Starts filling a new index for the collection behind the `…--next` alias (dropping one a
+   * rebuild that died left). Searches keep reading the live index; catch-ups write both.
+   */
+  async beginRebuild(collection: string): Promise<void> {
+    return guarded('rebuild', async () => {
+      const next = this.nextAlias(collection);
+      for (const stale of await this.aliasTargets(next)) {
+        this.logger?.warn({ index: stale }, 'dropping the index an unfinished rebuild left');
+        await this.client.indices.delete({ index: stale, ignore_unavailable: true });
+      }
+      const name = this.newConcreteName(collection);
+      await this.createConcrete(name, { [next]: { is_write_index: true } });
+      this.rebuilding.set(collection, name);
+    });
+  }
+
+  /**
+   * Completed: makes the new index searchable, records its refusals, then moves the alias to it in
+   * one atomic step and drops the old index (and the refusals of records it refused). Otherwise
+   * the new index is dropped and the live one stays.
+   */
+  async endRebuild(collection: string, completed: boolean): Promise<void> {
+    return guarded('rebuild', async () => {
+      const name = this.rebuilding.get(collection);
+      this.rebuilding.delete(collection);
+      if (name === undefined) return;
+      if (!completed) {
+        await this.client.indices.delete({ index: name, ignore_unavailable: true });
+        return;
+      }
+      const alias = this.indexName(collection);
+      await this.client.indices.refresh({ index: name });
+      await this.flushMeta();
+      const old = await this.aliasTargets(alias);
+      const legacy = old.length === 0 && (await this.client.indices.exists({ index: alias }));
+      await this.client.indices.updateAliases({
+        actions: [
+          ...(legacy ? [{ remove_index: { index: alias } }] : []),
+          ...old.map((index) => ({ remove: { index, alias } })),
+          { add: { index: name, alias, is_write_index: true } },
+          { remove: { index: name, alias: this.nextAlias(collection) } },
+        ],
+      });
+      this.ready.add(collection);
+      await this.flushMeta((m) => ({
+        ...m,
+        collections: m.collections.includes(collection) ? m.collections : [...m.collections, collection],
+        overflow: m.overflow.filter((c) => c !== collection),
+        refused: m.refused.filter((r) => r.collection !== collection || r.index === name),
+      }));
+      for (const index of old) await this.client.indices.delete({ index, ignore_unavailable: true });
+    });
   }
 
   async *fingerprints(collection: string): AsyncIterable<Array<{ id: string; fingerprint: string }>> {
@@ -265,20 +590,45 @@ export class ElasticsearchIndex implements SearchIndex {
   }
 
   async watermark(): Promise<number> {
-    try {
-      const res = await this.client.get({ index: this.metaIndex, id: META_ID });
-      return Number((res._source as { seq?: number } | undefined)?.seq ?? 0);
-    } catch (err) {
-      if ((err as { meta?: { statusCode?: number } }).meta?.statusCode === 404) return 0;
-      throw err;
-    }
+    return guarded('read of its state', async () => {
+      return this.remember(await this.meta.get()).seq;
+    });
   }
 
+  async freshness(collection: string): Promise<Freshness> {
+    return guarded('read of its state', async () => {
+      const state = this.remember(await this.meta.get());
+      // A collection with refusals past the cap may lack records nobody knows: read its whole log.
+      if (state.overflow.includes(collection)) return { since: 0, missing: [] };
+      return {
+        since: state.seq,
+        missing: [...new Set(state.refused.filter((r) => r.collection === collection).map((r) => r.id))],
+      };
+    });
+  }
+
+  /**
+   * Makes everything written so far searchable, then moves the watermark (never backwards: another
+   * process may be ahead) together with the refusals met on the way.
+   */
   async setWatermark(seq: number): Promise<void> {
-    // Writes before `seq` become searchable only after a refresh; advance the mark after it.
+    return guarded('refresh and state write', async () => {
+      await this.client.indices.refresh({ index: `${this.prefix}-*`, ignore_unavailable: true });
+      await this.flushMeta((m) => ({ ...m, seq: Math.max(m.seq, seq) }));
+    });
+  }
+
+  /** Makes every write so far searchable (tests and tools; catch-up does it with the watermark). */
+  async refresh(): Promise<void> {
     await this.client.indices.refresh({ index: `${this.prefix}-*`, ignore_unavailable: true });
-    await this.ensureIndex(this.metaIndex, { dynamic: false, properties: { seq: { type: 'long' } } });
-    await this.client.index({ index: this.metaIndex, id: META_ID, document: { seq }, refresh: 'wait_for' });
+  }
+
+  /** Deletes every index of this prefix and its template (test suites against a real cluster). */
+  async destroy(): Promise<void> {
+    const indices = Object.keys(await this.client.indices.get({ index: `${this.prefix}-*` }));
+    for (const index of indices) await this.client.indices.delete({ index, ignore_unavailable: true });
+    await this.client.indices.deleteIndexTemplate({ name: `${this.prefix}-search-index` }, { ignore: [404] });
+    this.ready.clear();
   }
 
   async close(): Promise<void> {

@@ -7,7 +7,7 @@
  * and the callers fall back to "cannot narrow", which is always safe.
  */
 import regjsparser, { type RootNode } from 'regjsparser';
-import { UnsupportedQuery } from '../../src/store/errors.ts';
+import { UnsupportedQuery } from '../../src/errors.ts';
 // The same stripping the evaluator applies, so both read an `x` pattern alike.
 import { stripExtendedSyntax } from '../../src/store/filter.ts';
 

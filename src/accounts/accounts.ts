@@ -7,10 +7,12 @@ import type { Doc, DocumentStore, Filter, Projection } from '../store/port.ts';
 import { Conflict, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { passwordProblem, type PasswordRules } from './password-policy.ts';
 import {
+  FORMER_RUNTIME_ADMIN_SITES,
   RUNTIME_ADMIN_SITE,
   SITES,
   SITE_CLIENTS,
   USERS,
+  credentialsVersion,
   type SiteClientRecord,
   type SiteRecord,
   type UserRecord,
@@ -26,6 +28,25 @@ export interface NewUser {
   full_name?: string;
 }
 
+/** What `PUT /users` may change: any of these; an absent member is left as it is. */
+export interface UserChanges {
+  password?: string;
+  email?: string;
+  full_name?: string;
+  site_admin?: string[];
+  disabled?: boolean;
+}
+
+/**
+ * Credentials that changed: a user's password (or the user was disabled), a site client's secret
+ * (or the client was revoked). Every token issued before is already refused by then; listeners end
+ * what else was granted on the old credentials (the provider's sign-in sessions).
+ */
+export interface CredentialsChange {
+  kind: 'user' | 'site_client';
+  id: string;
+}
+
 /** Who asks to list sites: a user by username, or a site client of `siteId`. */
 export interface SiteReader {
   kind: 'user' | 'site_client';
@@ -34,6 +55,8 @@ export interface SiteReader {
 }
 
 export class Accounts {
+  private readonly credentialsListeners: Array<(change: CredentialsChange) => Promise<void>> = [];
+
   constructor(
     private readonly store: DocumentStore,
     /** The password rules every chosen password must pass (PASSWORD_MIN_LENGTH). */
@@ -44,6 +67,15 @@ export class Accounts {
   async checkPassword(username: string, password: string): Promise<void> {
     const problem = await passwordProblem(password, { username }, this.passwordRules);
     if (problem) throw new Unprocessable(problem);
+  }
+
+  /** Called after each change of credentials (see CredentialsChange), in the order registered. */
+  whenCredentialsChange(listener: (change: CredentialsChange) => Promise<void>): void {
+    this.credentialsListeners.push(listener);
+  }
+
+  private async credentialsChanged(change: CredentialsChange): Promise<void> {
+    for (const listener of this.credentialsListeners) await listener(change);
   }
 
   private async save(collection: string, record: UserRecord | SiteRecord | SiteClientRecord): Promise<void> {
@@ -63,7 +95,9 @@ export class Accounts {
   }
 
   isRuntimeAdmin(user: Pick<UserRecord, 'site_admin'>): boolean {
-    return user.site_admin.includes(RUNTIME_ADMIN_SITE);
+    return user.site_admin.some(
+      (site) => site === RUNTIME_ADMIN_SITE || FORMER_RUNTIME_ADMIN_SITES.includes(site),
+    );
   }
 
   /** Creates a user; 422 when the password breaks a rule, 409 when the username is taken. */
@@ -88,22 +122,96 @@ export class Accounts {
 
   /**
    * Sets a user's password, creating the user when absent (start-up administrator, create-admin);
-   * 422 when the password breaks a rule.
+   * 422 when the password breaks a rule. Setting the password a user already has changes nothing
+   * (a restart with the same ADMIN_PASSWORD keeps everyone's tokens) unless `reset` is given; a
+   * new password, or a reset, ends every token issued before.
    */
-  async setPassword(username: string, password: string, extraSites: string[] = []): Promise<UserRecord> {
+  async setPassword(
+    username: string,
+    password: string,
+    extraSites: string[] = [],
+    options: { reset?: boolean } = {},
+  ): Promise<UserRecord> {
     await this.checkPassword(username, password);
     const existing = await this.getUser(username);
-    const user: UserRecord = existing ?? {
-      id: username,
-      username,
-      site_admin: [],
-      disabled: false,
-      created_at: new Date().toISOString(),
-    };
-    user.password_hash = await hashSecret(password);
-    user.site_admin = [...new Set([...user.site_admin, ...extraSites])];
-    await this.save(USERS, user);
+    if (!existing) {
+      const user: UserRecord = {
+        id: username,
+        username,
+        site_admin: [...new Set(extraSites)],
+        disabled: false,
+        created_at: new Date().toISOString(),
+        password_hash: await hashSecret(password),
+      };
+      if (await this.store.insertIfAbsent(USERS, user as unknown as Doc)) return user;
+    }
+    const unchanged =
+      !options.reset &&
+      existing?.password_hash !== undefined &&
+      (await verifySecret(password, existing.password_hash));
+    const hash = unchanged ? undefined : await hashSecret(password);
+    const user = await this.modifyUser(username, (current) => ({
+      ...current,
+      site_admin: [...new Set([...current.site_admin, ...extraSites])],
+      ...(hash === undefined
+        ? {}
+        : { password_hash: hash, credentials_version: credentialsVersion(current) + 1 }),
+    }));
+    if (hash !== undefined) await this.credentialsChanged({ kind: 'user', id: username });
     return user;
+  }
+
+  /**
+   * `PUT /users`: changes what `changes` holds of user `username` (404 when there is none). A new
+   * password must pass the password rules (422) and, like disabling the user, ends every token
+   * issued before.
+   */
+  async updateUser(username: string, changes: UserChanges): Promise<UserRecord> {
+    if (changes.password !== undefined) await this.checkPassword(username, changes.password);
+    if (!(await this.getUser(username))) throw new NotFound(`No user named '${username}'`);
+    const hash = changes.password === undefined ? undefined : await hashSecret(changes.password);
+    let endsTokens = false;
+    const user = await this.modifyUser(username, (current) => {
+      const next: UserRecord = { ...current };
+      if (hash !== undefined) next.password_hash = hash;
+      if (changes.email !== undefined) next.email = changes.email;
+      if (changes.full_name !== undefined) next.full_name = changes.full_name;
+      if (changes.site_admin !== undefined) next.site_admin = [...new Set(changes.site_admin)];
+      if (changes.disabled !== undefined) next.disabled = changes.disabled;
+      // Disabling ends the tokens too, so enabling the user again does not bring them back.
+      endsTokens = hash !== undefined || (changes.disabled === true && !current.disabled);
+      if (endsTokens) next.credentials_version = credentialsVersion(current) + 1;
+      return next;
+    });
+    if (endsTokens) await this.credentialsChanged({ kind: 'user', id: username });
+    return user;
+  }
+
+  /**
+   * A user changes their own password: `current` must be their password (403 otherwise, and for
+   * users who sign in only through the external issuer), `next` must pass the password rules
+   * (422). Ends every token issued before.
+   */
+  async changeOwnPassword(username: string, current: string, next: string): Promise<UserRecord> {
+    const user = await this.getUser(username);
+    if (user && user.password_hash === undefined) {
+      throw new Forbidden(
+        'This account signs in through the external issuer and has no password here; a runtime administrator can set one (PUT /users)',
+      );
+    }
+    if (!(await this.verifyPassword(username, current))) {
+      throw new Forbidden('current_password is not the password of this account');
+    }
+    return this.updateUser(username, { password: next });
+  }
+
+  /** Reads, changes and writes user `username` in one transaction; 404 when there is none. */
+  private modifyUser(username: string, change: (user: UserRecord) => UserRecord): Promise<UserRecord> {
+    return this.store.readModifyWrite([{ collection: USERS, id: username }], ([current]) => {
+      if (!current) throw new NotFound(`No user named '${username}'`);
+      const next = change(current as unknown as UserRecord);
+      return { writes: [{ collection: USERS, docs: [next as unknown as Doc] }], value: next };
+    });
   }
 
   /** The user for a valid username/password pair, else null (same work either way). */
@@ -247,6 +355,39 @@ export class Accounts {
     };
     await this.save(SITE_CLIENTS, record);
     return { client_id: clientId, client_secret: secret };
+  }
+
+  /**
+   * Gives site client `clientId` a new secret (`PATCH /admin/site_clients/{id}`): 404 when there is
+   * no such client. Every token issued with the old secret stops working.
+   */
+  async setSiteClientSecret(clientId: string, secret: string): Promise<SiteClientRecord> {
+    const hash = await hashSecret(secret);
+    const client = await this.store.readModifyWrite(
+      [{ collection: SITE_CLIENTS, id: clientId }],
+      ([current]) => {
+        if (!current) throw new NotFound(`No site client with id '${clientId}'`);
+        const record = current as unknown as SiteClientRecord;
+        const next: SiteClientRecord = {
+          ...record,
+          secret_hash: hash,
+          credentials_version: credentialsVersion(record) + 1,
+        };
+        return { writes: [{ collection: SITE_CLIENTS, docs: [next as unknown as Doc] }], value: next };
+      },
+    );
+    await this.credentialsChanged({ kind: 'site_client', id: clientId });
+    return client;
+  }
+
+  /** Removes site client `clientId` (404 when there is none): its secret and tokens stop working. */
+  async revokeSiteClient(clientId: string): Promise<SiteClientRecord> {
+    const client = await this.getSiteClient(clientId);
+    if (!client || (await this.store.deleteMany(SITE_CLIENTS, { id: clientId })).length === 0) {
+      throw new NotFound(`No site client with id '${clientId}'`);
+    }
+    await this.credentialsChanged({ kind: 'site_client', id: clientId });
+    return client;
   }
 
   /** The site client for a valid client_id/secret pair, else null (same work either way). */

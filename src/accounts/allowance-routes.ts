@@ -4,7 +4,9 @@
  * Bodies and the `action` query parameter are already checked against the action enum by the
  * OpenAPI validator (422 naming the allowed values); the checks here guard direct use.
  */
-import express, { type RequestHandler, type Response } from 'express';
+import express, { type Response } from 'express';
+import type { Services } from '../services.ts';
+import { guardsOf } from '../http/guards.ts';
 import { Conflict, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { ALLOWANCE_ACTIONS, isAllowanceAction, type AllowanceAction, type Allowances } from './allowances.ts';
 import type { Principal } from './principal.ts';
@@ -30,7 +32,9 @@ function actionOf(value: unknown): AllowanceAction {
   return value;
 }
 
-export function allowancesRouter(allowances: Allowances, requireUser: RequestHandler): express.Router {
+export function allowancesRouter(deps: Services): express.Router {
+  const { allowances } = deps;
+  const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
 
   router.get('/admin/allowances/actions', requireUser, async (_req, res) => {

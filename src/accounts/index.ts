@@ -1,8 +1,7 @@
-export { Accounts, type NewUser } from './accounts.ts';
+export { Accounts, type CredentialsChange, type NewUser, type UserChanges } from './accounts.ts';
 export { ensureAccounts, DEMO_ADMIN_USERNAME, DEMO_CREDENTIALS_FILE } from './ensure-accounts.ts';
 export * from './records.ts';
 export { hashSecret, verifySecret, generateSecret, setBcryptCost } from './secrets.ts';
-export { accountsRouter } from './routes.ts';
 export type { Principal } from './principal.ts';
 export {
   ALLOWANCES,
@@ -13,7 +12,6 @@ export {
   type Allowance,
   type AllowanceAction,
 } from './allowances.ts';
-export { allowancesRouter, MANAGE_ALLOWANCES_FORBIDDEN } from './allowance-routes.ts';
 export {
   passwordProblem,
   PASSWORD_MIN_LENGTH,

@@ -7,9 +7,10 @@
  * finds guessable in under 10^8 attempts (score below 3). Site client secrets are generated and
  * never pass through here.
  *
- * Why 10^8: with the per-account login limit (10 failures per 15 minutes) an online attacker
- * needs tens of thousands of years for 10^8 guesses, and offline against bcrypt (cost 10) it
- * still takes hours per account on a GPU, while every passphrase of a few ordinary words passes.
+ * Why 10^8: with the login limits (at most 100 attempts per account per 15 minutes from addresses
+ * it has not logged in from, however many addresses guess) an online attacker needs decades for
+ * 10^8 guesses, and offline against bcrypt (cost 10) it still takes hours per account on a GPU,
+ * while every passphrase of a few ordinary words passes.
  * Words of zxcvbn's own dictionaries, repeats (`passwordpassword`), sequences (`abcdefghijkl`),
  * keyboard rows (`qwertyuiopas`) and the username with a few digits all score below it.
  */

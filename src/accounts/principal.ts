@@ -10,6 +10,6 @@ export interface Principal {
   subject: string;
   /** Site of a site client. */
   siteId?: string;
-  /** Administrators of the site `svc-runtime-useradmin`: always permitted every allowance action. */
+  /** Administrators of the site `nmdc-runtime-useradmin`: always permitted every allowance action. */
   isRuntimeAdmin: boolean;
 }

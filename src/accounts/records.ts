@@ -7,8 +7,11 @@ export const USERS = 'users';
 export const SITES = 'sites';
 export const SITE_CLIENTS = 'site_clients';
 
-/** Administrators of this site are the runtime administrators. */
-export const RUNTIME_ADMIN_SITE = 'svc-runtime-useradmin';
+/** Administrators of this site are the runtime administrators (the original service's name for it). */
+export const RUNTIME_ADMIN_SITE = 'nmdc-runtime-useradmin';
+
+/** The name earlier releases of this service gave that site: its administrators stay runtime administrators. */
+export const FORMER_RUNTIME_ADMIN_SITES: readonly string[] = ['svc-runtime-useradmin'];
 
 export interface UserRecord {
   /** Same as `username`: the store's key. */
@@ -22,6 +25,11 @@ export interface UserRecord {
   disabled: boolean;
   /** Subject at the external issuer, for users created by an external sign-in. */
   external_subject?: string;
+  /**
+   * Raised each time the password is changed or the account disabled; access tokens carry the
+   * value they were issued under and stop working when it moves on. Absent means 0.
+   */
+  credentials_version?: number;
   created_at: string;
 }
 
@@ -37,7 +45,14 @@ export interface SiteClientRecord {
   client_id: string;
   secret_hash: string;
   site_id: string;
+  /** Raised each time the secret is changed; tokens issued before stop working. Absent means 0. */
+  credentials_version?: number;
   created_at: string;
+}
+
+/** The credentials version of a user or site client (records written before versions hold none). */
+export function credentialsVersion(record: { credentials_version?: number }): number {
+  return record.credentials_version ?? 0;
 }
 
 /** What `GET /users/me` and `POST /users` answer: never a password or hash. */

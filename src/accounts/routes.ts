@@ -1,15 +1,18 @@
 /**
- * `GET /users/me`, `POST /users`, `GET /sites`, `POST /sites`, `GET/PATCH /sites/{site_id}`,
- * `GET/PUT /sites/{site_id}/capabilities` and `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
+ * `GET /users/me`, `POST /users/me:changePassword`, `POST /users`, `PUT /users`, `GET /sites`,
+ * `POST /sites`, `GET/PATCH /sites/{site_id}`, `GET/PUT /sites/{site_id}/capabilities` and
+ * `POST /sites/{site_id}:generateCredentials`. Bodies are already checked by the OpenAPI validator.
  */
-import express, { type RequestHandler, type Response } from 'express';
+import express, { type Response } from 'express';
+import type { Services } from '../services.ts';
+import { guardsOf } from '../http/guards.ts';
 import { BadRequest, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import type { Principal } from './principal.ts';
 import type { Accounts } from './accounts.ts';
 import { publicSite, publicUser, type SiteRecord, type UserRecord } from './records.ts';
-import type { StateStore } from '../store/port.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
-import { listingParams, tokenPage } from '../metadata/token-pages.ts';
+import { tokenPage } from '../metadata/token-pages.ts';
+import { listingParams } from '../http/request-reading/listing-params.ts';
 
 /** The signed-in user's current record; site clients have none (403). */
 async function callingUser(accounts: Accounts, res: Response): Promise<UserRecord> {
@@ -41,15 +44,36 @@ function stringList(body: Record<string, unknown>, name: string): string[] {
   return value as string[];
 }
 
-export function accountsRouter(
-  accounts: Accounts,
-  requireUser: RequestHandler,
-  state: StateStore,
-): express.Router {
+export function accountsRouter(deps: Services): express.Router {
+  const { accounts } = deps;
+  const { state } = deps.store;
+  const { requireUser } = guardsOf(deps.auth);
+  const limits = deps.auth.limiter;
   const router = express.Router();
 
   router.get('/users/me', requireUser, async (_req, res) => {
     res.json(publicUser(await callingUser(accounts, res)));
+  });
+
+  // A user changes their own password, proving the current one: a stolen token alone cannot take
+  // the account over, and guessing the current password here counts like guessing at `/token`.
+  router.post('/users/me\\:changePassword', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const current = stringField(body, 'current_password', true)!;
+    const next = stringField(body, 'new_password', true)!;
+    const account = `user:${caller.username}`;
+    const address = req.ip ?? 'unknown';
+    await limits.admit(account, address);
+    try {
+      await accounts.changeOwnPassword(caller.username, current, next);
+    } catch (err) {
+      // Only a wrong current password (403) counts as a failed attempt; a refused new one does not.
+      if (!(err instanceof Forbidden)) await limits.succeeded(account, address);
+      throw err;
+    }
+    await limits.succeeded(account, address);
+    res.status(204).end();
   });
 
   router.post('/users', requireUser, async (req, res) => {
@@ -65,6 +89,30 @@ export function accountsRouter(
       full_name: stringField(body, 'full_name', false),
     });
     res.status(201).json(publicUser(user));
+  });
+
+  // As the original: the body is the user as it should be (`UserIn`); members left out, and an
+  // empty password, are left as they are.
+  router.put('/users', requireUser, async (req, res) => {
+    const caller = await callingUser(accounts, res);
+    if (!accounts.isRuntimeAdmin(caller)) throw new Forbidden('Only runtime administrators may update users');
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const password = stringField(body, 'password', false);
+    const disabled = body.disabled;
+    if (disabled !== undefined && disabled !== null && typeof disabled !== 'boolean') {
+      throw new BadRequest('disabled must be true or false');
+    }
+    const user = await accounts.updateUser(stringField(body, 'username', true)!, {
+      password: password === '' ? undefined : password,
+      email: stringField(body, 'email', false),
+      full_name: stringField(body, 'full_name', false),
+      site_admin:
+        body.site_admin === undefined || body.site_admin === null
+          ? undefined
+          : stringList(body, 'site_admin'),
+      disabled: typeof disabled === 'boolean' ? disabled : undefined,
+    });
+    res.json(publicUser(user));
   });
 
   router.get('/sites', requireUser, async (req, res) => {

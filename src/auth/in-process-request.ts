@@ -3,7 +3,7 @@
  * facade uses it so every token goes through the provider's token endpoint pipeline (client
  * authentication, grant dispatch, token formats, events) exactly as an HTTP call would.
  */
-import { IncomingMessage, ServerResponse, type RequestListener } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 
 export interface InProcessResponse {
@@ -12,8 +12,11 @@ export interface InProcessResponse {
   body: string;
 }
 
+/** A Node request handler, such as the provider's (Koa's, which answers with a promise). */
+type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
+
 export function runInProcess(
-  handler: RequestListener,
+  handler: Handler,
   request: {
     method: string;
     path: string;
@@ -63,7 +66,8 @@ export function runInProcess(
       return res;
     }) as typeof res.end;
     try {
-      handler(req, res);
+      // A handler that fails after answering has answered: only a failure before the answer counts.
+      Promise.resolve(handler(req, res)).catch(reject);
     } catch (err) {
       reject(err);
     }

@@ -1,57 +1,46 @@
 /**
- * Accounts and authentication, mounted into the app: the built-in OpenID Connect provider, the
- * `/token` facade with its three login methods, external researcher sign-in, the bearer guard,
- * the users and sites endpoints, and allowances.
+ * Authentication: the built-in OpenID Connect provider, the `/token` logins with their three
+ * methods and rate limit, external researcher sign-in, and who sends a bearer token. The routes
+ * are in routes.ts (`/token`, `/logout`) and browser-routes.ts (the provider and login pages).
  */
-import express, { type RequestHandler } from 'express';
-import type { AppDeps } from '../http/deps.ts';
-import type { QueryPlanner } from '../query/planner/planner.ts';
-import {
-  Allowances,
-  accountsRouter,
-  allowancesRouter,
-  ensureAccounts,
-  type Accounts,
-} from '../accounts/index.ts';
+import type { Logger } from 'pino';
+import type Provider from 'oidc-provider';
+import type { Config } from '../config.ts';
+import type { DocumentStore } from '../store/port.ts';
+import type { Accounts, Principal } from '../accounts/index.ts';
 import { loadServiceKeys } from './keys.ts';
 import { ExternalIdentity } from './external-identity.ts';
 import { buildProvider } from './provider.ts';
-import {
-  AccessTokenVerifier,
-  bearerGuard,
-  bearerTokenOf,
-  identifyCaller,
-  requireSiteClient,
-} from './bearer-guard.ts';
+import { AccessTokenVerifier, TokenAuthenticator } from './access-tokens.ts';
 import { RevocationList } from './revocation-list.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';
-import { ProviderTokenIssuer, tokenEndpoint } from './token-endpoint.ts';
-import { browserFlowsRouter } from './browser-flows.ts';
-import { HttpError } from '../errors.ts';
+import { ProviderTokenIssuer, TokenLogins } from './token-endpoint.ts';
 
 export type { Principal } from '../accounts/principal.ts';
 
 export interface Auth {
-  /** Mounted before the body parsers and the validator: the OIDC provider and login pages. */
-  preRouter: express.Router;
-  /** `/token`, `/users`, `/sites` (and `/sites/{site_id}:generateCredentials`). */
-  apiRouter: express.Router;
-  /** Guard for private routes: sets `res.locals.principal` or answers 401. */
-  requireUser: RequestHandler;
-  /** Guard for operations only site clients may call: 401 without a valid token, 403 for a user. */
-  requireSiteClient: RequestHandler;
-  /** For public endpoints: sets `res.locals.principal` when a valid token is sent, never refuses. */
-  identifyCaller: RequestHandler;
-  /** Users, sites and site clients. */
-  accounts: Accounts;
-  /** Who may do what beyond reading: `await auth.allowances.permits(principal, action)`. */
-  allowances: Allowances;
+  /** The OIDC provider (mounted by browser-routes.ts). */
+  provider: Provider;
+  /** Issues the provider's tokens in-process for the `/token` facade and external sign-in. */
+  issuer: ProviderTokenIssuer;
+  /** `POST /token`. */
+  logins: TokenLogins;
+  /** Login attempts per account and address, shared by `/token` and the login page. */
+  limiter: LoginRateLimiter;
+  /** The external researcher identity provider, when configured. */
+  external: ExternalIdentity | undefined;
+  /** Who sends a bearer token; ends tokens on logout and revocation. */
+  tokens: TokenAuthenticator;
+  /** The caller sending this bearer token (Unauthorized otherwise). */
+  principalOf(token: string | undefined): Promise<Principal>;
   close(): Promise<void>;
 }
 
-export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise<Auth> {
+export async function createAuth(
+  deps: { config: Config; store: DocumentStore; logger: Logger },
+  accounts: Accounts,
+): Promise<Auth> {
   const { config, store, logger } = deps;
-  const accounts = await ensureAccounts(deps);
   const keys = await loadServiceKeys(config.signingKeys, store.state);
   const external = config.externalOidc
     ? new ExternalIdentity(config.externalOidc, `${config.publicUrl}/login/external/callback`)
@@ -70,60 +59,22 @@ export async function createAuth(deps: AppDeps, _planner: QueryPlanner): Promise
   provider.on('server_error', (_ctx, err) => logger.error({ err }, 'oidc provider error'));
 
   const verifier = new AccessTokenVerifier(keys.verification, config.publicUrl, apiResource);
-  const revocations = new RevocationList(store.state);
-  const requireUser = bearerGuard(verifier, revocations, accounts);
+  const tokens = new TokenAuthenticator(verifier, new RevocationList(store.state), accounts);
   const limiter = new LoginRateLimiter(store.state);
   const issuer = new ProviderTokenIssuer(provider, facadeClientSecret);
-
-  const preRouter = browserFlowsRouter({
-    provider,
-    publicUrl: config.publicUrl,
-    accounts,
-    state: store.state,
-    external,
-    issuer,
-    verifier,
-    revocations,
-    limiter,
+  const logins = new TokenLogins(issuer, limiter, {
     tokenTtlSeconds: config.tokenTtlSeconds,
-    logger,
+    exchangeEnabled: Boolean(external),
   });
-
-  const apiRouter = express.Router();
-  apiRouter.post(
-    '/token',
-    tokenEndpoint({
-      issuer,
-      tokenTtlSeconds: config.tokenTtlSeconds,
-      exchangeEnabled: Boolean(external),
-      limiter,
-    }),
-  );
-  // Server-side logout: the presented token stops working at once.
-  apiRouter.post('/logout', async (req, res) => {
-    const token = bearerTokenOf(req.headers.authorization);
-    if (token) {
-      try {
-        const claims = await verifier.verify(token, { allowExpired: true });
-        await revocations.revoke(claims.jti!, claims.exp!);
-      } catch (err) {
-        if (!(err instanceof HttpError)) throw err;
-      }
-    }
-    res.status(204).end();
-  });
-  const allowances = new Allowances(store);
-  apiRouter.use(accountsRouter(accounts, requireUser, store.state));
-  apiRouter.use(allowancesRouter(allowances, requireUser));
 
   return {
-    preRouter,
-    apiRouter,
-    requireUser,
-    requireSiteClient: requireSiteClient(requireUser),
-    identifyCaller: identifyCaller(requireUser),
-    accounts,
-    allowances,
+    provider,
+    issuer,
+    logins,
+    limiter,
+    external,
+    tokens,
+    principalOf: (token) => tokens.principalOf(token),
     close: async () => {},
   };
 }

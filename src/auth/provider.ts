@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { StateStore } from '../store/port.ts';
-import type { Accounts } from '../accounts/index.ts';
+import { credentialsVersion, type Accounts } from '../accounts/index.ts';
 import type { ServiceKeys } from './keys.ts';
 import { stateStoreAdapter } from './state-adapter.ts';
-import { API_SCOPE, PRINCIPAL_KIND_CLAIM, apiResourceOf } from './resource.ts';
+import { API_SCOPE, CREDENTIALS_VERSION_CLAIM, PRINCIPAL_KIND_CLAIM, apiResourceOf } from './resource.ts';
 import { principalClaims } from './grants/issue-access-token.ts';
 import { PASSWORD_GRANT, PASSWORD_GRANT_PARAMS, passwordGrant } from './grants/password.ts';
 import { SITE_CLIENT_GRANT, SITE_CLIENT_GRANT_PARAMS, siteClientGrant } from './grants/site-client.ts';
@@ -151,9 +151,17 @@ export function buildProvider(options: {
       await grant.save();
       return grant;
     },
-    extraTokenClaims: async (_ctx, token) =>
-      principalClaims.get(token) ??
-      (token.kind === 'AccessToken' ? { [PRINCIPAL_KIND_CLAIM]: 'user' } : undefined),
+    // Tokens of the docs page's sign-in are a user's, under the credentials the user has now
+    // (a change of password ends the sign-in sessions, so none outlives it).
+    extraTokenClaims: async (_ctx, token) => {
+      const given = principalClaims.get(token);
+      if (given || token.kind !== 'AccessToken') return given;
+      const user = await accounts.getUser(token.accountId);
+      return {
+        [PRINCIPAL_KIND_CLAIM]: 'user',
+        [CREDENTIALS_VERSION_CLAIM]: user ? credentialsVersion(user) : 0,
+      };
+    },
     renderError: async (ctx, out) => {
       ctx.type = 'html';
       const text = Object.values(out)

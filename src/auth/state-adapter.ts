@@ -17,6 +17,18 @@ const GRANT_BOUND = [
 
 const kindOf = (model: string) => `oidc:${model}`;
 
+/** Models that hold an account's sign-in at the provider, or what it was granted through one. */
+const ACCOUNT_BOUND = [...GRANT_BOUND, 'Session'];
+
+/**
+ * Ends every sign-in of `accountId` at the provider: its sessions (so the docs page must ask for
+ * the password again) and the grants, codes and tokens issued through them. Called when the
+ * account's password changes.
+ */
+export async function endSignInsOf(state: StateStore, accountId: string): Promise<void> {
+  for (const model of ACCOUNT_BOUND) await state.deleteBy(kindOf(model), 'accountId', accountId);
+}
+
 export function stateStoreAdapter(state: StateStore): new (name: string) => Adapter {
   return class StateStoreAdapter implements Adapter {
     private readonly kind: string;

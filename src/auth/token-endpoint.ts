@@ -3,9 +3,8 @@
  * Each request is translated to one of the provider's grants and run in-process through the
  * provider's own handler, then answered as `{access_token, token_type, expires}`.
  */
-import type { Request, RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
-import { HttpError, Unauthorized } from '../errors.ts';
+import { TokenRequestRefused, Unauthorized, UnsupportedGrant } from '../errors.ts';
 import { runInProcess } from './in-process-request.ts';
 import { FACADE_CLIENT_ID, OIDC_PREFIX } from './provider.ts';
 import { PASSWORD_GRANT } from './grants/password.ts';
@@ -52,8 +51,12 @@ interface Translated {
   form: Record<string, string>;
 }
 
-function translate(req: Pick<Request, 'body' | 'headers'>, exchangeEnabled: boolean): Translated {
-  const body = (req.body ?? {}) as Record<string, unknown>;
+function translate(
+  form: Record<string, unknown>,
+  authorization: string | undefined,
+  exchangeEnabled: boolean,
+): Translated {
+  const body = form;
   const field = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
   const grantType = field('grant_type');
   if (grantType === 'password') {
@@ -65,7 +68,7 @@ function translate(req: Pick<Request, 'body' | 'headers'>, exchangeEnabled: bool
     };
   }
   if (grantType === 'client_credentials') {
-    const basic = basicCredentials(req.headers.authorization);
+    const basic = basicCredentials(authorization);
     const clientId = field('client_id') || basic?.id || '';
     const secret = field('client_secret') || basic?.secret || '';
     if (exchangeEnabled && secret === '' && looksLikeJwt(clientId)) {
@@ -85,7 +88,7 @@ function translate(req: Pick<Request, 'body' | 'headers'>, exchangeEnabled: bool
       form: { grant_type: SITE_CLIENT_GRANT, site_client_id: clientId, site_client_secret: secret },
     };
   }
-  throw new HttpError(400, `Unsupported grant_type: use password or client_credentials`);
+  throw new UnsupportedGrant(`Unsupported grant_type: use password or client_credentials`);
 }
 
 /** Runs the provider's token endpoint in-process as the facade's internal client. */
@@ -133,44 +136,50 @@ export class ProviderTokenIssuer {
   }
 }
 
-export interface TokenEndpointOptions {
-  issuer: ProviderTokenIssuer;
-  tokenTtlSeconds: number;
-  exchangeEnabled: boolean;
-  limiter: LoginRateLimiter;
+/** What `POST /token` answers on success, as the original does. */
+export interface TokenAnswer {
+  access_token: string;
+  token_type: 'bearer';
+  expires: { days: number; hours: number; minutes: number };
 }
 
-/**
- * One login of the original's form contract (`grant_type=password` or `client_credentials`, the
- * client's credentials in the form or a Basic header): the token and its lifetime in seconds.
- * Refusals throw: 401 for wrong credentials, 400 for a malformed request, 429 past the limits.
- */
-export async function formLogin(
-  options: TokenEndpointOptions,
-  req: Pick<Request, 'body' | 'headers' | 'ip'>,
-): Promise<{ accessToken: string; expiresIn: number }> {
-  const { issuer, limiter } = options;
-  const translated = translate(req, options.exchangeEnabled);
-  await limiter.admit(translated.account, req.ip ?? 'unknown');
-  const result = await issuer.issue(translated.form, req.ip);
-  if ('accessToken' in result) {
-    await limiter.succeeded(translated.account);
-    return { accessToken: result.accessToken, expiresIn: result.expiresIn ?? options.tokenTtlSeconds };
-  }
-  if (result.error === 'invalid_grant') {
-    throw new Unauthorized(translated.failure);
-  }
-  if (result.status >= 500) throw new Error(`token endpoint failed: ${result.error}`);
-  throw new HttpError(400, result.description);
-}
+/** The logins of `POST /token`: each form translated to a grant, counted by the rate limiter. */
+export class TokenLogins {
+  constructor(
+    private readonly issuer: ProviderTokenIssuer,
+    private readonly limiter: LoginRateLimiter,
+    private readonly options: { tokenTtlSeconds: number; exchangeEnabled: boolean },
+  ) {}
 
-export function tokenEndpoint(options: TokenEndpointOptions): RequestHandler {
-  return async (req, res) => {
-    const { accessToken, expiresIn } = await formLogin(options, req);
-    res.set('Cache-Control', 'no-store').json({
-      access_token: accessToken,
-      token_type: 'bearer',
-      expires: expiresOf(expiresIn),
-    });
-  };
+  /** `form` is the request body, `authorization` its header (HTTP Basic client credentials). */
+  async login(
+    form: unknown,
+    authorization: string | undefined,
+    remoteAddress: string | undefined,
+  ): Promise<TokenAnswer> {
+    const { accessToken, expiresIn } = await this.issue(form, authorization, remoteAddress);
+    return { access_token: accessToken, token_type: 'bearer', expires: expiresOf(expiresIn) };
+  }
+
+  /** The same login, answering the token and its lifetime in seconds (OAuth 2.0's `expires_in`). */
+  async issue(
+    form: unknown,
+    authorization: string | undefined,
+    remoteAddress: string | undefined,
+  ): Promise<{ accessToken: string; expiresIn: number }> {
+    const body = (form ?? {}) as Record<string, unknown>;
+    const translated = translate(body, authorization, this.options.exchangeEnabled);
+    const address = remoteAddress ?? 'unknown';
+    await this.limiter.admit(translated.account, address);
+    const result = await this.issuer.issue(translated.form, remoteAddress);
+    if ('accessToken' in result) {
+      await this.limiter.succeeded(translated.account, address);
+      return { accessToken: result.accessToken, expiresIn: result.expiresIn ?? this.options.tokenTtlSeconds };
+    }
+    if (result.error === 'invalid_grant') {
+      throw new Unauthorized(translated.failure);
+    }
+    if (result.status >= 500) throw new Error(`token endpoint failed: ${result.error}`);
+    throw new TokenRequestRefused(result.description);
+  }
 }

@@ -1,27 +1,32 @@
 /**
  * `POST /metadata/changesheets:validate` (public, as in the original) and
  * `POST /metadata/changesheets:submit` (logged in, allowance `/metadata/changesheets:submit`):
- * a changesheet uploaded as the multipart file `uploaded_file` (read by src/changesheets/upload.ts
- * before the validator); see src/changesheets/changesheets.ts.
+ * a changesheet uploaded as the multipart file `uploaded_file` (read before the validator by
+ * src/http/request-reading/file-uploads.ts); see src/changesheets/changesheets.ts.
  */
 import express from 'express';
-import type { AppDeps } from '../http/deps.ts';
-import type { Auth, Principal } from '../auth/index.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
 import { Forbidden, Unprocessable } from '../errors.ts';
-import type { StoredObjects } from '../objects/stored-objects.ts';
-import { Changesheets, validationAnswerOf, type AtomicUpserts } from './changesheets.ts';
-import { UPLOAD_FIELD, uploadOf } from './upload.ts';
+import { Changesheets, validationAnswerOf } from './changesheets.ts';
+import { uploadOf, type FileUploadRoutes } from '../http/request-reading/file-uploads.ts';
+
+const UPLOAD_FIELD = 'uploaded_file';
+
+/** The changesheet endpoints' uploads, read before the validator (src/app.ts mounts the reader). */
+export const CHANGESHEET_UPLOADS: FileUploadRoutes = {
+  paths: new Set(['/metadata/changesheets:validate', '/metadata/changesheets:submit']),
+  field: UPLOAD_FIELD,
+  tooLargeAdvice: 'split the changesheet into smaller ones',
+};
 
 export const CHANGESHEET_SUBMIT_FORBIDDEN =
   'Only specific users are allowed to apply changesheets at this time.';
 
-export function changesheetsRouter(
-  deps: AppDeps,
-  auth: Pick<Auth, 'requireUser' | 'allowances'>,
-  objects: StoredObjects,
-  writes: AtomicUpserts,
-): express.Router {
-  const changesheets = new Changesheets(deps.store, writes, objects, deps.logger);
+export function changesheetsRouter(deps: Services): express.Router {
+  const changesheets = new Changesheets(deps.store, deps.writer, deps.storedObjects, deps.logger);
+  const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
 
   const uploaded = (req: express.Request) => {
@@ -37,9 +42,9 @@ export function changesheetsRouter(
     res.json(validationAnswerOf(checked));
   });
 
-  router.post('/metadata/changesheets\\:submit', auth.requireUser, async (req, res) => {
+  router.post('/metadata/changesheets\\:submit', requireUser, async (req, res) => {
     const principal = res.locals.principal as Principal;
-    if (!(await auth.allowances.permits(principal, '/metadata/changesheets:submit'))) {
+    if (!(await deps.allowances.permits(principal, '/metadata/changesheets:submit'))) {
       throw new Forbidden(CHANGESHEET_SUBMIT_FORBIDDEN);
     }
     res.json(await changesheets.submit(uploaded(req), principal));

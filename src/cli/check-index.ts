@@ -6,9 +6,7 @@
  */
 import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
-import { openStore } from '../store/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
-import { openEdgeIndex } from '../provenance/index.ts';
+import { openAdapters } from '../adapters.ts';
 import { checkCollection, coveredBy, hasDrift } from '../../search/maintenance.ts';
 import { collectionArguments } from './usage.ts';
 
@@ -32,9 +30,11 @@ async function main(named: string[]): Promise<number> {
     { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
     process.stderr,
   );
-  const store = await openStore(config, logger);
-  const index = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
-  const edges = await openEdgeIndex(config, store, logger, { catchUpEveryMs: 0 });
+  const {
+    store,
+    searchIndex: index,
+    edgeIndex: edges,
+  } = await openAdapters(config, logger, { catchUpEveryMs: 0 });
   let drifted = 0;
   let checked = 0;
   try {
@@ -47,6 +47,9 @@ async function main(named: string[]): Promise<number> {
         label: 'edges of ',
       })),
     ];
+    // Records the search index's engine refused for good: drift with a reason.
+    const refusals = (await index.refusals?.()) ?? [];
+    const engine = index.engine;
     for (const { collection, index, label } of checks) {
       const report = await checkCollection(store, index, collection);
       if (!label) checked += report.checked;
@@ -64,6 +67,12 @@ async function main(named: string[]): Promise<number> {
           process.stdout.write(
             `  ${kind}: ${ids.slice(0, SHOWN).join(', ')}${ids.length > SHOWN ? ', ...' : ''}\n`,
           );
+      }
+      if (!label) {
+        const refused = refusals.filter((r) => r.collection === collection);
+        for (const r of refused.slice(0, SHOWN))
+          process.stdout.write(`  refused by ${engine}: ${r.id} (${r.status} ${r.type}: ${r.reason})\n`);
+        if (refused.length > SHOWN) process.stdout.write(`  ... ${refused.length - SHOWN} more refused\n`);
       }
       if (hasDrift(report)) drifted++;
     }

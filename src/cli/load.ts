@@ -9,9 +9,7 @@ import fs from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
-import { openStore } from '../store/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
-import { openEdgeIndex } from '../provenance/index.ts';
+import { openAdapters } from '../adapters.ts';
 import {
   checkInputs,
   formatOfFile,
@@ -72,9 +70,7 @@ async function main(args: string[]): Promise<number> {
     { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
     process.stderr,
   );
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
+  const { store, searchIndex, edgeIndex } = await openAdapters(config, logger);
   const totals: Record<string, number> = {};
   let rejected = 0;
   let written = 0;

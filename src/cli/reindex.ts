@@ -8,9 +8,7 @@
  */
 import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
-import { openStore } from '../store/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
-import { openEdgeIndex } from '../provenance/index.ts';
+import { openAdapters } from '../adapters.ts';
 import { coveredBy, rebuildEach, reindexCollections } from '../../search/maintenance.ts';
 import { finishInterruptedBulkLoad, isBulkLoadable } from '../store/sqlite/bulk-load.ts';
 import type { MaintainedIndex } from '../../search/port.ts';
@@ -36,9 +34,11 @@ async function main(named: string[]): Promise<number> {
     { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
     process.stderr,
   );
-  const store = await openStore(config, logger);
-  const index = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
-  const edges = await openEdgeIndex(config, store, logger, { catchUpEveryMs: 0 });
+  const {
+    store,
+    searchIndex: index,
+    edgeIndex: edges,
+  } = await openAdapters(config, logger, { catchUpEveryMs: 0 });
   const started = performance.now();
   let total = 0;
   try {

@@ -33,22 +33,18 @@ export function answerClientErrors(server: Server): void {
       socket.destroy();
       return;
     }
-    switch (err.code) {
-      case 'HPE_HEADER_OVERFLOW':
-        answer(
-          socket,
-          431,
-          'Request Header Fields Too Large',
-          `The request line and headers are larger than the limit of ${maxHeaderBytes(server)} bytes together; ` +
-            'send fewer or smaller headers, and a long filter in the body of POST /queries:run',
-        );
-        return;
-      case 'HPE_HEADER_TIMEOUT':
-      case 'ERR_HTTP_REQUEST_TIMEOUT':
-        answer(socket, 408, 'Request Timeout', 'The request was not received in time');
-        return;
-      default:
-        answer(socket, 400, 'Bad Request', `Malformed HTTP request (${err.code ?? 'parse error'})`);
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      answer(
+        socket,
+        431,
+        'Request Header Fields Too Large',
+        `The request line and headers are larger than the limit of ${maxHeaderBytes(server)} bytes together; ` +
+          'send fewer or smaller headers, and a long filter in the body of POST /queries:run',
+      );
+    } else if (err.code === 'HPE_HEADER_TIMEOUT' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      answer(socket, 408, 'Request Timeout', 'The request was not received in time');
+    } else {
+      answer(socket, 400, 'Bad Request', `Malformed HTTP request (${err.code ?? 'parse error'})`);
     }
   });
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
 import YAML from 'yaml';
-import type { AppDeps } from './deps.ts';
+import type { Config } from '../config.ts';
 import { servedDocuments } from './openapi-documents.ts';
 
 const assetsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'docs');
@@ -55,9 +55,9 @@ export const docsPage = (externalLabel = 'ORCID') => `<!DOCTYPE html>
 </html>
 `;
 
-export function docsRouter(deps: AppDeps): express.Router {
-  const { current, legacy } = servedDocuments(deps.config.externalOidc);
-  const page = docsPage(deps.config.externalOidc?.label);
+export function docsRouter(config: Pick<Config, 'externalOidc'>): express.Router {
+  const { current, legacy } = servedDocuments(config.externalOidc);
+  const page = docsPage(config.externalOidc?.label);
   // Serialized once: the documents never change while the process runs.
   const currentJson = JSON.stringify(current);
   const legacyJson = JSON.stringify(legacy);

@@ -1,15 +1,41 @@
-import type { ErrorRequestHandler, Request } from 'express';
-import { InvalidQuery, InvalidRecord, StoreInputError, UnsupportedQuery } from '../store/errors.ts';
-import { HttpError } from '../errors.ts';
+/**
+ * The one place errors become responses: every domain error (src/errors.ts) gets the status of
+ * its kind and the body `{"detail": ...}` (with any members it carries); the framework's own
+ * errors (body parsing, request and response validation) and lost connections are mapped here too.
+ */
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { DomainError, LoginRateLimited, MethodNotAllowed, type ErrorKind } from '../errors.ts';
 
 /**
- * The status each refusal of the store and query layers answers with: input that can never be
- * valid is a 400, a well-formed query the service will not run a 422, as the original answers.
+ * The status of each kind of refusal. As the original answers: input that can never be valid is
+ * a 400, well-formed input the service will not act on (a query it will not run) a 422.
  */
-export function statusOfStoreError(err: StoreInputError): number {
-  if (err instanceof InvalidQuery || err instanceof InvalidRecord) return 400;
-  if (err instanceof UnsupportedQuery) return 422;
-  return 400;
+const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  'invalid-input': 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  'not-found': 404,
+  'method-not-allowed': 405,
+  'not-acceptable': 406,
+  conflict: 409,
+  'too-large': 413,
+  unprocessable: 422,
+  'rate-limited': 429,
+  failed: 500,
+  'not-implemented': 501,
+  unavailable: 503,
+};
+
+/** The HTTP status a domain error answers with. */
+export function statusOf(err: DomainError): number {
+  return STATUS_OF_KIND[err.kind];
+}
+
+/** Headers a refusal carries: how to authenticate, when to try again. */
+function setHeadersOf(err: DomainError, res: Response): void {
+  if (err.kind === 'unauthenticated') res.set('WWW-Authenticate', 'Bearer');
+  if (err instanceof LoginRateLimited) res.set('Retry-After', String(err.retryAfterSeconds));
+  if (err instanceof MethodNotAllowed) res.set('Allow', err.allow);
 }
 
 interface ValidatorError {
@@ -18,31 +44,51 @@ interface ValidatorError {
   errors?: Array<{ path?: string; message?: string; errorCode?: string }>;
 }
 
-const fieldOf = (path: string | undefined) => (path ?? '').replace(/^\//, '').replace(/\//g, '.');
+/**
+ * A body that matches none of an `anyOf`'s shapes (`/queries:run`'s commands) gets one error per
+ * shape: those saying a shape's own key is missing (`body.find must have required property
+ * 'find'`) only tell which shape it is not. When the body broke a rule of some shape beyond that,
+ * those rules are what it is told.
+ */
+function withoutOtherShapes(
+  errors: NonNullable<ValidatorError['errors']>,
+): NonNullable<ValidatorError['errors']> {
+  const anyOf = errors.filter((e) => e.errorCode?.startsWith('anyOf')).map((e) => e.path ?? '');
+  if (anyOf.length === 0) return errors;
+  const shapeKey = (e: { path?: string; errorCode?: string }) =>
+    e.errorCode?.startsWith('required') &&
+    anyOf.some(
+      (p) => (e.path ?? '').startsWith(`${p}/`) && !(e.path ?? '').slice(p.length + 1).includes('/'),
+    );
+  const rules = errors.filter((e) => !e.errorCode?.startsWith('anyOf') && !shapeKey(e));
+  return rules.length > 0 ? rules : errors;
+}
 
 /**
- * Request-validation messages name the parameter and the rule it broke, e.g. `query.per_page must be >= 1`.
- * A value that matches none of several shapes, each told apart by one property (the commands of
- * `POST /queries:run`), is named by those properties instead of one message per shape.
+ * A `/queries:run` body that is none of the commands (its only errors say which command keys it
+ * lacks): named as an unknown command, with the commands listed.
  */
+function unknownCommand(errors: NonNullable<ValidatorError['errors']>, req: Request): string | undefined {
+  if (req.path !== '/queries:run') return undefined;
+  const anyOf = errors.filter((e) => e.errorCode?.startsWith('anyOf'));
+  if (anyOf.length !== 1 || anyOf[0]!.path !== '/body') return undefined;
+  const keys = errors
+    .filter((e) => e !== anyOf[0])
+    .map((e) => /^must have required property '([^']+)'$/.exec(e.message ?? '')?.[1]);
+  if (keys.length === 0 || keys.some((key) => key === undefined)) return undefined;
+  return `Unknown command: the body must name one of the commands ${[...new Set(keys)].join(', ')} (e.g. {"find": "biosample_set", "filter": {}})`;
+}
+
+/** Request-validation messages name the parameter and the rule it broke, e.g. `query.per_page must be >= 1`. */
 function validationDetail(err: ValidatorError, req: Request): string {
-  if (!err.errors?.length) return err.message ?? 'Invalid request';
-  const anyOf = err.errors.find((e) => e.message === 'must match a schema in anyOf');
-  const others = err.errors.filter((e) => e !== anyOf);
-  if (anyOf) {
-    const at = fieldOf(anyOf.path);
-    const required = others.map((e) => /^must have required property '([^']+)'$/.exec(e.message ?? '')?.[1]);
-    if (required.length > 0 && required.every((name) => name !== undefined)) {
-      const names = [...new Set(required)].join(', ');
-      if (at === 'body' && req.path === '/queries:run')
-        return `Unknown command: the body must name one of the commands ${names} (e.g. {"find": "biosample_set", "filter": {}})`;
-      return `${at} must have one of the properties ${names}`;
-    }
+  if (err.errors?.length) {
+    const lines = withoutOtherShapes(err.errors).map((e) =>
+      `${(e.path ?? '').replace(/^\//, '').replace(/\//g, '.')} ${e.message ?? ''}`.trim(),
+    );
+    // A value of no shape at all (not even an object) breaks the same rule once per shape.
+    return unknownCommand(err.errors, req) ?? [...new Set(lines)].join('; ');
   }
-  const messages = (others.length ? others : err.errors).map((e) =>
-    `${fieldOf(e.path)} ${e.message ?? ''}`.trim(),
-  );
-  return [...new Set(messages)].join('; ');
+  return err.message ?? 'Invalid request';
 }
 
 /** A 415 names the media types the operation takes. */
@@ -64,6 +110,7 @@ const CONNECTION_ERROR_NAMES = new Set([
   'MongoNotConnectedError',
   'ConnectionError',
   'NoLivingConnectionsError',
+  'SearchIndexUnavailable',
 ]);
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
@@ -81,21 +128,18 @@ function isConnectionError(err: unknown): boolean {
   return false;
 }
 
-/** The one place errors become responses: always `{"detail": ...}` with the right status. */
+/** Always `{"detail": ...}` with the right status. */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (res.headersSent) {
     res.end();
     return;
   }
-  if (err instanceof HttpError) {
-    res
-      .set(err.headers)
-      .status(err.status)
-      .json({ detail: err.detail, ...err.members });
-    return;
-  }
-  if (err instanceof StoreInputError) {
-    res.status(statusOfStoreError(err)).json({ detail: err.detail });
+  if (err instanceof DomainError) {
+    const status = statusOf(err);
+    // The code, never the detail: a detail may quote what the caller sent.
+    req.log?.debug({ code: err.code, status }, 'request refused');
+    setHeadersOf(err, res);
+    res.status(status).json({ detail: err.detail, ...err.members });
     return;
   }
   const status: number | undefined = err?.status ?? err?.statusCode;

@@ -4,7 +4,7 @@
  * anything else a 404.
  */
 import type { RequestHandler } from 'express';
-import { HttpError, NotFound } from '../errors.ts';
+import { MethodNotAllowed, NotFound } from '../errors.ts';
 import type { OpenApiDocument } from './openapi-documents.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
@@ -63,8 +63,9 @@ export function methodNotAllowed(doc: OpenApiDocument): RequestHandler {
       res.set('Allow', allow).status(204).end();
       return;
     }
-    throw new HttpError(405, `Method ${req.method} is not allowed on ${req.path}; it takes ${allow}`, {
-      Allow: allow,
-    });
+    throw new MethodNotAllowed(
+      `Method ${req.method} is not allowed on ${req.path}; it takes ${allow}`,
+      allow,
+    );
   };
 }

@@ -8,7 +8,7 @@
  */
 import express, { type Request, type RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AppDeps } from './deps.ts';
+import type { Services } from '../services.ts';
 
 /** Route labels of requests that reach no API route: a few fixed prefixes, else `unmatched`. */
 const OTHER_ROUTES = ['/docs', '/oidc', '/login', '/.well-known', '/openapi'];
@@ -45,7 +45,7 @@ const QUEUES = {
   operations: 'operations',
 };
 
-export function createMetrics(deps: Pick<AppDeps, 'store' | 'searchIndex' | 'edgeIndex'>): Metrics {
+export function createMetrics(deps: Pick<Services, 'store' | 'searchIndex' | 'edgeIndex'>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'nmdc_' });
   const labelNames = ['method', 'route', 'status'] as const;

@@ -46,6 +46,7 @@ export function loadValidationDocument(): OpenApiDocument {
   for (const [pathName, item] of Object.entries(legacy.paths)) {
     if (!(pathName in current.paths)) current.paths[pathName] = item;
   }
+  allowReservedCharacters(current);
   return current;
 }
 
@@ -85,6 +86,25 @@ export function servedDocuments(external: { label: string } | undefined): {
   }
   legacy.info.description = (legacy.info.description ?? '').replace(LEGACY_EXTERNAL_LINK, '');
   return { current, legacy };
+}
+
+/**
+ * The original (FastAPI) reads a query value however it comes: clients send `/`, `:`, `@` and the
+ * like unencoded (`?action=/metadata/changesheets:submit`). The validator refuses reserved
+ * characters in a query value unless its parameter says `allowReserved`, so every one says it.
+ */
+function allowReservedCharacters(document: OpenApiDocument): void {
+  const mark = (parameters: unknown) => {
+    if (!Array.isArray(parameters)) return;
+    for (const parameter of parameters)
+      if (parameter && typeof parameter === 'object' && parameter.in === 'query')
+        parameter.allowReserved = true;
+  };
+  mark(Object.values(document.components?.parameters ?? {}));
+  for (const item of Object.values(document.paths)) {
+    mark(item?.parameters);
+    for (const method of HTTP_METHODS) mark(item?.[method]?.parameters);
+  }
 }
 
 /** The 1.2.0 groups, in the order the docs page lists them. */
@@ -168,12 +188,15 @@ const PATHS_ADDED_LATER = new Set([
   '/admin/allowances/actions',
   '/jobs/{job_id}:release',
   '/workflows/workflow_executions',
+  '/workflows/workflow_executions/{workflow_execution_id}',
   '/objects/{object_id}/content',
   '/sites/{site_id}/capabilities',
+  '/admin/site_clients/{site_client_id}',
+  '/users/me:changePassword',
 ]);
 
 /** Operations added after 1.2.0 to paths 1.2.0 already had (`METHOD path`). */
-const OPERATIONS_ADDED_LATER = new Set(['post /jobs', 'patch /sites/{site_id}']);
+const OPERATIONS_ADDED_LATER = new Set(['post /jobs', 'patch /sites/{site_id}', 'put /users']);
 
 /** Path prefixes of groups added after 1.2.0. */
 const PREFIXES_ADDED_LATER = ['/wf_file_staging/'];

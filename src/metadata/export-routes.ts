@@ -5,7 +5,7 @@
  * while streaming ends the connection without the final chunk, so clients see an incomplete answer.
  */
 import type { Request, Response } from 'express';
-import { HttpError } from '../errors.ts';
+import { NotAcceptable } from '../errors.ts';
 import { parseFieldList } from '../query/compact.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
 import { queryText } from '../http/request-reading/values.ts';
@@ -27,8 +27,7 @@ export function exportFormat(req: Request): ExportFormat {
     for (const type of EXPORT_MEDIA_TYPES[format].accepted) byType.set(type, format);
   const chosen = req.accepts([...byType.keys()]);
   if (!chosen) {
-    throw new HttpError(
-      406,
+    throw new NotAcceptable(
       `None of the media types in Accept can be answered; use ${[...byType.keys()].join(', ')}, or format=${EXPORT_FORMATS.join('|')}`,
     );
   }

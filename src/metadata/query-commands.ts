@@ -2,11 +2,10 @@
  * `POST /queries:run`: database commands in MongoDB's command shape. `find`, `getMore` and
  * `count` for every authenticated caller; `aggregate`, `update` and `delete` for holders of the
  * matching allowance (runtime administrators always), as in the original. Filters pass the same
- * guard as the public endpoints.
+ * guard as the public endpoints. Updates and deletes: see write-commands.ts.
  */
-import { update as applyUpdate } from 'mingo';
 import type { AllowanceAction, Principal } from '../accounts/index.ts';
-import { BadRequest, Forbidden, NotFound, Unprocessable } from '../errors.ts';
+import { Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { checkFieldPath } from '../query/guard/field-names.ts';
 import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';
@@ -15,12 +14,8 @@ import { checkCollectionName } from './schema-endpoints.ts';
 import { loadContinuation, saveContinuation } from './paging-state.ts';
 import { AggregationRunner, checkPipeline } from './aggregation.ts';
 import { shownRecord } from '../store/record-keys.ts';
-
-/** Writes that keep the search index in step with the source of truth. */
-export interface RecordWrites {
-  upsert(collection: string, docs: Doc[]): Promise<unknown>;
-  delete(collection: string, filter: Filter, limit?: number): Promise<string[]>;
-}
+import type { WriteCommands, WriteOptions } from './write-commands.ts';
+import { deleteStatementsOf, updateStatementsOf } from './write-statements.ts';
 
 export type Command = Record<string, unknown>;
 
@@ -37,6 +32,8 @@ interface QueryCursorState {
   lastId: string | null;
   /** Records still allowed by the command's `limit` (null: no limit). */
   remaining: number | null;
+  /** The batch size the cursor was opened with: a `getMore` without its own keeps it (as the original). */
+  batchSize: number;
   /** Aggregation results not yet returned (aggregate cursors only). */
   pending?: Doc[];
 }
@@ -122,7 +119,7 @@ export class QueryCommands {
   constructor(
     private readonly reader: CollectionsReader,
     private readonly state: StateStore,
-    private readonly writes: RecordWrites,
+    private readonly writes: WriteCommands,
     private readonly databaseName: string,
     private readonly permissions: CommandPermissions,
   ) {
@@ -147,14 +144,18 @@ export class QueryCommands {
     if (!(await this.permissions.permits(principal, action))) throw new Forbidden(refusal);
   }
 
-  async run(command: Command, principal: Principal): Promise<Record<string, unknown>> {
+  async run(
+    command: Command,
+    principal: Principal,
+    options: WriteOptions = { allowBrokenRefs: false },
+  ): Promise<Record<string, unknown>> {
     if ('explain' in command) return this.explain(command);
     if ('find' in command) return this.find(command, principal);
     if ('getMore' in command) return this.getMore(command, principal);
     if ('count' in command) return this.count(command);
     if ('aggregate' in command) return this.aggregate(command, principal);
-    if ('update' in command) return this.update(command, principal);
-    if ('delete' in command) return this.delete(command, principal);
+    if ('update' in command) return this.update(command, principal, options);
+    if ('delete' in command) return this.delete(command, principal, options);
     throw new Unprocessable(
       'The command must be one of find, getMore, count, aggregate, update, delete, explain',
     );
@@ -172,6 +173,7 @@ export class QueryCommands {
     const filter = guardFilter(command.filter ?? {});
     const { include, exclude } = parseProjection(command.projection);
     const limit = positiveInt(command.limit, 'limit', 0);
+    const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
     const state: QueryCursorState = {
       owner: principal.subject,
       collection,
@@ -182,8 +184,8 @@ export class QueryCommands {
       offset: 0,
       lastId: null,
       remaining: limit > 0 ? limit : null,
+      batchSize,
     };
-    const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
     return this.cursor('firstBatch', this.shown(collection, batch), id, collection);
   }
@@ -194,7 +196,9 @@ export class QueryCommands {
     const state = await loadContinuation<QueryCursorState>(this.state, 'query-cursor', key);
     if (!state || state.owner !== principal.subject)
       throw new NotFound(`Cursor ${key} not found (cursors expire after an hour of inactivity)`);
-    const batchSize = positiveInt(command.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
+    // Without a batch size of its own, a getMore keeps the cursor's (cursors saved before batch
+    // sizes were kept fall back to the find default).
+    const batchSize = positiveInt(command.batchSize, 'batchSize', state.batchSize ?? DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
     await this.state.delete('query-cursor', key);
     const shown = state.pending ? batch : this.shown(state.collection, batch);
@@ -249,7 +253,7 @@ export class QueryCommands {
     if ('find' in inner) {
       const collection = this.collectionOf(inner, 'find');
       const limit = positiveInt(inner.limit, 'limit', 0);
-      const batchSize = positiveInt(inner.batchSize, 'batchSize', DEFAULT_FIND_BATCH) || DEFAULT_FIND_BATCH;
+      positiveInt(inner.batchSize, 'batchSize', DEFAULT_FIND_BATCH);
       const sort = parseSort(inner.sort);
       answer = await this.reader.explain(
         collection,
@@ -257,8 +261,8 @@ export class QueryCommands {
         {
           sort: sort ?? undefined,
           projection: parseProjection(inner.projection).include ?? undefined,
-          // The first batch, as the find would read it (one more to know whether more follow).
-          limit: (limit > 0 ? Math.min(limit, batchSize) : batchSize) + 1,
+          // The whole query, as MongoDB explains a find (batches are a cursor's, not the query's).
+          limit: limit > 0 ? limit : undefined,
         },
         'page',
         verbosity,
@@ -300,81 +304,22 @@ export class QueryCommands {
       offset: 0,
       lastId: null,
       remaining: null,
+      batchSize,
       pending: results,
     };
     const { batch, id } = await this.nextBatch(state, batchSize);
     return this.cursor('firstBatch', batch, id, collection);
   }
 
-  private async update(command: Command, principal: Principal) {
+  private async update(command: Command, principal: Principal, options: WriteOptions) {
     await this.requireAllowance(principal, 'update');
     const collection = this.collectionOf(command, 'update');
-    if (!Array.isArray(command.updates)) throw new Unprocessable('updates must be an array');
-    let n = 0;
-    let nModified = 0;
-    const upserted: Array<{ index: number; id: string }> = [];
-    for (const [index, spec] of command.updates.entries()) {
-      if (!isObject(spec) || !isObject(spec.u))
-        throw new Unprocessable(`updates[${index}] needs q and u objects`);
-      const filter = guardFilter(spec.q ?? {});
-      const u = spec.u;
-      const isModifier = Object.keys(u).some((k) => k.startsWith('$'));
-      for (const key of Object.keys(u)) {
-        if (isModifier && !key.startsWith('$'))
-          throw new Unprocessable(`updates[${index}].u mixes operators and fields`);
-        const fields = isModifier && isObject(u[key]) ? Object.keys(u[key] as object) : [key];
-        fields.forEach(checkFieldPath);
-        if (isModifier && fields.includes('id')) throw new Unprocessable('An update cannot change id');
-      }
-      const matches = await this.reader.find([collection], filter, { limit: spec.multi ? undefined : 1 });
-      n += matches.length;
-      const changed: Doc[] = [];
-      for (const doc of matches) {
-        let next: Doc;
-        if (isModifier) {
-          next = structuredClone(doc);
-          try {
-            if (applyUpdate(next, u as never).length === 0) continue;
-          } catch (err) {
-            throw new Unprocessable(`updates[${index}]: ${(err as Error).message}`);
-          }
-        } else {
-          if (u.id !== undefined && u.id !== doc.id)
-            throw new Unprocessable('A replacement cannot change id');
-          next = { ...(u as Record<string, unknown>), id: doc.id };
-        }
-        changed.push(next);
-      }
-      if (matches.length === 0 && spec.upsert) {
-        const base = Object.fromEntries(
-          Object.entries(filter).filter(([k, v]) => !k.startsWith('$') && !isObject(v)),
-        );
-        const doc = { ...base } as Doc;
-        if (isModifier) applyUpdate(doc, u as never);
-        else Object.assign(doc, u);
-        if (typeof doc.id !== 'string')
-          throw new BadRequest(`updates[${index}]: an upsert must give the record an id`);
-        changed.push(doc);
-        upserted.push({ index, id: doc.id });
-      }
-      if (changed.length) await this.writes.upsert(collection, changed);
-      nModified += changed.length - (matches.length === 0 && spec.upsert ? 1 : 0);
-    }
-    return { ok: 1, n: n + upserted.length, nModified, ...(upserted.length ? { upserted } : {}) };
+    return this.writes.update(collection, await updateStatementsOf(command), options);
   }
 
-  private async delete(command: Command, principal: Principal) {
+  private async delete(command: Command, principal: Principal, options: WriteOptions) {
     await this.requireAllowance(principal, 'delete');
     const collection = this.collectionOf(command, 'delete');
-    if (!Array.isArray(command.deletes)) throw new Unprocessable('deletes must be an array');
-    let n = 0;
-    for (const [index, spec] of command.deletes.entries()) {
-      if (!isObject(spec)) throw new Unprocessable(`deletes[${index}] must be an object with q and limit`);
-      const limit = positiveInt(spec.limit, `deletes[${index}].limit`, 0);
-      if (limit > 1) throw new Unprocessable(`deletes[${index}].limit must be 0 (all) or 1`);
-      const deleted = await this.writes.delete(collection, guardFilter(spec.q ?? {}), limit || undefined);
-      n += deleted.length;
-    }
-    return { ok: 1, n };
+    return this.writes.delete(collection, await deleteStatementsOf(command), options);
   }
 }

@@ -1,27 +1,34 @@
 import express from 'express';
-import type { AppDeps } from '../http/deps.ts';
-import type { Auth, Principal } from '../auth/index.ts';
-import type { QueryPlanner } from '../query/planner/planner.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
+import { IncomingReferences } from '../validation/incoming-references.ts';
 import { CollectionsReader } from './collections-reader.ts';
-import { QueryCommands, type RecordWrites } from './query-commands.ts';
+import { QueryCommands } from './query-commands.ts';
+import { WriteCommands } from './write-commands.ts';
 
 /** `POST /queries:run` (bearer token required). */
-export function queriesRouter(
-  deps: AppDeps,
-  planner: QueryPlanner,
-  auth: Auth,
-  writes: RecordWrites,
-): express.Router {
+export function queriesRouter(deps: Services): express.Router {
+  const reader = new CollectionsReader(deps.planner);
   const commands = new QueryCommands(
-    new CollectionsReader(planner),
+    reader,
     deps.store.state,
-    writes,
+    new WriteCommands(
+      reader,
+      deps.store,
+      deps.writer,
+      new IncomingReferences(deps.store, deps.edgeIndex),
+      deps.logger,
+    ),
     deps.store.databaseName,
-    auth.allowances,
+    deps.allowances,
   );
+  const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
-  router.post('/queries\\:run', auth.requireUser, async (req, res) => {
-    res.json(await commands.run(req.body, res.locals.principal as Principal));
+  router.post('/queries\\:run', requireUser, async (req, res) => {
+    // `allow_broken_refs=true`: update and delete may leave references dangling (2.13.0).
+    const allowBrokenRefs = String(req.query.allow_broken_refs) === 'true';
+    res.json(await commands.run(req.body, res.locals.principal as Principal, { allowBrokenRefs }));
   });
   return router;
 }

@@ -3,8 +3,7 @@
  * `/activities`) and the `/nmdcschema` endpoints. Handlers are one line each; the rules live in src/metadata/.
  */
 import express, { type Request } from 'express';
-import type { AppDeps } from '../http/deps.ts';
-import type { QueryPlanner } from '../query/planner/planner.ts';
+import type { Services } from '../services.ts';
 import { NotFound } from '../errors.ts';
 import { CollectionsReader } from './collections-reader.ts';
 import { CompactFind, type CompactFindParams } from './compact-find.ts';
@@ -42,8 +41,8 @@ function listParams(req: Request): ListParams {
   };
 }
 
-export function metadataRouter(deps: AppDeps, planner: QueryPlanner): express.Router {
-  const reader = new CollectionsReader(planner);
+export function metadataRouter(deps: Services): express.Router {
+  const reader = new CollectionsReader(deps.planner);
   const finds = new CompactFind(reader, deps.store.state);
   const schema = new SchemaEndpoints(reader, deps.store.state);
   const router = express.Router();

@@ -14,7 +14,6 @@ import {
   saveContinuationOnce,
   tooManyForOnePage,
 } from './paging-state.ts';
-import { queryInteger, queryText } from '../http/request-reading/values.ts';
 
 export interface TokenPageParams {
   /** Parsed only for a first page; a continuation reads the filter it was given. */
@@ -29,23 +28,6 @@ export type IdOrderedSource = (
   filter: Filter,
   page: { projection?: string[]; afterId?: string; limit?: number },
 ) => Promise<Doc[]>;
-
-/**
- * The listing parameters of a request, as the original's list endpoints read them: `filter` (JSON,
- * parsed by `readFilter` for a first page only), `projection`, `max_page_size` (default 20) and
- * `page_token`.
- */
-export function listingParams(
-  query: Record<string, unknown>,
-  readFilter: (text: string | undefined) => Filter,
-): TokenPageParams {
-  return {
-    filter: () => readFilter(queryText(query.filter)),
-    projection: queryText(query.projection),
-    max_page_size: queryInteger(query.max_page_size, 20),
-    page_token: queryText(query.page_token),
-  };
-}
 
 export interface TokenPage {
   resources: Doc[];

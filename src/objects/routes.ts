@@ -6,22 +6,19 @@
  * by the OpenAPI validator.
  */
 import express from 'express';
-import type { AppDeps } from '../http/deps.ts';
-import type { Auth, Principal } from '../auth/index.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
 import { NotFound } from '../errors.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
-import { listingParams, tokenPage } from '../metadata/token-pages.ts';
-import type { StoredObjects } from './stored-objects.ts';
+import { tokenPage } from '../metadata/token-pages.ts';
+import { listingParams } from '../http/request-reading/listing-params.ts';
 import { DrsObjects } from './drs.ts';
-import type { TriggerDispatcher } from '../workflows/triggers.ts';
 
-export function drsRouter(
-  deps: AppDeps,
-  auth: Pick<Auth, 'requireUser' | 'requireSiteClient'>,
-  storedObjects: StoredObjects,
-  dispatcher: TriggerDispatcher,
-): express.Router {
-  const objects = new DrsObjects(deps.store, storedObjects, deps.config.publicUrl);
+export function drsRouter(deps: Services): express.Router {
+  const objects = new DrsObjects(deps.store, deps.storedObjects, deps.config.publicUrl);
+  const auth = guardsOf(deps.auth);
+  const dispatcher = deps.triggers;
   const router = express.Router();
 
   router.post('/objects', auth.requireSiteClient, async (req, res) => {

@@ -3,11 +3,12 @@
  * original (its `get_current_client_site`): a user's token is refused with 403, no token 401.
  * Bodies are already checked against openapi.yaml by the validator.
  */
-import express, { type RequestHandler, type Response } from 'express';
-import type { Principal } from '../auth/index.ts';
+import express, { type Response } from 'express';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
 import { Forbidden, NotFound } from '../errors.ts';
 import { DEFAULT_SCHEMA_CLASS, Minter, type Requester } from './index.ts';
-import type { DocumentStore } from '../store/port.ts';
 
 export const SITE_CLIENTS_ONLY =
   'Persistent identifiers are minted and managed by site clients only: log in with your site ' +
@@ -21,11 +22,9 @@ function requesterOf(res: Response): Requester {
 
 type Body = Record<string, any>;
 
-export function pidsRouter(
-  store: DocumentStore,
-  requireUser: RequestHandler,
-  minter = new Minter(store),
-): express.Router {
+export function pidsRouter(deps: Services): express.Router {
+  const minter = new Minter(deps.store);
+  const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
 
   router.post('/pids/mint', requireUser, async (req, res) => {

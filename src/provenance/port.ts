@@ -34,6 +34,18 @@ export interface NodeInfo {
   collection: string;
 }
 
+/** A record holding a reference to an id (`EdgeIndex.referrers`). */
+export interface Referrer {
+  /** The record holding the reference, its collection and `type` ('' when it has none). */
+  id: string;
+  collection: string;
+  type: string;
+  /** The slot holding it (`associated_studies`, `has_output`, ...). */
+  slot: string;
+  /** The referenced id. */
+  target: string;
+}
+
 export interface EdgeIndex extends MaintainedIndex {
   readonly engine: 'sqlite' | 'mongo';
   /** The records among `ids` that exist, with their type and collection (order not kept). */
@@ -43,6 +55,12 @@ export interface EdgeIndex extends MaintainedIndex {
    * record linked to one of them, once per (from, to, slot).
    */
   step(ids: readonly string[], direction: Direction): Promise<Step[]>;
+  /**
+   * The records that hold a reference to one of `ids` (at most `STEP_BATCH` of them), whichever
+   * direction the slot has, except the records in `excluding`: at most `limit` of them, one per
+   * (record, slot, referenced id). Referential integrity asks it before a delete or a change of id.
+   */
+  referrers(ids: readonly string[], limit: number, excluding?: readonly string[]): Promise<Referrer[]>;
 }
 
 /** Most ids one `step` or `nodes` call takes: walkers batch their frontier by it. */

@@ -3,7 +3,7 @@
  * workflow execution's related resources. The walks live in src/provenance/.
  */
 import express, { type Request, type Response } from 'express';
-import type { AppDeps } from '../http/deps.ts';
+import type { Services } from '../services.ts';
 import { ProvenanceGraph } from './graph.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
 
@@ -27,7 +27,7 @@ function writeChunk(res: Response, text: string): Promise<void> {
   });
 }
 
-export function provenanceRouter(deps: AppDeps): express.Router {
+export function provenanceRouter(deps: Services): express.Router {
   const graph = new ProvenanceGraph(deps.edgeIndex, deps.store, deps.store.state);
   const router = express.Router();
 

@@ -2,7 +2,7 @@
  * The compact syntax of the find endpoints: `filter=attr:spec,attr.search:text,depth>=...`,
  * `sort=attr:desc,other`, `fields=a,b.c`.
  */
-import { InvalidQuery } from '../store/errors.ts';
+import { InvalidQuery } from '../errors.ts';
 import type { Filter, Sort } from '../store/port.ts';
 
 const FILTER_FORM = 'Filter must be of form: attribute:spec[,attribute:spec]*';

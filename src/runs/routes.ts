@@ -1,17 +1,19 @@
 /**
  * Runs: `POST /runs` (request a run of a workflow), `GET /runs/{run_id}` (what became of a run, a
  * metadata submission or a requested one), and `GET/POST /runs/{run_id}/events` (its OpenLineage
- * events). For the caller who started a run, runtime administrators, and site clients for the runs
- * they carry out (run-events.ts says who may do what).
+ * events). For the caller who started a run, runtime administrators, and the site that carries it
+ * out (run-events.ts says who may do what).
  */
 import express from 'express';
-import type { DocumentStore } from '../store/port.ts';
-import type { Auth, Principal } from '../auth/index.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
 import { Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { tokenPage } from '../metadata/token-pages.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
 import { getRun, publicRun } from './runs.ts';
 import {
+  READ_RUN_FORBIDDEN,
   RUN_EVENT_TYPES,
   findRunEvents,
   mayReadRun,
@@ -87,7 +89,9 @@ function eventOf(req: express.Request, runId: string): RunEvent {
   };
 }
 
-export function runsRouter(store: DocumentStore, auth: Pick<Auth, 'requireUser'>): express.Router {
+export function runsRouter(deps: Services): express.Router {
+  const { store } = deps;
+  const auth = guardsOf(deps.auth);
   const router = express.Router();
 
   router.post('/runs', auth.requireUser, async (req, res) => {
@@ -124,9 +128,7 @@ export function runsRouter(store: DocumentStore, auth: Pick<Auth, 'requireUser'>
     const runId = String(req.params.run_id);
     const run = await getRun(store, runId);
     if (!run) throw new NotFound(`Run ${runId} not found`);
-    if (!mayReadRun(res.locals.principal as Principal, run)) {
-      throw new Forbidden('Only the user who started a run, or a runtime administrator, may see it.');
-    }
+    if (!mayReadRun(res.locals.principal as Principal, run)) throw new Forbidden(READ_RUN_FORBIDDEN);
     return run;
   }
 

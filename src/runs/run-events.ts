@@ -79,17 +79,33 @@ function summaryWith(run: StoredRun | null, event: RunEvent): StoredRun {
   return next;
 }
 
-/** Who may read a run: its starter, a runtime administrator, and site clients for runs they carry out. */
+/**
+ * Who may read a run: its starter, runtime administrators, and the site that carries it out (its
+ * clients, once one of them reported on it).
+ */
 export function mayReadRun(principal: Principal, run: StoredRun): boolean {
   if (principal.isRuntimeAdmin || principal.subject === run.was_started_by) return true;
-  return principal.kind === 'site_client' && run.site_reported === true;
+  return (
+    principal.kind === 'site_client' &&
+    run.carried_out_by !== undefined &&
+    run.carried_out_by === principal.siteId
+  );
 }
 
-/** Who may add events: its starter, a runtime administrator, or any site client (sites report runs). */
+export const READ_RUN_FORBIDDEN =
+  'Only the user who started a run, a runtime administrator, or the site that carries it out may see it.';
+export const REPORT_RUN_FORBIDDEN =
+  'Only the site that carries out a run (the first site to report on it) or a runtime administrator may post its events.';
+
+/**
+ * Who may add events: runtime administrators, and for a run requested through `POST /runs` the
+ * site that carries it out; while no site has reported on it, any site's client, whose site then
+ * carries it out.
+ */
 function mayReportRun(principal: Principal, run: StoredRun): boolean {
-  return (
-    principal.isRuntimeAdmin || principal.subject === run.was_started_by || principal.kind === 'site_client'
-  );
+  if (principal.isRuntimeAdmin) return true;
+  if (principal.kind !== 'site_client' || !principal.siteId || run.site_reported !== true) return false;
+  return run.carried_out_by === undefined || run.carried_out_by === principal.siteId;
 }
 
 export interface RunRequest {
@@ -144,15 +160,16 @@ export async function recordRunEvent(
   return store.readModifyWrite([{ collection: RUNS, id: runId }], ([current]) => {
     const run = current as unknown as StoredRun | null;
     if (!run) throw new NotFound(`Run ${runId} not found`);
-    if (!mayReportRun(principal, run)) {
-      throw new Forbidden(
-        'Only the user who started a run, a runtime administrator or a site client may post its events.',
-      );
-    }
+    if (!mayReportRun(principal, run)) throw new Forbidden(REPORT_RUN_FORBIDDEN);
     if (TERMINAL.has(run.status)) {
       throw new Conflict(`Run ${runId} is ${run.status}: it takes no events after a ${run.status} event`);
     }
     const next = summaryWith(run, event);
+    // The first site to report takes the run on; in the same transaction, so of two sites
+    // reporting at once exactly one does.
+    if (principal.kind === 'site_client' && next.carried_out_by === undefined) {
+      next.carried_out_by = principal.siteId;
+    }
     return {
       writes: [
         { collection: RUNS, docs: [next as unknown as Doc] },

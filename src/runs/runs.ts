@@ -75,12 +75,14 @@ export type RunSummary = Pick<
 /** A stored run: the summary, a submission's details when it is one, and store internals. */
 export type StoredRun = RunSummary &
   Partial<Omit<RunRecord, keyof RunSummary>> & {
-    /** Requested through `POST /runs`: site clients, which carry such runs out, may read and report it. */
+    /** Requested through `POST /runs`: a site carries it out, reporting its events. */
     site_reported?: boolean;
+    /** The site carrying the run out: the first site whose client reported on it. */
+    carried_out_by?: string;
   };
 
 /** Fields of a stored run that are the store's business, never answered. */
-const INTERNAL_RUN_FIELDS = ['event_count', 'site_reported'] as const;
+const INTERNAL_RUN_FIELDS = ['event_count', 'site_reported', 'carried_out_by'] as const;
 
 /** A run as `GET /runs/{run_id}` answers it. */
 export function publicRun(run: StoredRun): Record<string, unknown> {

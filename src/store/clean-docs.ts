@@ -2,7 +2,7 @@
  * What both store adapters do to records before writing them: each must be an object with a
  * non-empty string `id`; a MongoDB `_id` that came along is dropped (the store never keeps one).
  */
-import { InvalidRecord } from './errors.ts';
+import { InvalidRecord } from '../errors.ts';
 import type { Doc } from './port.ts';
 
 export function cleanDocs(docs: Doc[]): Doc[] {

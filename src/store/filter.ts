@@ -5,7 +5,7 @@
  */
 import { Context, Query } from 'mingo';
 import { RE2JS } from 're2js';
-import { UnsupportedQuery } from './errors.ts';
+import { UnsupportedQuery } from '../errors.ts';
 import type { Filter } from './port.ts';
 
 type Predicate = (doc: Record<string, unknown>) => boolean;

@@ -106,6 +106,8 @@ export interface RecordKey {
 export interface ReadModifyWriteDecision<T> {
   /** Upserts by id (whole records), written in the same transaction as the read. */
   writes: Array<{ collection: string; docs: Doc[] }>;
+  /** Records deleted in that transaction, before the writes (absent ones are skipped). */
+  deletes?: RecordKey[];
   /** Handed back by `readModifyWrite`. */
   value: T;
 }
@@ -137,6 +139,8 @@ export interface ChangePage {
   changes: Change[];
   seq: number;
   gap?: boolean;
+  /** True when the page stopped at its limit and more changes follow. */
+  more?: boolean;
 }
 
 export interface DocumentStore {

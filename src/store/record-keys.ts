@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
-import type { Doc } from './port.ts';
+import type { Doc, RecordKey } from './port.ts';
 
 const KEY_PREFIX = 'key:';
 
@@ -23,4 +23,15 @@ export function shownRecord(collection: string, doc: Doc): Doc {
   if (!UNIDENTIFIED_COLLECTIONS.has(collection) || !String(doc.id).startsWith(KEY_PREFIX)) return doc;
   const { id: _key, ...shown } = doc;
   return shown as Doc;
+}
+
+/** Record keys grouped by collection, each id once. */
+export function keysByCollection(keys: readonly RecordKey[]): Map<string, string[]> {
+  const out = new Map<string, Set<string>>();
+  for (const { collection, id } of keys) {
+    let ids = out.get(collection);
+    if (!ids) out.set(collection, (ids = new Set()));
+    ids.add(id);
+  }
+  return new Map([...out].map(([collection, ids]) => [collection, [...ids]]));
 }

@@ -12,8 +12,13 @@ import type { Logger } from 'pino';
 import type { DocumentStore, Doc } from '../store/port.ts';
 import type { Principal } from '../auth/index.ts';
 import { keyedRecord } from '../store/record-keys.ts';
-import { HttpError, Unprocessable } from '../errors.ts';
-import { MetadataValidator, validationAnswer } from '../validation/index.ts';
+import { MetadataInvalid, SubmissionFailed } from '../errors.ts';
+import {
+  MetadataValidator,
+  pythonText,
+  validationAnswer,
+  type ValidationOutcome,
+} from '../validation/index.ts';
 import { OBJECTS, objectRecord, type StoredObjects } from '../objects/stored-objects.ts';
 import { RUNS, RunInProgress, runDoc, type CollectionCounts } from '../runs/runs.ts';
 import { finishedRunWrites } from '../runs/run-events.ts';
@@ -61,7 +66,7 @@ export class JsonSubmissions {
     const run = new RunInProgress(METADATA_IN_JOB, principal.subject);
 
     const outcome = await this.validator.validateDatabase(payload);
-    if (!outcome.valid) throw new Unprocessable(validationAnswer(outcome));
+    if (!outcome.valid) throw validationRefusal(outcome);
     run.phaseDone('validate');
 
     try {
@@ -94,8 +99,7 @@ export class JsonSubmissions {
       run.phaseDone('apply');
     } catch (err) {
       await this.recordFailure(run, err);
-      throw new HttpError(
-        500,
+      throw new SubmissionFailed(
         `Runtime failed to apply ${METADATA_IN_JOB.id} run ${run.record.id}. Detail: ${messageOf(err)}`,
       );
     }
@@ -141,6 +145,16 @@ export class JsonSubmissions {
       );
     }
   }
+}
+
+/**
+ * The 422 of a payload that does not validate. `detail` is the answer as the original sends it,
+ * the Python text of `{'result': 'errors', 'detail': {...}}` (its clients look for collection and
+ * slot names in it); `validation` is the same answer as JSON.
+ */
+export function validationRefusal(outcome: ValidationOutcome): MetadataInvalid {
+  const answer = validationAnswer(outcome);
+  return new MetadataInvalid(pythonText(answer), { validation: answer });
 }
 
 /** A `Database` payload's records per collection, keyed as the store keeps them. */

@@ -3,25 +3,21 @@
  * (or a runtime administrator) submits NMDC `Database` JSON; see src/submission/json-submission.ts.
  */
 import express from 'express';
-import type { AppDeps } from '../http/deps.ts';
-import type { Auth, Principal } from '../auth/index.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
 import { Forbidden, Unprocessable } from '../errors.ts';
-import type { StoredObjects } from '../objects/stored-objects.ts';
-import { JsonSubmissions, type AtomicRecordWrites } from './json-submission.ts';
+import { JsonSubmissions } from './json-submission.ts';
 
 export const SUBMIT_FORBIDDEN = 'Only specific users are allowed to submit json at this time.';
 
-export function submissionRouter(
-  deps: AppDeps,
-  auth: Pick<Auth, 'requireUser' | 'allowances'>,
-  objects: StoredObjects,
-  writes: AtomicRecordWrites,
-): express.Router {
-  const submissions = new JsonSubmissions(deps.store, writes, objects, deps.logger);
+export function submissionRouter(deps: Services): express.Router {
+  const submissions = new JsonSubmissions(deps.store, deps.writer, deps.storedObjects, deps.logger);
+  const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
-  router.post('/metadata/json\\:submit', auth.requireUser, async (req, res) => {
+  router.post('/metadata/json\\:submit', requireUser, async (req, res) => {
     const principal = res.locals.principal as Principal;
-    if (!(await auth.allowances.permits(principal, '/metadata/json:submit'))) {
+    if (!(await deps.allowances.permits(principal, '/metadata/json:submit'))) {
       throw new Forbidden(SUBMIT_FORBIDDEN);
     }
     const payload: unknown = req.body;

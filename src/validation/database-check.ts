@@ -25,6 +25,16 @@ export interface RecordProblem {
   /** The `origin` the record was checked under (which input of several). */
   origin?: number;
   message: string;
+  /** For a broken reference: the slot holding it and the id it names. */
+  reference?: { slot: string; target: string };
+}
+
+export interface DatabaseCheckOptions {
+  /**
+   * Records the store holds that will be gone when the checked records are written (deleted, or
+   * moved to another id): references to them are broken unless a checked record has the id.
+   */
+  gone?: (collection: string, id: string) => boolean;
 }
 
 interface PendingReference {
@@ -45,7 +55,7 @@ const LOOKUP_BATCH = 500;
 let allowedCollectionsByRange: Map<string, readonly string[]> | undefined;
 
 /** The collections whose records' classes a slot's range admits (`nmdc:Study` -> study_set). */
-function collectionsFor(range: string): readonly string[] {
+export function collectionsFor(range: string): readonly string[] {
   allowedCollectionsByRange ??= new Map();
   let found = allowedCollectionsByRange.get(range);
   if (!found) {
@@ -72,7 +82,10 @@ export class DatabaseCheck {
   /** Which input the next records come from, when they come from several (given back with their problems). */
   origin = 0;
 
-  constructor(private readonly store: Pick<DocumentStore, 'find'>) {}
+  constructor(
+    private readonly store: Pick<DocumentStore, 'find'>,
+    private readonly options: DatabaseCheckOptions = {},
+  ) {}
 
   /** The class a record of `collection` is checked against (bare name), or a message saying why there is none. */
   private classOf(
@@ -180,7 +193,7 @@ export class DatabaseCheck {
           { id: { $in: all.slice(i, i + LOOKUP_BATCH) } },
           { projection: ['id'] },
         );
-        for (const d of docs) found.add(d.id);
+        for (const d of docs) if (!this.options.gone?.(collection, d.id)) found.add(d.id);
       }
       stored.set(collection, found);
     }
@@ -194,6 +207,7 @@ export class DatabaseCheck {
         collection: r.collection,
         index: r.index,
         id: r.id,
+        reference: { slot: r.slot, target: r.target },
         message:
           `${who} in collection '${r.collection}' has a field '${r.slot}' that references a document having id ` +
           `'${r.target}', but the latter document does not exist in any of the collections the NMDC Schema says ` +

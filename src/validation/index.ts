@@ -16,7 +16,7 @@ import { isCollectionName } from '../schema/nmdc.ts';
 import { DatabaseCheck } from './database-check.ts';
 import { pyRepr } from './rule-messages.ts';
 
-export { DatabaseCheck, type RecordProblem } from './database-check.ts';
+export { DatabaseCheck, type DatabaseCheckOptions, type RecordProblem } from './database-check.ts';
 export { compileAll as compileSchema } from './json-schema.ts';
 
 /** Collection name -> messages. */
@@ -73,4 +73,34 @@ function hasMessages(detail: Map<string, string[]>): boolean {
 /** The COMPAT answer: {"result":"All Okay!"} or {"result":"errors","detail":{...}} */
 export function validationAnswer(outcome: ValidationOutcome): Record<string, unknown> {
   return outcome.valid ? { result: 'All Okay!' } : { result: 'errors', detail: outcome.detail };
+}
+
+/**
+ * A JSON value as Python's `repr` prints the equal dict, list or str, in full: how the original
+ * service's 422s spell a validation answer (`{'result': 'errors', 'detail': {...}}`).
+ */
+export function pythonText(value: unknown): string {
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return pythonString(value);
+  if (Array.isArray(value)) return `[${value.map(pythonText).join(', ')}]`;
+  const entries = Object.entries(value as Record<string, unknown>);
+  return `{${entries.map(([k, v]) => `${pythonString(k)}: ${pythonText(v)}`).join(', ')}}`;
+}
+
+/** `repr(str)`: single quotes unless the text holds one and no double quote; escapes as Python's. */
+function pythonString(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const c of text) {
+    const code = c.codePointAt(0)!;
+    if (c === '\\' || c === quote) out += `\\${c}`;
+    else if (c === '\n') out += '\\n';
+    else if (c === '\r') out += '\\r';
+    else if (c === '\t') out += '\\t';
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else out += c;
+  }
+  return out + quote;
 }

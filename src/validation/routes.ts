@@ -4,10 +4,10 @@
  * `{"result": "errors", "detail": {...}}`. Public: a bearer token, if any, is not looked at.
  */
 import express from 'express';
-import type { AppDeps } from '../http/deps.ts';
+import type { Services } from '../services.ts';
 import { MetadataValidator, validationAnswer } from './index.ts';
 
-export function validationRouter(deps: Pick<AppDeps, 'store'>): express.Router {
+export function validationRouter(deps: Services): express.Router {
   const router = express.Router();
   const validator = new MetadataValidator(deps.store);
   // Express reads `:validate` as a route parameter unless the colon is escaped.

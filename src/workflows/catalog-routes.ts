@@ -4,6 +4,7 @@
  */
 import express from 'express';
 import type { DocumentStore } from '../store/port.ts';
+import type { Services } from '../services.ts';
 import { NotFound } from '../errors.ts';
 import {
   CAPABILITIES,
@@ -30,7 +31,8 @@ function withIds(store: CatalogStore, collection: string, ids: string[]) {
   return ids.length === 0 ? Promise.resolve([]) : store.find(collection, { id: { $in: ids } });
 }
 
-export function workflowCatalogRouter(store: CatalogStore): express.Router {
+export function workflowCatalogRouter(deps: Services): express.Router {
+  const store: CatalogStore = deps.store;
   const router = express.Router();
   const param = (req: express.Request, name: string) => String(req.params[name]);
 

@@ -4,10 +4,12 @@
  * `/wf_file_staging` allowance (runtime administrators always pass).
  */
 import express, { type Request, type Response } from 'express';
-import type { Auth, Principal } from '../auth/index.ts';
-import type { AppDeps } from '../http/deps.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { guardsOf } from '../http/guards.ts';
 import { Forbidden } from '../errors.ts';
-import { listingParams, tokenPage } from '../metadata/token-pages.ts';
+import { tokenPage } from '../metadata/token-pages.ts';
+import { listingParams } from '../http/request-reading/listing-params.ts';
 import {
   GLOBUS_TASKS,
   GLOBUS_TASK_STATUSES,
@@ -22,10 +24,8 @@ import {
 
 const ACTION = '/wf_file_staging';
 
-export function fileStagingRouter(
-  deps: Pick<AppDeps, 'store'>,
-  auth: Pick<Auth, 'requireUser' | 'allowances'>,
-): express.Router {
+export function fileStagingRouter(deps: Services): express.Router {
+  const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
   const globusTasks = new StagingRecords(deps.store, GLOBUS_TASKS);
   const jgiSamples = new StagingRecords(deps.store, JGI_SAMPLES);
@@ -33,12 +33,12 @@ export function fileStagingRouter(
 
   /** Every endpoint here: logged in, and holding the allowance (the original's 403 wording). */
   const allowed: express.RequestHandler = async (_req, res, next) => {
-    if (!(await auth.allowances.permits(res.locals.principal as Principal, ACTION))) {
+    if (!(await deps.allowances.permits(res.locals.principal as Principal, ACTION))) {
       throw new Forbidden('Only specific users are allowed to issue wf_file_staging commands.');
     }
     next();
   };
-  const guards = [auth.requireUser, allowed];
+  const guards = [requireUser, allowed];
 
   /** The original accepts status words it does not know and only logs them; so does this service. */
   function noteUnknownStatus(req: Request, field: string, value: unknown, known: string[]): void {

@@ -4,29 +4,30 @@
  * report on it. Reads are public; writes are for site clients, acting for their site.
  */
 import express from 'express';
-import type { AppDeps } from '../http/deps.ts';
-import type { Auth, Principal } from '../auth/index.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../accounts/principal.ts';
+import type { Accounts } from '../accounts/accounts.ts';
+import { guardsOf } from '../http/guards.ts';
 import type { SiteRecord } from '../accounts/records.ts';
 import type { Filter } from '../store/port.ts';
 import { Forbidden, NotFound } from '../errors.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
-import { listingParams, tokenPage } from '../metadata/token-pages.ts';
+import { tokenPage } from '../metadata/token-pages.ts';
+import { listingParams } from '../http/request-reading/listing-params.ts';
 import { mintSystemId } from '../objects/system-ids.ts';
 import { JOBS, newJob } from './jobs.ts';
 import { OPERATIONS, claimJob, patchOperation, readOperationPatch, releaseJob } from './operations.ts';
 
 /** The site a site client acts for (the guard let only site clients through). */
-async function callingSite(auth: Pick<Auth, 'accounts'>, principal: Principal): Promise<SiteRecord> {
-  const site = principal.siteId ? await auth.accounts.getSite(principal.siteId) : null;
+async function callingSite(accounts: Accounts, principal: Principal): Promise<SiteRecord> {
+  const site = principal.siteId ? await accounts.getSite(principal.siteId) : null;
   if (!site) throw new Forbidden(`The site ${principal.siteId ?? ''} of this client no longer exists`);
   return site;
 }
 
-export function jobsRouter(
-  deps: Pick<AppDeps, 'store'>,
-  auth: Pick<Auth, 'identifyCaller' | 'requireSiteClient' | 'accounts'>,
-): express.Router {
-  const { store } = deps;
+export function jobsRouter(deps: Services): express.Router {
+  const { store, accounts } = deps;
+  const auth = guardsOf(deps.auth);
   const router = express.Router();
 
   /** One page of a collection, as every `GET` listing of the original answers it. */
@@ -58,13 +59,13 @@ export function jobsRouter(
 
   // The colon verbs are registered before `/jobs/:job_id`; ids such as `nmdc:sys0...` keep their colon.
   router.post('/jobs/:job_id\\:claim', auth.requireSiteClient, async (req, res) => {
-    const site = await callingSite(auth, res.locals.principal as Principal);
+    const site = await callingSite(accounts, res.locals.principal as Principal);
     // A held claim answers 409 with the operation's `id` beside `detail`: nmdc_automation reads it.
     res.json(await claimJob(store, String(req.params.job_id), site, mintSystemId(), new Date()));
   });
 
   router.post('/jobs/:job_id\\:release', auth.requireSiteClient, async (req, res) => {
-    const site = await callingSite(auth, res.locals.principal as Principal);
+    const site = await callingSite(accounts, res.locals.principal as Principal);
     res.json(await releaseJob(store, String(req.params.job_id), site.id));
   });
 

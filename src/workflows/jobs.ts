@@ -73,29 +73,24 @@ function readWorkflow(value: unknown): JobWorkflow {
   return workflow;
 }
 
+export const CLAIMS_NOT_ACCEPTED =
+  'Invalid job: `claims` must be empty or left out when creating a job; a site claims a job with POST /jobs/{job_id}:claim';
+
+/**
+ * `claims` of a new job: none. A claim names a site and an operation of its, so only the claiming
+ * site may make one (`POST /jobs/{job_id}:claim`); `[]`, as the original's clients send, is accepted.
+ */
 function readClaims(value: unknown): JobClaim[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new Unprocessable('Invalid job: `claims` must be an array');
-  return value.map((claim, i) => {
-    if (!isObject(claim) || typeof claim.op_id !== 'string' || typeof claim.site_id !== 'string') {
-      throw new Unprocessable(`Invalid job: claims[${i}] needs string \`op_id\` and \`site_id\``);
-    }
-    const read: JobClaim = { op_id: claim.op_id, site_id: claim.site_id };
-    for (const flag of ['done', 'cancelled'] as const) {
-      const given = claim[flag];
-      if (given === undefined || given === null) continue;
-      if (typeof given !== 'boolean')
-        throw new Unprocessable(`Invalid job: claims[${i}].${flag} must be a boolean`);
-      read[flag] = given;
-    }
-    return read;
-  });
+  if (value.length > 0) throw new Unprocessable(CLAIMS_NOT_ACCEPTED);
+  return [];
 }
 
 /**
  * The job a `POST /jobs` body describes, with its minted id and creation time. As the original's
- * JobIn: `workflow` and `config` are required, `name`, `description` and `claims` optional, other
- * members dropped. 422 naming the member that is wrong.
+ * JobIn: `workflow` and `config` are required, `name` and `description` optional, `claims` empty
+ * if given, other members dropped. 422 naming the member that is wrong.
  */
 export function newJob(body: unknown, id: string, now: Date): JobRecord {
   if (!isObject(body)) throw new Unprocessable('Invalid job: the body must be a JSON object');

@@ -7,7 +7,7 @@
  * `expire_time`, the site's claim no longer holds the job and the site may claim it again.
  */
 import type { Doc, DocumentStore, ReadModifyWriteDecision } from '../store/port.ts';
-import { Conflict, Forbidden, HttpError, NotFound, Unprocessable } from '../errors.ts';
+import { ClaimHeld, Conflict, Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import type { SiteRecord } from '../accounts/records.ts';
 import { JOBS, WORKFLOWS, claimsOf, requiredCapabilities, type JobClaim, type JobRecord } from './jobs.ts';
 
@@ -151,21 +151,6 @@ export async function patchOperation(
     }
     return { writes, value: next };
   });
-}
-
-/** 409 for a claim while the site holds one: names the operation, whose id clients read from the body. */
-export class ClaimHeld extends HttpError {
-  constructor(
-    readonly jobId: string,
-    readonly operationId: string,
-  ) {
-    super(
-      409,
-      `client site already claimed job ${jobId} -- see operation ${operationId}`,
-      {},
-      { id: operationId },
-    );
-  }
 }
 
 /** The job gained a claim of the site between reading the job and the transaction: read it again. */

@@ -53,9 +53,9 @@ describe('account endpoints in the app', () => {
     expect(res.body.detail).toMatch(/grant_type/);
   });
 
-  it('POST /token answers 429 with Retry-After once an account has too many failed attempts', async () => {
-    const saved = loginLimits.failuresPerAccount;
-    loginLimits.failuresPerAccount = 2;
+  it('POST /token answers 429 with Retry-After once an account has too many failed attempts from one address', async () => {
+    const saved = loginLimits.failuresPerAccountAndAddress;
+    loginLimits.failuresPerAccountAndAddress = 2;
     try {
       const attempt = () =>
         request(t.app)
@@ -68,17 +68,17 @@ describe('account endpoints in the app', () => {
       expect(blocked.status).toBe(429);
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
       expect(blocked.body).toEqual({
-        detail: 'Too many failed login attempts for this account. Try again later.',
+        detail: 'Too many failed login attempts for this account from this address. Try again later.',
       });
     } finally {
-      loginLimits.failuresPerAccount = saved;
+      loginLimits.failuresPerAccountAndAddress = saved;
     }
   });
 
   it('GET /users/me answers the user, and 401 without a token', async () => {
     const me = await request(t.app).get('/users/me').set('Authorization', `Bearer ${admin}`);
     expect(me.status).toBe(200);
-    expect(me.body).toEqual({ username: 'root', site_admin: ['svc-runtime-useradmin'], disabled: false });
+    expect(me.body).toEqual({ username: 'root', site_admin: ['nmdc-runtime-useradmin'], disabled: false });
     const anonymous = await request(t.app).get('/users/me');
     expect(anonymous.status).toBe(401);
     expect(anonymous.body).toEqual({ detail: 'Access token is invalid or missing. Please log in again.' });
@@ -93,6 +93,27 @@ describe('account endpoints in the app', () => {
     const again = await request(t.app).post('/users').set('Authorization', `Bearer ${admin}`).send(body);
     expect(again.status).toBe(409);
     expect(again.body).toEqual({ detail: 'User api-user already exists' });
+  });
+
+  it("makes administrators of the original's nmdc-runtime-useradmin, and of the former name svc-runtime-useradmin, runtime administrators", async () => {
+    const { Accounts } = await import('../../src/accounts/index.ts');
+    const accounts = new Accounts(t.store);
+    // User records as the original keeps them, and as earlier releases of this service did.
+    for (const [username, site] of [
+      ['migrated-root', 'nmdc-runtime-useradmin'],
+      ['old-root', 'svc-runtime-useradmin'],
+    ] as const) {
+      await accounts.createUser({ username, password: `${username}-password-1`, site_admin: [site] });
+      const login = await request(t.app)
+        .post('/token')
+        .type('form')
+        .send({ grant_type: 'password', username, password: `${username}-password-1` });
+      const created = await request(t.app)
+        .post('/users')
+        .set('Authorization', `Bearer ${login.body.access_token}`)
+        .send({ username: `made-by-${username}`, password: `made-by-${username}-password` });
+      expect(created.status, `${site}: ${created.text}`).toBe(201);
+    }
   });
 
   it('gives one 201 and one 409 when the same user or site is created twice at once', async () => {

@@ -123,6 +123,33 @@ describe('allowances', () => {
     expect(both.body).toEqual({ resources: [{ username: 'emil', action: '/wf_file_staging' }] });
   });
 
+  it('reads usernames and actions sent with reserved characters unencoded, as the original does', async () => {
+    // `@`, `/`, `:`, `(` and `)` straight on the request line, as Python's requests sends them.
+    const allowance = { username: 'lena@example.org', action: '/queries:run(query_cmd:AggregateCommand)' };
+    const raw = `username=${allowance.username}&action=${allowance.action}`;
+    const created = await request(t.app)
+      .post('/admin/allowances')
+      .set('Authorization', `Bearer ${admin}`)
+      .send(allowance);
+    expect(created.status).toBe(201);
+    const listed = await request(t.app)
+      .get(`/admin/allowances?${raw}`)
+      .set('Authorization', `Bearer ${admin}`);
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body).toEqual({ resources: [allowance] });
+    const deleted = await request(t.app)
+      .delete(`/admin/allowances?${raw}`)
+      .set('Authorization', `Bearer ${admin}`);
+    expect(deleted.status, deleted.text).toBe(204);
+    const gone = await request(t.app)
+      .delete(`/admin/allowances?${raw}`)
+      .set('Authorization', `Bearer ${admin}`);
+    expect(gone.status).toBe(404);
+    expect(gone.body.detail).toBe(
+      "No allowance found for user 'lena@example.org' and action '/queries:run(query_cmd:AggregateCommand)'",
+    );
+  });
+
   it('answers 422 naming the allowed values for an unknown action', async () => {
     const res = await request(t.app)
       .post('/admin/allowances')

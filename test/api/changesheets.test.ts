@@ -384,7 +384,7 @@ describe('POST /metadata/changesheets:submit', () => {
     await expect(
       changesheets.submit({ filename: 'race.tsv', content: Buffer.from(sheet) }, principal),
     ).rejects.toMatchObject({
-      status: 409,
+      kind: 'conflict',
       detail: `The record ${study.id} changed while this changesheet was being checked; submit the changesheet again.`,
     });
     const now = await t.store.getById('study_set', study.id);

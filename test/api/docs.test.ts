@@ -227,7 +227,14 @@ describe('response validation against the contract', () => {
     );
     app.get('/version', (_req, res) => void res.json({}));
     app.get('/health', (_req, res) =>
-      res.json({ status: 'ok', store: 'sqlite', search_index: 'sqlite-fts5', collections: 0 }),
+      res.json({
+        status: 'ok',
+        web_server: true,
+        database: true,
+        store: 'sqlite',
+        search_index: 'sqlite-fts5',
+        collections: 0,
+      }),
     );
     app.use(errorHandler);
 

@@ -49,7 +49,7 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 describe('explain', () => {
-  it('walks in id order for a broad predicate and stops when the first batch is full', async () => {
+  it('walks in id order for a broad predicate and stops at the limit', async () => {
     const filter = { 'geo_loc_name.has_raw_value': { $regex: 'Toolik' } };
     const res = await run({ explain: { find: C, filter, limit: 25 }, verbosity: 'executionStats' }).expect(
       200,
@@ -72,17 +72,37 @@ describe('explain', () => {
       (p: { accessPath: string }) => p.accessPath === 'candidate-ids',
     );
     expect(candidates.estimatedCostMillis).toBeGreaterThan(queryPlanner.winningPlan.estimatedCostMillis);
-    expect(queryPlanner.summary).toMatch(/^biosample_set page 0\+26: id-walk/);
-    // 25 and one more to know a next batch follows, from about 26 / 0.4 records read.
-    expect(executionStats.nReturned).toBe(26);
+    expect(queryPlanner.summary).toMatch(/^biosample_set page 0\+25: id-walk/);
+    // The limit's 25, from about 25 / 0.4 records read.
+    expect(executionStats.nReturned).toBe(25);
     expect(executionStats.accessPath).toBe('id-walk');
-    expect(executionStats.totalDocsExamined).toBeGreaterThanOrEqual(26);
+    expect(executionStats.totalDocsExamined).toBeGreaterThanOrEqual(25);
     expect(executionStats.totalDocsExamined).toBeLessThan(200);
-    expect(executionStats.totalDocsParsed).toBe(26);
+    expect(executionStats.totalDocsParsed).toBe(25);
 
     const found = await run({ find: C, filter, limit: 25 }).expect(200);
     expect(found.body.cursor.firstBatch).toHaveLength(25);
     expect(found.body.cursor.firstBatch[0].id).toBe('nmdc:bsm-11-x00000');
+  });
+
+  it('runs a find to its end with executionStats, as MongoDB does: every match, whatever the batch size', async () => {
+    const filter = { 'geo_loc_name.has_raw_value': { $regex: 'Toolik' } };
+    const matches = (await run({ count: C, query: filter }).expect(200)).body.n;
+    expect(matches).toBe(2000);
+    for (const inner of [
+      { find: C, filter },
+      { find: C, filter, batchSize: 4 },
+      { find: C, filter, sort: { name: -1 } },
+    ]) {
+      const res = await run({ explain: inner, verbosity: 'executionStats' }).expect(200);
+      const { queryPlanner, executionStats } = res.body;
+      expect(queryPlanner).not.toHaveProperty('limit');
+      expect(executionStats.nReturned, JSON.stringify(inner)).toBe(matches);
+      expect(executionStats.totalDocsExamined, JSON.stringify(inner)).toBeGreaterThanOrEqual(matches);
+    }
+    // The batches of the find itself are the cursor's business.
+    const found = await run({ find: C, filter, batchSize: 4 }).expect(200);
+    expect(found.body.cursor.batch).toHaveLength(4);
   });
 
   it('reads candidate ids from the search index for a rare predicate', async () => {

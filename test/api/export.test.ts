@@ -302,7 +302,7 @@ describe('the ceiling of max_page_size', () => {
     ).catch((err: unknown) => err as { status: number; detail: string });
     expect(asked).toEqual([MAX_PAGE_SIZE + 1]);
     expect(refused).toMatchObject({
-      status: 422,
+      kind: 'unprocessable',
       detail:
         'More than 100000 records match, more than one page holds (max_page_size below 1 asks for all of them); ' +
         'page through them with max_page_size up to 100000 and next_page_token, or stream them all with ' +

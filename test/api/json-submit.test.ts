@@ -257,11 +257,15 @@ describe('POST /metadata/json:submit', () => {
     const dangling = biosample(payload.biosample_set[1]!.id, 'nmdc:sty-11-zz000000', word);
     const res = await submit(curator, { ...payload, biosample_set: [payload.biosample_set[0]!, dangling] });
     expect(res.status, res.text).toBe(422);
-    expect(res.body.detail).toMatchObject({ result: 'errors' });
-    const messages = res.body.detail.detail.biosample_set as string[];
+    // `detail` is the answer as the original spells it (Python's text of it); `validation` as JSON.
+    expect(res.body.validation).toMatchObject({ result: 'errors' });
+    const messages = res.body.validation.detail.biosample_set as string[];
     expect(messages).toHaveLength(1);
     expect(messages[0]).toContain(dangling.id);
     expect(messages[0]).toContain('nmdc:sty-11-zz000000');
+    expect(res.body.detail).toBe(
+      `{'result': 'errors', 'detail': {'study_set': [], 'biosample_set': ["${messages[0]}"], 'data_object_set': []}}`,
+    );
 
     expect((await request(t.app).get(`/nmdcschema/ids/${studyId}`)).status).toBe(404);
     expect((await searchBiosamples(word)).meta.count).toBe(0);
@@ -274,8 +278,11 @@ describe('POST /metadata/json:submit', () => {
     const { payload, studyId } = await submission(word, 1);
     const res = await submit(curator, { ...payload, not_a_collection: [{ id: 'x:1' }] });
     expect(res.status, res.text).toBe(422);
-    expect(res.body.detail.result).toBe('errors');
-    expect(res.body.detail.detail.not_a_collection).toEqual([
+    expect(res.body.validation.result).toBe('errors');
+    expect(res.body.detail).toContain(
+      `'not_a_collection': ["'not_a_collection' is not a known schema collection name"]`,
+    );
+    expect(res.body.validation.detail.not_a_collection).toEqual([
       "'not_a_collection' is not a known schema collection name",
     ]);
     expect((await request(t.app).get(`/nmdcschema/ids/${studyId}`)).status).toBe(404);
@@ -331,7 +338,8 @@ describe('POST /metadata/json:submit', () => {
     const other = await request(t.app).get(`/runs/${runId}`).set(bearer(plain));
     expect(other.status).toBe(403);
     expect(other.body).toEqual({
-      detail: 'Only the user who started a run, or a runtime administrator, may see it.',
+      detail:
+        'Only the user who started a run, a runtime administrator, or the site that carries it out may see it.',
     });
     expect((await request(t.app).get(`/runs/${runId}`).set(bearer(admin))).body.id).toBe(runId);
     expect((await request(t.app).get(`/runs/${runId}`)).status).toBe(401);

@@ -8,12 +8,22 @@ let t: TestApp;
 let adminToken: string;
 let userToken: string;
 
+const STUDY = 'nmdc:sty-11-q000';
+const term = (id: string) => ({
+  type: 'nmdc:ControlledIdentifiedTermValue',
+  term: { id, type: 'nmdc:OntologyClass' },
+});
+/** Valid records of the schema: updates are validated against it. */
 const biosample = (n: number): Doc => ({
   id: `nmdc:bsm-11-q${String(n).padStart(3, '0')}`,
   type: 'nmdc:Biosample',
   name: n % 3 ? `Forest soil core ${n}` : `Lake sediment ${n}`,
+  associated_studies: [STUDY],
+  env_broad_scale: term('ENVO:00000446'),
+  env_local_scale: term('ENVO:00000114'),
+  env_medium: term('ENVO:00001998'),
   ecosystem_type: n % 3 ? 'Soil' : 'Sediment',
-  depth: { has_numeric_value: n },
+  depth: { type: 'nmdc:QuantityValue', has_numeric_value: n, has_unit: 'm' },
 });
 
 async function login(username: string, password: string): Promise<string> {
@@ -34,6 +44,9 @@ const run = (token: string | undefined, body: unknown) => {
 
 beforeAll(async () => {
   t = await createTestApp({ ADMIN_USERNAME: 'root-admin', ADMIN_PASSWORD: 'correct horse battery staple' });
+  await t.store.upsertMany('study_set', [
+    { id: STUDY, type: 'nmdc:Study', name: 'Query study', study_category: 'research_study' },
+  ]);
   const docs = Array.from({ length: 250 }, (_, i) => biosample(i));
   await t.store.upsertMany('biosample_set', docs);
   await t.searchIndex.index('biosample_set', docs);
@@ -81,6 +94,38 @@ describe('POST /queries:run', () => {
       .reverse()
       .map((i) => `nmdc:bsm-11-q${String(i).padStart(3, '0')}`);
     expect(ids).toEqual(expected);
+  });
+
+  it("pages a getMore without a batchSize in the cursor's batch size, find and aggregate (4/4/2)", async () => {
+    const filter = {
+      id: { $in: Array.from({ length: 10 }, (_, i) => `nmdc:bsm-11-q${String(i + 40).padStart(3, '0')}`) },
+    };
+    const expected = (
+      await run(userToken, { find: 'biosample_set', filter }).expect(200)
+    ).body.cursor.batch.map((d: Doc) => d.id);
+    expect(expected).toHaveLength(10);
+    for (const [token, opening] of [
+      [userToken, { find: 'biosample_set', filter, batchSize: 4 }],
+      [adminToken, { aggregate: 'biosample_set', pipeline: [{ $match: filter }], cursor: { batchSize: 4 } }],
+    ] as const) {
+      const sizes: number[] = [];
+      const ids: string[] = [];
+      let res = await run(token, opening).expect(200);
+      for (;;) {
+        sizes.push(res.body.cursor.batch.length);
+        ids.push(...res.body.cursor.batch.map((d: Doc) => d.id));
+        if (!res.body.cursor.id) break;
+        res = await run(token, { getMore: res.body.cursor.id }).expect(200);
+      }
+      expect(sizes, JSON.stringify(opening)).toEqual([4, 4, 2]);
+      expect(ids).toEqual(expected);
+    }
+    // A getMore's own batchSize applies to it, and the cursor keeps its size after it.
+    const first = await run(userToken, { find: 'biosample_set', filter, batchSize: 2 }).expect(200);
+    const bigger = await run(userToken, { getMore: first.body.cursor.id, batchSize: 5 }).expect(200);
+    expect(bigger.body.cursor.batch).toHaveLength(5);
+    const after = await run(userToken, { getMore: bigger.body.cursor.id }).expect(200);
+    expect(after.body.cursor.batch).toHaveLength(2);
   });
 
   it('uses a default batch of 101 and honours limit', async () => {
@@ -379,7 +424,7 @@ describe('POST /queries:run', () => {
   it('updates and deletes for administrators, keeping searches exact', async () => {
     const upd = await run(adminToken, {
       update: 'biosample_set',
-      updates: [{ q: { id: 'nmdc:bsm-11-q001' }, u: { $set: { name: 'Glacier ice core 1' } } }],
+      updates: [{ q: { id: 'nmdc:bsm-11-q004' }, u: { $set: { name: 'Glacier ice core 4' } } }],
     }).expect(200);
     expect(upd.body).toMatchObject({ ok: 1, n: 1, nModified: 1 });
     const found = await run(userToken, {

@@ -1,14 +1,15 @@
 /**
  * Runs and their OpenLineage events through the whole app (request and response validation
- * included): `POST /runs` records a run of a workflow with its REQUESTED event, sites and the
- * starter post events, the summary follows the latest event, a terminal event ends the run, and a
+ * included): `POST /runs` records a run of a workflow with its REQUESTED event, the first site to
+ * report on it carries it out and alone posts its events, the summary follows the latest event, a
+ * terminal event ends the run, a run stays with its starter, administrators and that site, and a
  * metadata submission's run has its STARTED and COMPLETE events.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { RUN_PRODUCER, RUN_SCHEMA_URL } from '../../src/runs/runs.ts';
-import { RUN_EVENTS } from '../../src/runs/run-events.ts';
+import { READ_RUN_FORBIDDEN, REPORT_RUN_FORBIDDEN, RUN_EVENTS } from '../../src/runs/run-events.ts';
 import { createTestApp, type TestApp, passwordToken, newSiteClient } from '../support/server.ts';
 
 setBcryptCost(4);
@@ -33,6 +34,7 @@ let admin: Record<string, string>;
 let starter: Record<string, string>;
 let other: Record<string, string>;
 let site: Record<string, string>;
+let rivalSite: Record<string, string>;
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
@@ -46,11 +48,15 @@ beforeAll(async () => {
   starter = bearer(await passwordToken(t.app, STARTER.username, STARTER.password));
   other = bearer(await passwordToken(t.app, OTHER.username, OTHER.password));
   site = (await newSiteClient(t.app, admin, 'runs-lab')).client;
+  rivalSite = (await newSiteClient(t.app, admin, 'runs-rival-lab')).client;
   await t.store.upsertMany('workflows', [{ ...WORKFLOW, capability_ids: [] }]);
 }, 30_000);
 afterAll(async () => t?.close());
 
-async function requestRun(inputs: string[] = ['nmdc:dobj-11-abc123'], runConfig = { threads: 8 }) {
+async function requestRun(
+  inputs: string[] = ['nmdc:dobj-11-abc123'],
+  runConfig: Record<string, unknown> = { threads: 8 },
+) {
   const res = await request(t.app)
     .post('/runs')
     .set(starter)
@@ -158,7 +164,7 @@ describe('POST /runs/{run_id}/events', () => {
     });
 
     const completed = await postEvent(
-      starter,
+      site,
       runId,
       event(runId, 'COMPLETE', {
         time: '2025-06-02T15:00:00Z',
@@ -204,7 +210,7 @@ describe('POST /runs/{run_id}/events', () => {
     const { id: runId } = await requestRun();
     const answers = await Promise.all([
       postEvent(site, runId, event(runId, 'COMPLETE')),
-      postEvent(starter, runId, event(runId, 'FAIL')),
+      postEvent(admin, runId, event(runId, 'FAIL')),
     ]);
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
     const winner = answers.find((a) => a.status === 200)!.body.type as string;
@@ -243,18 +249,79 @@ describe('POST /runs/{run_id}/events', () => {
 });
 
 describe('who may read and report a run', () => {
-  it('refuses another user (403) reading or reporting; the site client and an administrator may', async () => {
+  it('refuses another user (403) reading or reporting; the starter reads but does not report', async () => {
     const { id: runId } = await requestRun();
     for (const path of [`/runs/${runId}`, `/runs/${runId}/events`]) {
       const refused = await request(t.app).get(path).set(other);
       expect(refused.status, refused.text).toBe(403);
-      expect(refused.body.detail).toMatch(/started/);
-      expect((await request(t.app).get(path).set(site)).status).toBe(200);
+      expect(refused.body).toEqual({ detail: READ_RUN_FORBIDDEN });
+      expect((await request(t.app).get(path).set(starter)).status).toBe(200);
       expect((await request(t.app).get(path).set(admin)).status).toBe(200);
     }
-    const posted = await postEvent(other, runId, event(runId, 'STARTED'));
-    expect(posted.status, posted.text).toBe(403);
+    for (const auth of [other, starter]) {
+      const posted = await postEvent(auth, runId, event(runId, 'STARTED'));
+      expect(posted.status, posted.text).toBe(403);
+      expect(posted.body).toEqual({ detail: REPORT_RUN_FORBIDDEN });
+    }
     expect((await request(t.app).get(`/runs/${runId}`).set(starter)).body.status).toBe('REQUESTED');
+  });
+
+  it('keeps a run, run_config included, from every site until one reports on it; that site then reads it', async () => {
+    const { id: runId } = await requestRun(['nmdc:dobj-11-secret'], { token_for_bucket: 'do-not-share' });
+    for (const path of [`/runs/${runId}`, `/runs/${runId}/events`]) {
+      const refused = await request(t.app).get(path).set(site);
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.body).toEqual({ detail: READ_RUN_FORBIDDEN });
+    }
+    expect((await postEvent(site, runId, event(runId, 'STARTED'))).status).toBe(200);
+    const events = await request(t.app).get(`/runs/${runId}/events`).set(site);
+    expect(events.status, events.text).toBe(200);
+    expect(events.body.resources[0].run.facets).toEqual({
+      nmdcRuntime_runConfig: { token_for_bucket: 'do-not-share' },
+    });
+    // The site carrying the run out is the service's business: the summary stays the original's.
+    const summary = await request(t.app).get(`/runs/${runId}`).set(site);
+    expect(summary.body).not.toHaveProperty('carried_out_by');
+  });
+
+  it("refuses another site's client reading the run or posting FAIL to it once a site carries it out", async () => {
+    const { id: runId } = await requestRun(['nmdc:dobj-11-abc123'], { threads: 16 });
+    expect((await postEvent(site, runId, event(runId, 'STARTED'))).status).toBe(200);
+
+    for (const path of [`/runs/${runId}`, `/runs/${runId}/events`]) {
+      const read = await request(t.app).get(path).set(rivalSite);
+      expect(read.status, read.text).toBe(403);
+      expect(read.body).toEqual({ detail: READ_RUN_FORBIDDEN });
+    }
+    const failed = await postEvent(rivalSite, runId, event(runId, 'FAIL'));
+    expect(failed.status, failed.text).toBe(403);
+    expect(failed.body).toEqual({ detail: REPORT_RUN_FORBIDDEN });
+    // Another client of the same site reports on as the site.
+    const sameSite = (await request(t.app).post('/sites/runs-lab:generateCredentials').set(admin)).body;
+    const login = await request(t.app)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'client_credentials', ...sameSite });
+    const colleague = bearer(login.body.access_token);
+    expect((await postEvent(colleague, runId, event(runId, 'COMPLETE'))).status).toBe(200);
+    const summary = await request(t.app).get(`/runs/${runId}`).set(starter);
+    expect(summary.body.status).toBe('COMPLETE');
+    const types = (await request(t.app).get(`/runs/${runId}/events`).set(starter)).body.resources.map(
+      (e: { type: string }) => e.type,
+    );
+    expect(types).toEqual(['REQUESTED', 'STARTED', 'COMPLETE']);
+  });
+
+  it('lets exactly one of two sites reporting at once take a run on', async () => {
+    const { id: runId } = await requestRun();
+    const answers = await Promise.all([
+      postEvent(site, runId, event(runId, 'STARTED')),
+      postEvent(rivalSite, runId, event(runId, 'STARTED')),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 403]);
+    const [winner, loser] = answers[0]!.status === 200 ? [site, rivalSite] : [rivalSite, site];
+    expect((await request(t.app).get(`/runs/${runId}`).set(winner)).status).toBe(200);
+    expect((await request(t.app).get(`/runs/${runId}`).set(loser)).status).toBe(403);
   });
 });
 
@@ -334,10 +401,13 @@ describe("a metadata submission's run", () => {
         outputs: [],
       },
     ]);
-    // Still private to its starter: a site client may not read a submission's run.
+    // Still private to its starter: a site client may neither read nor report a submission's run.
     expect((await request(t.app).get(`/runs/${runId}/events`).set(site)).status).toBe(403);
     const more = await postEvent(site, runId, event(runId, 'STARTED'));
-    expect(more.status, more.text).toBe(409);
-    expect(more.body.detail).toContain('COMPLETE');
+    expect(more.status, more.text).toBe(403);
+    expect(more.body).toEqual({ detail: REPORT_RUN_FORBIDDEN });
+    const late = await postEvent(admin, runId, event(runId, 'STARTED'));
+    expect(late.status, late.text).toBe(409);
+    expect(late.body.detail).toContain('COMPLETE');
   });
 });

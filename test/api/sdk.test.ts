@@ -54,7 +54,14 @@ describe.each(factories)('the generated %s SDK', (_version, createNmdcClient) =>
   it('reads liveness with the engines in use', async () => {
     const nmdc = createNmdcClient({ baseUrl: `${server.url}/` });
     const { data } = await nmdc.getHealth();
-    expect(data).toEqual({ status: 'ok', store: 'sqlite', search_index: 'sqlite-fts5', collections: 2 });
+    expect(data).toEqual({
+      status: 'ok',
+      web_server: true,
+      database: true,
+      store: 'sqlite',
+      search_index: 'sqlite-fts5',
+      collections: 2,
+    });
   });
 
   it('reads the schema version as a string', async () => {

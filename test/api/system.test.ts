@@ -13,7 +13,33 @@ afterAll(async () => t?.close());
 describe('system endpoints and common behaviour', () => {
   it('reports liveness with the engines in use', async () => {
     const res = await request(t.app).get('/health').expect(200);
-    expect(res.body).toEqual({ status: 'ok', store: 'sqlite', search_index: 'sqlite-fts5', collections: 0 });
+    expect(res.body).toEqual({
+      status: 'ok',
+      web_server: true,
+      database: true,
+      store: 'sqlite',
+      search_index: 'sqlite-fts5',
+      collections: 0,
+    });
+  });
+
+  it('answers 503 with database false when the store does not answer', async () => {
+    const original = t.store.nonEmptyCollections;
+    t.store.nonEmptyCollections = async () => {
+      throw new Error('connection lost');
+    };
+    try {
+      const res = await request(t.app).get('/health').expect(503);
+      expect(res.body).toEqual({
+        status: 'unavailable',
+        web_server: true,
+        database: false,
+        store: 'sqlite',
+        search_index: 'sqlite-fts5',
+      });
+    } finally {
+      t.store.nonEmptyCollections = original;
+    }
   });
 
   it('reports the service, schema and API versions', async () => {

@@ -12,7 +12,7 @@ import { createTestApp, type TestApp } from '../support/server.ts';
 import { COLLECTION_NAMES } from '../../src/schema/nmdc.ts';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { buildApp } from '../../src/app.ts';
+import { openServices } from '../../src/services.ts';
 import { openStore } from '../../src/store/index.ts';
 import { openSearchIndex } from '../../search/index.ts';
 import { openEdgeIndex } from '../../src/provenance/index.ts';
@@ -363,7 +363,9 @@ describe('start-up with a bad WORKFLOW_CATALOG', () => {
     const searchIndex = await openSearchIndex(config, store, logger);
     const edgeIndex = await openEdgeIndex(config, store, logger);
     try {
-      await expect(buildApp({ config, store, searchIndex, edgeIndex, logger })).rejects.toThrow(
+      await expect(
+        openServices(config, logger, { adapters: { store, searchIndex, edgeIndex } }),
+      ).rejects.toThrow(
         `WORKFLOW_CATALOG: ${file}: triggers[0] (test--no-such-wf): names an unknown workflow 'no-such-wf'`,
       );
       expect(await store.getById(WORKFLOWS, 'half-written')).toBeNull();

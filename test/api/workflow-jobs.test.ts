@@ -318,6 +318,49 @@ describe('refusals', () => {
     expect((await request(t.app).get(`/operations/${op.id}`)).body).toEqual(op);
   });
 
+  it("refuses a new job that claims to be claimed (another site's claim included) and stores nothing; [] is fine", async () => {
+    const tag = freshTag();
+    const forged = await request(t.app)
+      .post('/jobs')
+      .set(siteA)
+      .send({
+        workflow: { id: 'Metagenome Assembly: v1.0.9' },
+        config: { tag },
+        claims: [{ op_id: 'nmdc:sys0forgedop', site_id: SITE_B }],
+      });
+    expect(forged.status, forged.text).toBe(422);
+    expect(forged.body).toEqual({
+      detail:
+        'Invalid job: `claims` must be empty or left out when creating a job; a site claims a job with POST /jobs/{job_id}:claim',
+    });
+    expect(await listJobs(siteA, { filter: JSON.stringify({ 'config.tag': tag }) })).toEqual([]);
+    const empty = await createJob(siteA, { claims: [] });
+    expect(empty.claims).toEqual([]);
+    // Site B sees the job as unclaimed by it, and claims it itself.
+    const claimed = await claim(siteB, empty.id as string);
+    expect(claimed.status, claimed.text).toBe(200);
+    expect((await getJob(empty.id as string)).claims).toEqual([{ op_id: claimed.body.id, site_id: SITE_B }]);
+  });
+
+  it("reads null members as absent, as a pydantic model's dump sends them", async () => {
+    const created = await request(t.app)
+      .post('/jobs')
+      .set(siteA)
+      .send({
+        workflow: { id: 'w-nulls', name: null, description: null, capability_ids: null, created_at: null },
+        config: {},
+        name: 'Job with nulls',
+        description: null,
+      });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body).toMatchObject({
+      workflow: { id: 'w-nulls' },
+      name: 'Job with nulls',
+    });
+    expect(created.body.workflow).toEqual({ id: 'w-nulls' });
+    expect(created.body).not.toHaveProperty('description');
+  });
+
   it('422 naming the problem for a bad job or patch body', async () => {
     const noConfig = await request(t.app)
       .post('/jobs')

@@ -1,6 +1,7 @@
 /**
- * The auth module alone (provider, /token, users, sites, a private probe route) on a real
- * embedded store, listening on 127.0.0.1. The DATA_DIR can be reused to test restarts.
+ * The auth routes alone (provider, /token, users, sites, allowances, a private probe route), built
+ * on the app's services over a real embedded store, listening on 127.0.0.1. The DATA_DIR can be
+ * reused to test restarts.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,14 +11,17 @@ import { createServer, type Server } from 'node:http';
 import express from 'express';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { openStore } from '../../src/store/index.ts';
+import { openServices } from '../../src/services.ts';
 import { errorHandler } from '../../src/http/error-handler.ts';
+import { guardsOf } from '../../src/http/guards.ts';
 import { NotFound } from '../../src/errors.ts';
-import { createAuth, type Principal } from '../../src/auth/index.ts';
+import type { Principal } from '../../src/accounts/principal.ts';
+import { browserFlowsRouter } from '../../src/auth/browser-routes.ts';
+import { authRouter } from '../../src/auth/routes.ts';
+import { accountsRouter } from '../../src/accounts/routes.ts';
+import { allowancesRouter } from '../../src/accounts/allowance-routes.ts';
+import { siteClientsRouter } from '../../src/accounts/site-client-routes.ts';
 import type { DocumentStore } from '../../src/store/port.ts';
-import type { QueryPlanner } from '../../src/query/planner/planner.ts';
-import type { EdgeIndex } from '../../src/provenance/port.ts';
-import type { SearchIndex } from '../../search/port.ts';
 
 export interface AuthServer {
   url: string;
@@ -53,18 +57,18 @@ export async function startAuthServer(
     ...env,
   });
   const logger = pino({ level: 'silent' });
-  const store = await openStore(config, logger);
-  const auth = await createAuth(
-    { config, store, logger, searchIndex: {} as SearchIndex, edgeIndex: {} as EdgeIndex },
-    {} as QueryPlanner,
-  );
+  const services = await openServices(config, logger);
+  const { store } = services;
   const app = express();
-  app.set('trust proxy', 'loopback');
-  app.use(auth.preRouter);
+  app.set('trust proxy', config.trustProxy);
+  app.use(browserFlowsRouter(services));
   app.use(express.json());
   app.use(express.urlencoded({ extended: false }));
-  app.use(auth.apiRouter);
-  app.get('/private/whoami', auth.requireUser, (_req, res) => {
+  app.use(authRouter(services));
+  app.use(accountsRouter(services));
+  app.use(allowancesRouter(services));
+  app.use(siteClientsRouter(services));
+  app.get('/private/whoami', guardsOf(services.auth).requireUser, (_req, res) => {
     res.json(res.locals.principal as Principal);
   });
   app.use(() => {
@@ -82,8 +86,10 @@ export async function startAuthServer(
     close: async (options = {}) => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await auth.close();
-      await store.close();
+      // Lets fetch in this process see its pooled connections end, so a server restarted on the
+      // same port is not sent a request on a socket the old one closed.
+      await new Promise((resolve) => setImmediate(resolve));
+      await services.stop();
       if (options.removeData !== false) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

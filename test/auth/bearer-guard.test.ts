@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { getJson, passwordToken, startAuthServer, type AuthServer } from './auth-server.ts';
-import { issuedElsewhere } from '../../src/auth/bearer-guard.ts';
+import { issuedElsewhere } from '../../src/auth/access-tokens.ts';
 
 setBcryptCost(4);
 

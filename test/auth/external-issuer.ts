@@ -80,7 +80,8 @@ export async function startExternalIssuer(serviceUrl: string, port?: number): Pr
         });
       return;
     }
-    callback(req, res);
+    // The provider answers its own errors; its handler's promise never rejects.
+    void callback(req, res);
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {

@@ -6,9 +6,7 @@ import request from 'supertest';
 import { pino } from 'pino';
 import type express from 'express';
 import { loadConfig } from '../../src/config.ts';
-import { openStore } from '../../src/store/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
-import { openEdgeIndex } from '../../src/provenance/index.ts';
+import { openServices } from '../../src/services.ts';
 import { buildApp } from '../../src/app.ts';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 
@@ -29,15 +27,11 @@ describe('logs', () => {
       ADMIN_PASSWORD: 'root-password-LOGCHECK',
     });
     const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
-    const store = await openStore(config, logger);
-    const searchIndex = await openSearchIndex(config, store, logger);
-    const edgeIndex = await openEdgeIndex(config, store, logger);
-    const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
-    app = built.app;
+    const services = await openServices(config, logger);
+    app = buildApp(services);
+    services.start();
     close = async () => {
-      await built.close();
-      await searchIndex.close();
-      await store.close();
+      await services.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     };
   });

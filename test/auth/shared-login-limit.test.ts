@@ -30,7 +30,7 @@ describe('login limits shared by two servers on one store', () => {
   afterEach(() => Object.assign(loginLimits, defaults));
 
   it("counts one account's failed attempts on both servers against one limit", async () => {
-    loginLimits.failuresPerAccount = 4;
+    loginLimits.failuresPerAccountAndAddress = 4;
     const guess = (server: AuthServer, i: number) =>
       postToken(server.url, {
         grant_type: 'password',
@@ -53,7 +53,7 @@ describe('login limits shared by two servers on one store', () => {
       const blocked = await guess(server, 9);
       expect(blocked.status).toBe(429);
       expect(blocked.body).toEqual({
-        detail: 'Too many failed login attempts for this account. Try again later.',
+        detail: 'Too many failed login attempts for this account from this address. Try again later.',
       });
       const retryAfter = Number(blocked.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThan(0);
@@ -62,7 +62,7 @@ describe('login limits shared by two servers on one store', () => {
   });
 
   it('clears the count on a successful login, on whichever server it happens', async () => {
-    loginLimits.failuresPerAccount = 3;
+    loginLimits.failuresPerAccountAndAddress = 3;
     for (const server of [first, second]) {
       expect(
         (await postToken(server.url, { grant_type: 'password', username: 'root', password: 'not it' }))

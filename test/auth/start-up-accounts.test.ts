@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/index.ts';
 import { Accounts, ensureAccounts, setBcryptCost } from '../../src/accounts/index.ts';
 import { createAdmin } from '../../src/cli/create-admin.ts';
+import { freePort, getJson, passwordToken, startAuthServer } from './auth-server.ts';
 
 setBcryptCost(4);
 
@@ -44,17 +45,17 @@ async function withAccounts<T>(
 }
 
 describe('start-up accounts', () => {
-  it('creates the site svc-runtime-useradmin and the configured administrator', async () => {
+  it('creates the site nmdc-runtime-useradmin and the configured administrator', async () => {
     await withAccounts(
       dataDir(),
       { ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: 'chief of the sampling crew', DEMO_DATA: 'false' },
       async (accounts) => {
-        expect(await accounts.getSite('svc-runtime-useradmin')).toMatchObject({
-          id: 'svc-runtime-useradmin',
+        expect(await accounts.getSite('nmdc-runtime-useradmin')).toMatchObject({
+          id: 'nmdc-runtime-useradmin',
           capability_ids: [],
         });
         const chief = await accounts.verifyPassword('chief', 'chief of the sampling crew');
-        expect(chief?.site_admin).toEqual(['svc-runtime-useradmin']);
+        expect(chief?.site_admin).toEqual(['nmdc-runtime-useradmin']);
       },
     );
   });
@@ -76,6 +77,28 @@ describe('start-up accounts', () => {
     );
   });
 
+  it("ends the administrator's tokens when ADMIN_PASSWORD changes between starts, and keeps them when it does not", async () => {
+    const dir = dataDir();
+    // One port throughout: the token issuer is the server's URL.
+    const port = await freePort();
+    const start = (password: string) =>
+      startAuthServer({ ADMIN_USERNAME: 'chief', ADMIN_PASSWORD: password }, { dataDir: dir, port });
+    const first = await start('first light over the marsh');
+    const token = await passwordToken(first.url, 'chief', 'first light over the marsh');
+    await first.close({ removeData: false });
+    const same = await start('first light over the marsh');
+    expect((await getJson(`${same.url}/users/me`, token)).status).toBe(200);
+    await same.close({ removeData: false });
+    const changed = await start('second tide at the estuary');
+    try {
+      expect((await getJson(`${changed.url}/users/me`, token)).body).toEqual({
+        detail: 'Access token has been invalidated. Please log in again.',
+      });
+    } finally {
+      await changed.close({ removeData: false });
+    }
+  });
+
   it('in demo mode without a configured administrator writes admin credentials to a mode-600 file and logs only its path', async () => {
     const dir = dataDir();
     await withAccounts(dir, { DEMO_DATA: 'true' }, async (accounts, lines) => {
@@ -83,7 +106,7 @@ describe('start-up accounts', () => {
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
       const password = /password: (\S+)/.exec(fs.readFileSync(file, 'utf8'))![1]!;
       expect((await accounts.verifyPassword('admin', password))?.site_admin).toEqual([
-        'svc-runtime-useradmin',
+        'nmdc-runtime-useradmin',
       ]);
       const log = lines.join('\n');
       expect(log).toContain(file);
@@ -126,11 +149,13 @@ describe('create-admin command', () => {
     const message = await createAdmin(['--username', 'ops'], { DATA_DIR: dir, DEMO_DATA: 'false' });
     const password = /Generated password \(shown once\): (\S+)/.exec(message)![1]!;
     await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
-      expect((await accounts.verifyPassword('ops', password))?.site_admin).toEqual(['svc-runtime-useradmin']);
+      expect((await accounts.verifyPassword('ops', password))?.site_admin).toEqual([
+        'nmdc-runtime-useradmin',
+      ]);
     });
   });
 
-  it('sets the given password of an existing user and makes them an administrator, printing no password', async () => {
+  it('refuses an existing user without --reset-password, changing nothing', async () => {
     const dir = dataDir();
     await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
       await accounts.createUser({
@@ -139,17 +164,59 @@ describe('create-admin command', () => {
         site_admin: ['lab-1'],
       });
     });
-    const message = await createAdmin(['--username', 'lead', '--password', 'new compass for the lead'], {
+    await expect(
+      createAdmin(['--username', 'lead', '--password', 'new compass for the lead'], {
+        DATA_DIR: dir,
+        DEMO_DATA: 'false',
+      }),
+    ).rejects.toThrow(
+      'User lead already exists; nothing was changed. To give them a new password (ending their current tokens) and make them a runtime administrator, run again with --reset-password.',
+    );
+    await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
+      expect((await accounts.verifyPassword('lead', 'old map of the watershed'))?.site_admin).toEqual([
+        'lab-1',
+      ]);
+      expect(await accounts.verifyPassword('lead', 'new compass for the lead')).toBeNull();
+    });
+  });
+
+  it('with --reset-password sets the password of an existing user, makes them an administrator and ends their tokens', async () => {
+    const dir = dataDir();
+    await createAdmin(['--username', 'lead', '--password', 'old map of the watershed'], {
       DATA_DIR: dir,
       DEMO_DATA: 'false',
     });
-    expect(message).toBe('Updated administrator lead.');
-    await withAccounts(dir, { DEMO_DATA: 'false' }, async (accounts) => {
-      expect((await accounts.verifyPassword('lead', 'new compass for the lead'))?.site_admin).toEqual([
-        'lab-1',
-        'svc-runtime-useradmin',
-      ]);
-    });
+    const server = await startAuthServer({}, { dataDir: dir });
+    try {
+      const before = await passwordToken(server.url, 'lead', 'old map of the watershed');
+      expect((await getJson(`${server.url}/users/me`, before)).status).toBe(200);
+      const message = await createAdmin(
+        ['--username', 'lead', '--password', 'new compass for the lead', '--reset-password'],
+        { DATA_DIR: dir, DEMO_DATA: 'false' },
+      );
+      expect(message).toBe('Reset the password of administrator lead; tokens issued before no longer work.');
+      expect((await getJson(`${server.url}/users/me`, before)).body).toEqual({
+        detail: 'Access token has been invalidated. Please log in again.',
+      });
+      const after = await passwordToken(server.url, 'lead', 'new compass for the lead');
+      expect((await getJson(`${server.url}/users/me`, after)).body).toEqual({
+        username: 'lead',
+        site_admin: ['nmdc-runtime-useradmin'],
+        disabled: false,
+      });
+      // A reset with a generated password prints it once and ends the tokens again.
+      const generated = await createAdmin(['--username', 'lead', '--reset-password'], {
+        DATA_DIR: dir,
+        DEMO_DATA: 'false',
+      });
+      const password = /Generated password \(shown once\): (\S+)/.exec(generated)![1]!;
+      expect((await getJson(`${server.url}/users/me`, after)).status).toBe(401);
+      expect(
+        (await getJson(`${server.url}/users/me`, await passwordToken(server.url, 'lead', password))).status,
+      ).toBe(200);
+    } finally {
+      await server.close({ removeData: false });
+    }
   });
 
   it('refuses a --password that breaks the password rules, saying which, and creates nobody', async () => {

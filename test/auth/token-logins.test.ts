@@ -43,7 +43,7 @@ describe('POST /token', () => {
     expect(claims).toMatchObject({ sub: 'root', iss: server.url, aud: `${server.url}/api` });
     expect((claims.exp as number) - (claims.iat as number)).toBe(86400);
     const me = await getJson(`${server.url}/users/me`, body.access_token as string);
-    expect(me.body).toEqual({ username: 'root', site_admin: ['svc-runtime-useradmin'], disabled: false });
+    expect(me.body).toEqual({ username: 'root', site_admin: ['nmdc-runtime-useradmin'], disabled: false });
   });
 
   it('answers 401 "Incorrect username or password" with WWW-Authenticate for a wrong password, an unknown user or a missing password', async () => {
@@ -171,7 +171,7 @@ describe('POST /token', () => {
   });
 
   it('answers 429 with Retry-After after too many failed attempts for one username, and counts no other account', async () => {
-    loginLimits.failuresPerAccount = 3;
+    loginLimits.failuresPerAccountAndAddress = 3;
     for (let i = 0; i < 3; i++) {
       expect(
         (await postToken(server.url, { grant_type: 'password', username: 'target', password: `guess-${i}` }))
@@ -185,7 +185,7 @@ describe('POST /token', () => {
     });
     expect(blocked.status).toBe(429);
     expect(blocked.body).toEqual({
-      detail: 'Too many failed login attempts for this account. Try again later.',
+      detail: 'Too many failed login attempts for this account from this address. Try again later.',
     });
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     // Another account from the same address is not affected.

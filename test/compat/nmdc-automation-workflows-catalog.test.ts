@@ -136,8 +136,9 @@ describe('nmdc_automation/api/nmdcapi.py NmdcRuntimeApi.post_workflow_executions
     const res = await postWorkflowExecutions({ workflow_execution_set: [execution] });
     expect(res.status).toBe(422);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.json.detail.result).toBe('errors');
-    expect(res.json.detail.detail.workflow_execution_set).toEqual([
+    expect(res.json.detail).toContain("'workflow_execution_set': [\"Document 'nmdc:wfrqc-11-cmpwf002.1'");
+    expect(res.json.validation.result).toBe('errors');
+    expect(res.json.validation.detail.workflow_execution_set).toEqual([
       expect.stringContaining("references a document having id 'nmdc:dobj-11-cmpwf021'"),
     ]);
     expect(await server.store.getById('workflow_execution_set', wfeId)).toBeNull();

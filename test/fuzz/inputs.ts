@@ -116,7 +116,7 @@ export function writeJson(node: Node): string {
       return `{${node.pairs.map(([k, v]) => `${JSON.stringify(k)}:${writeJson(v)}`).join(',')}}`;
     case 'arr':
       return `[${node.items.map(writeJson).join(',')}]`;
-    default:
+    case 'leaf':
       return JSON.stringify(node.value) ?? 'null';
   }
 }

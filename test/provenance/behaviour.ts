@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Doc } from '../../src/store/port.ts';
-import type { EdgeIndex, Step } from '../../src/provenance/port.ts';
+import type { EdgeIndex, Referrer, Step } from '../../src/provenance/port.ts';
 import { fingerprintOf } from '../../search/indexed-values.ts';
 
 export interface EdgeIndexUnderTest {
@@ -293,6 +293,41 @@ export function edgeIndexBehaviour(name: string, makeIndex: () => Promise<EdgeIn
       expect(
         (await t.index.step([STUDY], 'downstream')).find((s) => s.to === 'nmdc:sty-11-000002')!.type,
       ).toBe('');
+    });
+
+    it('names the records holding a reference to ids, whichever end holds it, except those excluded, up to a limit', async () => {
+      await all();
+      const held = (referrers: Referrer[]) =>
+        referrers
+          .map((r) => [r.target, r.id, r.slot, r.collection, r.type])
+          .sort((a, b) => a.join().localeCompare(b.join()));
+      expect(held(await t.index.referrers([STUDY], 100))).toEqual([
+        [STUDY, BSM1, 'associated_studies', 'biosample_set', 'nmdc:Biosample'],
+        [STUDY, BSM2, 'associated_studies', 'biosample_set', 'nmdc:Biosample'],
+        [STUDY, DGNS, 'associated_studies', 'data_generation_set', 'nmdc:NucleotideSequencing'],
+      ]);
+      // A downstream slot (has_output) is held by its upstream end, an upstream one (has_input) by its
+      // downstream end; the data object's own was_generated_by makes it no referrer of itself.
+      expect(held(await t.index.referrers([DOBJ1, DGNS], 100))).toEqual([
+        [DGNS, DOBJ1, 'was_generated_by', 'data_object_set', 'nmdc:DataObject'],
+        [DGNS, WFMGAN, 'was_informed_by', 'workflow_execution_set', 'nmdc:MetagenomeAnnotation'],
+        [DOBJ1, DGNS, 'has_output', 'data_generation_set', 'nmdc:NucleotideSequencing'],
+        [DOBJ1, WFMGAN, 'has_input', 'workflow_execution_set', 'nmdc:MetagenomeAnnotation'],
+      ]);
+      expect(held(await t.index.referrers([STUDY], 100, [BSM1, DGNS]))).toEqual([
+        [STUDY, BSM2, 'associated_studies', 'biosample_set', 'nmdc:Biosample'],
+      ]);
+      expect(await t.index.referrers([STUDY], 2)).toHaveLength(2);
+      expect(await t.index.referrers([STUDY], 0)).toEqual([]);
+      expect(await t.index.referrers([], 10)).toEqual([]);
+      expect(await t.index.referrers([WFMGAN.replace('.1', '.9'), BSM2], 10)).toEqual([]);
+      // References to an id that is no record are named too; a deleted holder references nothing.
+      await t.remove('workflow_execution_set', [WFMGAN]);
+      expect(held(await t.index.referrers([WFMGAN], 10))).toEqual([
+        [WFMGAN, DOBJ2, 'was_generated_by', 'data_object_set', 'nmdc:DataObject'],
+      ]);
+      await t.remove('biosample_set', [BSM2]);
+      expect(held(await t.index.referrers([STUDY], 10)).map((r) => r[1])).toEqual([BSM1, DGNS]);
     });
 
     it('covers every collection of records with ids, and keeps nothing of the others', async () => {

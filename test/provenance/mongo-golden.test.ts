@@ -355,6 +355,61 @@ describe('MongoDB edge index golden calls', () => {
     ]);
   });
 
+  it('finds referrers in one edge query over both edge indexes (holder by end), then their nodes', async () => {
+    const { db, take } = fakeDb({
+      '_graph_edges.find': [
+        [
+          { up: STUDY, down: BSM, slot: 'associated_studies', holder: 'down' },
+          { up: DGNS, down: DOBJ, slot: 'has_output', holder: 'up' },
+        ],
+      ],
+      '_graph_nodes.find': [
+        [
+          { _id: BSM, type: 'nmdc:Biosample', collection: 'biosample_set' },
+          { _id: DGNS, type: 'nmdc:NucleotideSequencing', collection: 'data_generation_set' },
+        ],
+      ],
+    });
+    const index = new MongoEdgeIndex(db);
+    expect(await index.referrers([STUDY, DOBJ, STUDY], 50, ['nmdc:bsm-11-000009'])).toEqual([
+      {
+        id: BSM,
+        collection: 'biosample_set',
+        type: 'nmdc:Biosample',
+        slot: 'associated_studies',
+        target: STUDY,
+      },
+      {
+        id: DGNS,
+        collection: 'data_generation_set',
+        type: 'nmdc:NucleotideSequencing',
+        slot: 'has_output',
+        target: DOBJ,
+      },
+    ]);
+    expect(await index.referrers([], 50)).toEqual([]);
+    expect(take()).toEqual([
+      {
+        collection: '_graph_edges',
+        op: 'find',
+        args: [
+          {
+            $or: [
+              { up: { $in: [STUDY, DOBJ] }, holder: 'down', down: { $nin: ['nmdc:bsm-11-000009'] } },
+              { down: { $in: [STUDY, DOBJ] }, holder: 'up', up: { $nin: ['nmdc:bsm-11-000009'] } },
+            ],
+          },
+          { projection: { _id: 0, up: 1, down: 1, slot: 1, holder: 1 }, limit: 50 },
+        ],
+      },
+      {
+        collection: '_graph_nodes',
+        op: 'find',
+        args: [{ _id: { $in: [BSM, DGNS] }, collection: { $ne: null } }, NODE_PROJECTION],
+      },
+    ]);
+  });
+
   it('tells which ids are records with one lookup', async () => {
     const { db, take } = fakeDb({
       '_graph_nodes.find': [

@@ -39,29 +39,21 @@ const as = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 beforeAll(async () => {
   serviceKey = await rsaKey('abuse-key');
-  t = await createTestApp({
-    ...{ ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password },
-    SIGNING_KEYS: JSON.stringify({ keys: [serviceKey] }),
-    MAX_BODY_BYTES: '4096',
-  });
-  // Every log line of the whole scenario, at the most talkative level.
+  // Every log line of the whole scenario, start-up included, at the most talkative level.
   const sink = new Writable({
     write(chunk, _enc, done) {
       logLines.push(String(chunk));
       done();
     },
   });
-  t.logger = pino({ level: 'trace' }, sink);
-  const { buildApp } = await import('../../src/app.ts');
-  t.app = (
-    await buildApp({
-      config: t.config,
-      store: t.store,
-      searchIndex: t.searchIndex,
-      edgeIndex: t.edgeIndex,
-      logger: t.logger,
-    })
-  ).app;
+  t = await createTestApp(
+    {
+      ...{ ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password },
+      SIGNING_KEYS: JSON.stringify({ keys: [serviceKey] }),
+      MAX_BODY_BYTES: '4096',
+    },
+    { logger: pino({ level: 'trace' }, sink) },
+  );
   adminToken = await login(ADMIN.username, ADMIN.password);
 });
 afterAll(async () => t?.close());

@@ -1,7 +1,7 @@
 /**
- * WORKERS=2: the per-account login limit (10 unsuccessful attempts per window) holds across the
- * server processes. Each attempt opens its own connection, so the primary spreads them over both
- * workers; counted per process, eleven attempts would leave each worker below its limit.
+ * WORKERS=2: the login limit per account and address (10 unsuccessful attempts per window) holds
+ * across the server processes. Each attempt opens its own connection, so the primary spreads them
+ * over both workers; counted per process, eleven attempts would leave each worker below its limit.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -46,7 +46,7 @@ describe('login limits with WORKERS=2', () => {
   });
 
   it('refuses the eleventh unsuccessful attempt for an account, whichever process answers', async () => {
-    const limit = loginLimits.failuresPerAccount;
+    const limit = loginLimits.failuresPerAccountAndAddress;
     for (let i = 0; i < limit; i++) {
       const answer = await login(server.url, 'cluster-target', `wrong guess ${i}`);
       expect(answer).toEqual({ status: 401, body: { detail: 'Incorrect username or password' } });
@@ -55,7 +55,9 @@ describe('login limits with WORKERS=2', () => {
       const answer = await login(server.url, 'cluster-target', `wrong guess ${limit + i}`);
       expect(answer).toEqual({
         status: 429,
-        body: { detail: 'Too many failed login attempts for this account. Try again later.' },
+        body: {
+          detail: 'Too many failed login attempts for this account from this address. Try again later.',
+        },
       });
     }
     // Other accounts log in as before.

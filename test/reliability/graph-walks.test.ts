@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import type { Doc } from '../../src/store/port.ts';
 import { ProvenanceGraph } from '../../src/provenance/graph.ts';
-import { HttpError } from '../../src/errors.ts';
+import { Unprocessable, type DomainError } from '../../src/errors.ts';
+import { statusOf } from '../../src/http/error-handler.ts';
 
 const BIOSAMPLES = 5000;
 const PER_BIOSAMPLE = 4;
@@ -154,9 +155,9 @@ describe('walks over a large study', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(HttpError);
-    expect((err as HttpError).status).toBe(422);
-    expect((err as HttpError).detail).toBe(
+    expect(err).toBeInstanceOf(Unprocessable);
+    expect(statusOf(err as DomainError)).toBe(422);
+    expect((err as DomainError).detail).toBe(
       'linked instances: the walk reaches more than 1,000 (record, start id) pairs, the most one request may walk. Ask for fewer ids at a time.',
     );
   });

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { pino } from 'pino';
 import { createTestApp, type TestApp } from '../support/server.ts';
 import { buildApp } from '../../src/app.ts';
+import { openServices, type Services } from '../../src/services.ts';
 import type { DocumentStore } from '../../src/store/port.ts';
 
 class MongoNetworkError extends Error {
@@ -15,6 +16,7 @@ class MongoNetworkError extends Error {
 
 let t: TestApp;
 let app: TestApp['app'];
+let flakyServices: Services;
 let connected = true;
 
 beforeAll(async () => {
@@ -38,17 +40,15 @@ beforeAll(async () => {
       };
     },
   }) as DocumentStore;
-  app = (
-    await buildApp({
-      config: t.config,
-      store: flaky,
-      searchIndex: t.searchIndex,
-      edgeIndex: t.edgeIndex,
-      logger: pino({ level: 'silent' }),
-    })
-  ).app;
+  flakyServices = await openServices(t.config, pino({ level: 'silent' }), {
+    adapters: { store: flaky, searchIndex: t.searchIndex, edgeIndex: t.edgeIndex },
+  });
+  app = buildApp(flakyServices);
 });
-afterAll(async () => t?.close());
+afterAll(async () => {
+  await flakyServices?.stop();
+  await t?.close();
+});
 
 describe('lost store connection', () => {
   it('answers 503 with a detail while the connection is down, and 200 once it is back', async () => {

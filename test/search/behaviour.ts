@@ -128,9 +128,10 @@ export function describeSearchIndex(name: string, make: () => Promise<IndexUnder
       expect(
         await t.index.candidates(C, { kind: 'regex', path: 'name', pattern: '.*', flags: '' }, 100),
       ).toEqual({ all: true });
-      expect(await t.index.candidates(C, { kind: 'search', path: 'name', text: 'so' }, 100)).toEqual({
-        all: true,
-      });
+      // Too short for trigrams; an index that can say it (Elasticsearch) may narrow, to a superset.
+      const short = await t.index.candidates(C, { kind: 'search', path: 'name', text: 'so' }, 100);
+      if (!short.all)
+        expect(ids(short)).toEqual(expect.arrayContaining(['nmdc:bsm-11-000001', 'nmdc:bsm-11-000003']));
     });
 
     it('gives up with ALL when there are more candidates than the limit', async () => {

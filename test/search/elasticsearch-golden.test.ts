@@ -1,46 +1,27 @@
 /**
- * Golden tests of the Elasticsearch adapter: a fake client records every request, and the tests
- * pin the exact mappings, bulk bodies and queries the adapter sends. The port's behaviour suite
- * runs against a real cluster when ELASTICSEARCH_URL is set.
+ * Golden tests of the Elasticsearch adapter against the stand-in (test/support/elasticsearch-stand-in.ts):
+ * the exact template, mappings, bulk bodies and queries it sends, and what the stand-in holds
+ * afterwards. The port's behaviour suite runs on the stand-in, and on a real cluster when
+ * ELASTICSEARCH_URL is set.
  */
-import { describe, expect, it } from 'vitest';
+import { Client } from '@elastic/elasticsearch';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ElasticsearchIndex,
   INDEX_MAPPINGS,
   INDEX_SETTINGS,
   queryOf,
-  type EsClient,
 } from '../../search/elasticsearch/elasticsearch-index.ts';
 import { fingerprintOf } from '../../search/indexed-values.ts';
+import {
+  MAX_REFUSALS,
+  withRefusals,
+  withoutRefusals,
+  type MetaState,
+  type Refusal,
+} from '../../search/elasticsearch/meta.ts';
+import { ElasticsearchStandIn } from '../support/elasticsearch-stand-in.ts';
 import { describeSearchIndex } from './behaviour.ts';
-
-type Call = { method: string; req: any };
-
-/** Records requests; `search` answers from a queue of canned responses. */
-function fakeClient(searchResponses: any[] = []): { client: EsClient; calls: Call[] } {
-  const calls: Call[] = [];
-  const existing = new Set<string>();
-  const rec = (method: string, result: (req: any) => any) => async (req: any) => {
-    calls.push({ method, req });
-    return result(req);
-  };
-  const client: EsClient = {
-    indices: {
-      exists: rec('indices.exists', (r) => existing.has(r.index)),
-      create: rec('indices.create', (r) => existing.add(r.index)),
-      delete: rec('indices.delete', (r) => existing.delete(r.index)),
-      refresh: rec('indices.refresh', () => ({})),
-    },
-    bulk: rec('bulk', () => ({ errors: false, items: [] })),
-    search: rec('search', () => searchResponses.shift() ?? { hits: { total: { value: 0 }, hits: [] } }),
-    openPointInTime: rec('openPointInTime', () => ({ id: 'pit-1' })),
-    closePointInTime: rec('closePointInTime', () => ({})),
-    get: rec('get', () => ({ _source: { seq: 7 } })),
-    index: rec('index', () => ({})),
-    close: async () => {},
-  };
-  return { client, calls };
-}
 
 const doc = {
   id: 'nmdc:bsm-11-000001',
@@ -50,19 +31,58 @@ const doc = {
   depth: { has_numeric_value: 0.2 },
 };
 
+/** The NDJSON lines of a recorded `_bulk` request. */
+const bulkLines = (body: string) =>
+  body
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
+
 describe('Elasticsearch adapter requests', () => {
-  it('creates each collection index once with explicit, non-dynamic mappings', async () => {
-    const { client, calls } = fakeClient();
-    const es = new ElasticsearchIndex(client, 'nmdc');
-    await es.index('biosample_set', [doc]);
-    await es.index('biosample_set', [doc]);
-    const creates = calls.filter((c) => c.method === 'indices.create');
-    expect(creates).toEqual([
-      {
-        method: 'indices.create',
-        req: { index: 'nmdc-biosample_set', settings: INDEX_SETTINGS, mappings: INDEX_MAPPINGS },
-      },
+  let standIn: ElasticsearchStandIn;
+  let es: ElasticsearchIndex;
+  beforeEach(async () => {
+    standIn = await ElasticsearchStandIn.start();
+    es = new ElasticsearchIndex(new Client({ node: standIn.url }), 'nmdc');
+  });
+  afterEach(async () => {
+    await es.close();
+    await standIn.close();
+  });
+  const requests = (path: RegExp, method?: string) =>
+    standIn.requests.filter((r) => path.test(r.path) && (!method || r.method === method));
+
+  it('installs an index template for its prefix, with a priority that grows with the prefix', async () => {
+    await es.installTemplate();
+    expect(requests(/^\/_index_template\//).map((r) => [r.method, r.path, r.body])).toEqual([
+      [
+        'PUT',
+        '/_index_template/nmdc-search-index',
+        {
+          index_patterns: ['nmdc-*'],
+          priority: 104,
+          template: { settings: INDEX_SETTINGS, mappings: INDEX_MAPPINGS },
+        },
+      ],
     ]);
+    // Another deployment's longer prefix overlapping it does not tie.
+    const other = new ElasticsearchIndex(new Client({ node: standIn.url }), 'nmdc-test-1');
+    await other.installTemplate();
+    expect(requests(/^\/_index_template\//).at(-1)!.body.priority).toBe(111);
+    await other.close();
+  });
+
+  it('creates each collection index once, behind an alias, with explicit non-dynamic mappings', async () => {
+    await es.index('biosample_set', [doc]);
+    await es.index('biosample_set', [doc]);
+    const creates = requests(/^\/nmdc-biosample_set--/, 'PUT');
+    expect(creates).toHaveLength(1);
+    expect(creates[0]!.body).toEqual({
+      settings: INDEX_SETTINGS,
+      mappings: INDEX_MAPPINGS,
+      aliases: { 'nmdc-biosample_set': { is_write_index: true } },
+    });
+    expect(standIn.aliasTargets('nmdc-biosample_set')).toEqual([creates[0]!.path.slice(1)]);
     expect(INDEX_MAPPINGS).toEqual({
       dynamic: false,
       properties: {
@@ -72,48 +92,53 @@ describe('Elasticsearch adapter requests', () => {
         text: { type: 'text', analyzer: 'nmdc_words' },
       },
     });
-    expect(INDEX_SETTINGS.analysis).toEqual({
-      tokenizer: { nmdc_words: { type: 'pattern', pattern: '[^\\p{L}\\p{N}]+' } },
-      analyzer: { nmdc_words: { type: 'custom', tokenizer: 'nmdc_words', filter: ['lowercase'] } },
-    });
-  });
-
-  it('bulk-indexes every string with its path, and a fingerprint', async () => {
-    const { client, calls } = fakeClient();
-    await new ElasticsearchIndex(client, 'nmdc').index('biosample_set', [doc]);
-    const bulk = calls.find((c) => c.method === 'bulk')!;
-    expect(bulk.req).toEqual({
-      operations: [
-        { index: { _index: 'nmdc-biosample_set', _id: 'nmdc:bsm-11-000001' } },
-        {
-          fingerprint: fingerprintOf(doc),
-          paths: ['id', 'name', 'env_broad_scale.term.name', 'alternative_identifiers'],
-          values: [
-            'id\u001fnmdc:bsm-11-000001',
-            'name\u001fSoil core',
-            'env_broad_scale.term.name\u001fterrestrial biome',
-            'alternative_identifiers\u001fgold:Gb0115231',
-            'alternative_identifiers\u001fimg:3300039974',
-          ],
-          text: ['nmdc:bsm-11-000001', 'Soil core', 'terrestrial biome', 'gold:Gb0115231', 'img:3300039974'],
-        },
-      ],
-    });
-  });
-
-  it('deletes removed records in bulk', async () => {
-    const { client, calls } = fakeClient();
-    await new ElasticsearchIndex(client, 'nmdc').remove('study_set', ['a', 'b']);
-    expect(calls).toEqual([
-      {
-        method: 'bulk',
-        req: {
-          operations: [
-            { delete: { _index: 'nmdc-study_set', _id: 'a' } },
-            { delete: { _index: 'nmdc-study_set', _id: 'b' } },
-          ],
+    expect(INDEX_SETTINGS).toEqual({
+      number_of_shards: 1,
+      max_regex_length: 1000,
+      analysis: {
+        tokenizer: { nmdc_words: { type: 'pattern', pattern: '[^\\p{L}\\p{N}]+' } },
+        filter: { nmdc_word_length: { type: 'truncate', length: 1000 } },
+        analyzer: {
+          nmdc_words: { type: 'custom', tokenizer: 'nmdc_words', filter: ['lowercase', 'nmdc_word_length'] },
         },
       },
+    });
+  });
+
+  it('bulk-indexes every string with its path and a fingerprint, versioned, requiring the alias', async () => {
+    await es.index('biosample_set', [doc], { version: 42 });
+    const [bulk] = requests(/^\/_bulk$/);
+    expect(bulkLines(bulk!.body)).toEqual([
+      {
+        index: {
+          _index: 'nmdc-biosample_set',
+          _id: 'nmdc:bsm-11-000001',
+          version: 42,
+          version_type: 'external',
+          require_alias: true,
+        },
+      },
+      {
+        fingerprint: fingerprintOf(doc),
+        paths: ['id', 'name', 'env_broad_scale.term.name', 'alternative_identifiers'],
+        values: [
+          'id\u001fnmdc:bsm-11-000001',
+          'name\u001fSoil core',
+          'env_broad_scale.term.name\u001fterrestrial biome',
+          'alternative_identifiers\u001fgold:Gb0115231',
+          'alternative_identifiers\u001fimg:3300039974',
+        ],
+        text: ['nmdc:bsm-11-000001', 'Soil core', 'terrestrial biome', 'gold:Gb0115231', 'img:3300039974'],
+      },
+    ]);
+  });
+
+  it('deletes removed records in bulk, versioned', async () => {
+    await es.remove('study_set', ['a', 'b'], { version: 7 });
+    const [bulk] = requests(/^\/_bulk$/);
+    expect(bulkLines(bulk!.body)).toEqual([
+      { delete: { _index: 'nmdc-study_set', _id: 'a', version: 7, version_type: 'external' } },
+      { delete: { _index: 'nmdc-study_set', _id: 'b', version: 7, version_type: 'external' } },
     ]);
   });
 
@@ -163,110 +188,172 @@ describe('Elasticsearch adapter requests', () => {
     expect(queryOf({ kind: 'regex', path: 'name', pattern: '(?i)x', flags: '' })).toBeNull();
   });
 
-  it('counts up to the limit first and gives up without paging when there are more', async () => {
-    const { client, calls } = fakeClient([{ hits: { total: { value: 501, relation: 'gte' }, hits: [] } }]);
-    const result = await new ElasticsearchIndex(client, 'nmdc').candidates(
+  it('answers a narrowed query with one search, no point in time, and gives up past the limit', async () => {
+    await es.index(
       'biosample_set',
-      { kind: 'regex', path: 'name', pattern: 'soil', flags: 'i' },
-      500,
+      Array.from({ length: 600 }, (_, i) => ({ id: `nmdc:bsm-11-${i}`, name: `soil sample ${i}` })),
     );
-    expect(result).toEqual({ all: true });
-    expect(calls).toEqual([
-      {
-        method: 'search',
-        req: {
-          index: 'nmdc-biosample_set',
-          size: 0,
-          query: queryOf({ kind: 'regex', path: 'name', pattern: 'soil', flags: 'i' }),
-          track_total_hits: 501,
-          ignore_unavailable: true,
-        },
-      },
+    await es.refresh();
+    standIn.requests.length = 0;
+    const predicate = { kind: 'regex', path: 'name', pattern: 'soil', flags: 'i' } as const;
+    expect(await es.candidates('biosample_set', predicate, 500)).toEqual({ all: true });
+    const found = await es.candidates('biosample_set', { ...predicate, pattern: 'sample 1\\d\\d$' }, 500);
+    expect(found.all ? 0 : found.ids.size).toBe(100);
+    expect(standIn.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /nmdc-biosample_set/_search',
+      'POST /nmdc-biosample_set/_search',
     ]);
+    expect(standIn.requests[0]!.body).toEqual({
+      size: 501,
+      _source: false,
+      query: queryOf(predicate),
+      sort: ['_doc'],
+      track_total_hits: 501,
+    });
   });
 
-  it('pages ids-only through a point in time with search_after', async () => {
-    const page1 = Array.from({ length: 10_000 }, (_, i) => ({ _id: `id-${i}`, sort: [i] }));
-    const page2 = [{ _id: 'id-last', sort: [10_000] }];
-    const { client, calls } = fakeClient([
-      { hits: { total: { value: 10_001 }, hits: [] } },
-      { hits: { hits: page1 } },
-      { hits: { hits: page2 } },
-    ]);
-    const result = await new ElasticsearchIndex(client, 'nmdc').candidates(
+  it('pages ids through a point in time only for a set larger than one page', async () => {
+    const docs = Array.from({ length: 10_001 }, (_, i) => ({ id: `id-${i}`, name: 'soil' }));
+    await es.index('biosample_set', docs);
+    await es.refresh();
+    standIn.requests.length = 0;
+    const result = await es.candidates(
       'biosample_set',
       { kind: 'search', path: 'name', text: 'soil' },
       50_000,
     );
     expect(result.all ? 0 : result.ids.size).toBe(10_001);
-    const query = queryOf({ kind: 'search', path: 'name', text: 'soil' });
-    expect(calls.map((c) => c.method)).toEqual([
-      'search',
-      'openPointInTime',
-      'search',
-      'search',
-      'closePointInTime',
+    expect(standIn.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /nmdc-biosample_set/_search',
+      'POST /nmdc-biosample_set/_pit',
+      'POST /_search',
+      'POST /_search',
+      'DELETE /_pit',
     ]);
-    expect(calls[1]!.req).toEqual({
-      index: 'nmdc-biosample_set',
-      keep_alive: '1m',
-      ignore_unavailable: true,
-    });
-    const pageRequest = {
+    expect(standIn.requests[2]!.body).toMatchObject({
       size: 10_000,
       _source: false,
-      query,
-      pit: { id: 'pit-1', keep_alive: '1m' },
       sort: [{ _shard_doc: 'asc' }],
       track_total_hits: false,
-    };
-    expect(calls[2]!.req).toEqual(pageRequest);
-    expect(calls[3]!.req).toEqual({ ...pageRequest, search_after: [9_999] });
-    expect(calls[4]!.req).toEqual({ id: 'pit-1' });
-  });
+    });
+    expect(standIn.requests[2]!.body.search_after).toBeUndefined();
+    expect(standIn.requests[3]!.body.search_after).toHaveLength(1);
+  }, 20_000);
 
-  it('reads fingerprints from doc values and keeps the watermark in a meta index after a refresh', async () => {
-    const { client, calls } = fakeClient([
-      { hits: { hits: [{ _id: 'a', sort: [0], fields: { fingerprint: ['fp-a'] } }] } },
-    ]);
-    const es = new ElasticsearchIndex(client, 'nmdc');
-    await es.index('study_set', []);
+  it('reads fingerprints from doc values and keeps the watermark in a meta document, after a refresh', async () => {
+    await es.index('study_set', [{ id: 'a', name: 'x' }]);
     const out: unknown[] = [];
     for await (const batch of es.fingerprints('study_set')) out.push(...batch);
-    expect(out).toEqual([{ id: 'a', fingerprint: 'fp-a' }]);
-    expect(calls.find((c) => c.method === 'search')!.req).toMatchObject({
-      docvalue_fields: ['fingerprint'],
-      _source: false,
-      query: { match_all: {} },
-    });
-    calls.length = 0;
+    expect(out).toEqual([{ id: 'a', fingerprint: fingerprintOf({ id: 'a', name: 'x' }) }]);
+    standIn.requests.length = 0;
     await es.setWatermark(12);
-    expect(calls.map((c) => c.method)).toEqual([
-      'indices.refresh',
-      'indices.exists',
-      'indices.create',
-      'index',
+    expect(standIn.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /nmdc-*/_refresh',
+      'GET /nmdc--meta/_doc/watermark',
+      'PUT /nmdc--meta/_doc/watermark',
     ]);
-    expect(calls[0]!.req).toEqual({ index: 'nmdc-*', ignore_unavailable: true });
-    expect(calls[3]!.req).toEqual({
-      index: 'nmdc--meta',
-      id: 'watermark',
-      document: { seq: 12 },
-      refresh: 'wait_for',
+    expect(standIn.requests[2]!.body).toEqual({
+      seq: 12,
+      collections: ['study_set'],
+      refused: [],
+      overflow: [],
     });
-    expect(await es.watermark()).toBe(7);
+    expect(await es.watermark()).toBe(12);
+    // Never backwards: a slower process's older mark does not win.
+    await es.setWatermark(9);
+    expect(await es.watermark()).toBe(12);
   });
 });
 
-// Against a real cluster (not available in CI): set ELASTICSEARCH_URL to run the port's behaviour suite.
+describeSearchIndex('Elasticsearch stand-in', async () => {
+  const standIn = await ElasticsearchStandIn.start();
+  const es = new ElasticsearchIndex(new Client({ node: standIn.url }), 'nmdc');
+  return {
+    index: es,
+    settle: () => es.refresh(),
+    dispose: async () => {
+      await es.close();
+      await standIn.close();
+    },
+  };
+});
+
+// Against a real cluster (not available in CI): set ELASTICSEARCH_URL (and ELASTICSEARCH_API_KEY,
+// ELASTICSEARCH_CA_CERT or ELASTICSEARCH_CA_FINGERPRINT for a secured one) to run the port's suite.
 describe.skipIf(!process.env.ELASTICSEARCH_URL)('Elasticsearch cluster', () => {
   describeSearchIndex('Elasticsearch', async () => {
-    const prefix = `nmdc-test-${process.pid}-${Date.now()}`;
-    const es = await ElasticsearchIndex.connect(process.env.ELASTICSEARCH_URL!, prefix);
+    const es = await ElasticsearchIndex.connect({
+      url: process.env.ELASTICSEARCH_URL!,
+      prefix: `nmdc-test-${process.pid}-${Date.now()}`,
+      apiKey: process.env.ELASTICSEARCH_API_KEY,
+      caCert: process.env.ELASTICSEARCH_CA_CERT,
+      caFingerprint: process.env.ELASTICSEARCH_CA_FINGERPRINT?.replace(/:/g, ''),
+    });
     return {
       index: es,
-      settle: () => es.setWatermark(0),
-      dispose: () => es.close(),
+      settle: () => es.refresh(),
+      dispose: async () => {
+        await es.destroy();
+        await es.close();
+      },
     };
+  });
+});
+
+describe('refusals kept in the meta document', () => {
+  const refusal = (id: string, version: number, index = 'nmdc-biosample_set--a'): Refusal => ({
+    collection: 'biosample_set',
+    id,
+    index,
+    version,
+    status: 400,
+    type: 'document_parsing_exception',
+    reason: 'r',
+    at: '2025-01-01T00:00:00.000Z',
+  });
+  const empty: MetaState = { seq: 0, collections: [], refused: [], overflow: [] };
+
+  it('keep one refusal per record and index (the newest version), and drop it once a newer version is written', () => {
+    const state = withRefusals(empty, [
+      refusal('a', 3),
+      refusal('a', 5),
+      refusal('a', 4),
+      refusal('a', 2, 'other'),
+    ]);
+    expect(state.refused.map((r) => [r.id, r.index, r.version])).toEqual([
+      ['a', 'nmdc-biosample_set--a', 5],
+      ['a', 'other', 2],
+    ]);
+    const cleared = (version: number) =>
+      withoutRefusals(state, [
+        { collection: 'biosample_set', id: 'a', index: 'nmdc-biosample_set--a', version },
+      ]);
+    expect(cleared(5).refused).toHaveLength(2); // not newer than the refused write
+    expect(cleared(6).refused.map((r) => r.index)).toEqual(['other']);
+  });
+
+  it(`past ${MAX_REFUSALS.toLocaleString('en-US')} refusals mark the collection overflowing: it cannot narrow until rebuilt`, async () => {
+    const many = Array.from({ length: MAX_REFUSALS + 1 }, (_, i) => refusal(`r${i}`, 1));
+    const state = withRefusals(empty, many);
+    expect(state.refused).toHaveLength(MAX_REFUSALS);
+    expect(state.overflow).toEqual(['biosample_set']);
+
+    const standIn = await ElasticsearchStandIn.start();
+    const es = new ElasticsearchIndex(new Client({ node: standIn.url }), 'nmdc');
+    try {
+      await new Client({ node: standIn.url }).index({
+        index: 'nmdc--meta',
+        id: 'watermark',
+        document: { ...empty, seq: 40, refused: [refusal('x', 1)], overflow: ['biosample_set'] },
+      });
+      // Every change of an overflowing collection is fresh again; others keep their watermark.
+      expect(await es.freshness('biosample_set')).toEqual({ since: 0, missing: [] });
+      expect(await es.freshness('study_set')).toEqual({ since: 40, missing: [] });
+      await es.clear('biosample_set');
+      expect(await es.freshness('biosample_set')).toEqual({ since: 40, missing: [] });
+    } finally {
+      await es.close();
+      await standIn.close();
+    }
   });
 });

@@ -332,6 +332,24 @@ describe('catch-up loop', () => {
       expect(await index.watermark()).toBe(await store.latestSeq());
     }));
 
+  it('indexes a read-modify-write made through the record writer, its deletes included', () =>
+    withSeparateIndex(async (store, index) => {
+      const writer = new RecordWriter(store, index);
+      await writer.upsert(C, studies.slice(0, 3));
+      const [first, second] = studies;
+      const renamed = await writer.readModifyWrite([{ collection: C, id: first!.id }], ([doc]) => ({
+        writes: [{ collection: C, docs: [{ ...doc!, id: `${first!.id}x` }] }],
+        deletes: [
+          { collection: C, id: first!.id },
+          { collection: C, id: second!.id },
+        ],
+        value: `${first!.id}x`,
+      }));
+      expect(await store.getById(C, renamed)).not.toBeNull();
+      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+      expect(await index.watermark()).toBe(await store.latestSeq());
+    }));
+
   it('rebuilds when the change log was pruned past its watermark (gap), then is exact again', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-gap-'));
     const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite'), changesRetained: 2 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatTrigramQuery, trigramQueryOf } from '../../search/regex/trigram-query.ts';
 import { luceneRegexpOf } from '../../search/regex/lucene-regexp.ts';
 import { MAX_PATTERN_LENGTH, stripExtendedSyntax } from '../../search/regex/pattern.ts';
-import { UnsupportedQuery } from '../../src/store/errors.ts';
+import { UnsupportedQuery } from '../../src/errors.ts';
 
 const q = (pattern: string, options = '') => formatTrigramQuery(trigramQueryOf(pattern, options));
 
@@ -93,8 +93,12 @@ describe('luceneRegexpOf', () => {
     expect(luceneRegexpOf('^abc', 'm').regexp).toBe('.*()abc.*');
   });
 
-  it('expands shorthand classes with RE2 meanings', () => {
-    expect(luceneRegexpOf('\\d+\\.\\w').regexp).toBe('.*([0-9])+\\.[0-9A-Za-z_].*');
+  it('writes shorthand classes with their RE2 meanings in Lucene 9 syntax', () => {
+    // Lucene's \d, \D, \w, \W are RE2's; its \s lacks the form feed, so RE2's is spelled out.
+    expect(luceneRegexpOf('\\d+\\.\\w\\W\\D').regexp).toBe('.*(\\d)+\\.\\w\\W\\D.*');
+    expect(luceneRegexpOf('\\s\\S').regexp).toBe('.*[\t\n\f\r ][^\t\n\f\r ].*');
+    // Under RE2 case folding \w also matches the Kelvin sign and the long s.
+    expect(luceneRegexpOf('\\w', 'i').regexp).toBe('.*[\\w\u212a\u017f].*');
   });
 
   it('relaxes word boundaries, lookarounds and back-references', () => {

@@ -3,8 +3,8 @@
  * adapter that can run here (`sqlite.test.ts` always, `mongo.test.ts` when MONGO_URL is set).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { statusOfStoreError } from '../../src/http/error-handler.ts';
-import { StoreInputError, UnsupportedQuery } from '../../src/store/errors.ts';
+import { statusOf } from '../../src/http/error-handler.ts';
+import { DomainError, UnsupportedQuery } from '../../src/errors.ts';
 import type { Doc, DocumentStore, Filter } from '../../src/store/port.ts';
 
 export type StoreFactory = () => Promise<{ store: DocumentStore; dispose: () => Promise<void> }>;
@@ -65,11 +65,11 @@ const SAMPLES: Doc[] = [
 const ids = (docs: Doc[]) => docs.map((d) => d.id);
 const short = (docs: Doc[]) => docs.map((d) => d.id.replace('nmdc:bsm-11-', ''));
 
-async function rejection(promise: Promise<unknown>): Promise<StoreInputError> {
+async function rejection(promise: Promise<unknown>): Promise<DomainError> {
   try {
     await promise;
   } catch (err) {
-    if (err instanceof StoreInputError) return err;
+    if (err instanceof DomainError) return err;
     throw err;
   }
   throw new Error('expected the operation to fail');
@@ -213,6 +213,46 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         expect(await store.getById('jobs', 'sys-absent')).toEqual({ id: 'sys-absent', made: true });
       });
 
+      it('deletes the records a decision names in the same transaction, before its writes', async () => {
+        await store.upsertMany(C, [
+          { id: 'nmdc:bsm-11-old', name: 'old id' },
+          { id: 'nmdc:bsm-11-kept', name: 'kept' },
+        ]);
+        const since = await store.latestSeq();
+        const value = await store.readModifyWrite([{ collection: C, id: 'nmdc:bsm-11-old' }], ([old]) => ({
+          // A change of id: the record under its new id, the old one gone; an absent key is skipped.
+          writes: [{ collection: C, docs: [{ ...old!, id: 'nmdc:bsm-11-new' }] }],
+          deletes: [
+            { collection: C, id: 'nmdc:bsm-11-old' },
+            { collection: C, id: 'nmdc:bsm-11-absent' },
+          ],
+          value: old!.name,
+        }));
+        expect(value).toBe('old id');
+        expect(await store.getById(C, 'nmdc:bsm-11-old')).toBeNull();
+        expect(await store.getById(C, 'nmdc:bsm-11-new')).toEqual({ id: 'nmdc:bsm-11-new', name: 'old id' });
+        expect(await store.count(C, { name: 'old id' })).toBe(1);
+        const changes = (await store.changesSince(since)).changes;
+        expect(changes).toEqual([
+          { collection: C, id: 'nmdc:bsm-11-old', deleted: true },
+          { collection: C, id: 'nmdc:bsm-11-new', deleted: false },
+        ]);
+        // A decision that throws deletes nothing either.
+        await expect(
+          store.readModifyWrite([{ collection: C, id: 'nmdc:bsm-11-kept' }], () => {
+            throw new Error('refused');
+          }),
+        ).rejects.toThrow('refused');
+        await expect(
+          store.readModifyWrite([], () => ({
+            writes: [{ collection: C, docs: [{ name: 'no id' } as unknown as Doc] }],
+            deletes: [{ collection: C, id: 'nmdc:bsm-11-kept' }],
+            value: null,
+          })),
+        ).rejects.toThrow(/no string id/);
+        expect(await store.getById(C, 'nmdc:bsm-11-kept')).toEqual({ id: 'nmdc:bsm-11-kept', name: 'kept' });
+      });
+
       it('upserts into several collections at once, all or nothing', async () => {
         const result = await store.upsertAtomically([
           { collection: 'study_set', docs: [{ id: 'nmdc:sty-11-t1', name: 'study' }] },
@@ -351,7 +391,7 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         for (const pattern of ['(?=soil)', '(a)\\1', '(?<!x)y']) {
           const err = await rejection(store.find(C, { name: { $regex: pattern } }));
           expect(err).toBeInstanceOf(UnsupportedQuery);
-          expect(statusOfStoreError(err)).toBe(422);
+          expect(statusOf(err)).toBe(422);
           expect(String(err.detail)).toContain('not supported');
           expect(String(err.detail)).toContain(JSON.stringify(pattern));
         }

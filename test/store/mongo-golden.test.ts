@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { fakeMongoDb } from '../support/fake-mongo.ts';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { UnsupportedQuery } from '../../src/store/errors.ts';
+import { UnsupportedQuery } from '../../src/errors.ts';
 import { openStore } from '../../src/store/index.ts';
 import { MongoDocumentStore } from '../../src/store/mongo/index.ts';
 
@@ -364,6 +364,45 @@ describe('MongoDB adapter golden calls', () => {
     ]);
   });
 
+  it('deletes the present records a read-modify-write names, logged as deletions, before its writes', async () => {
+    const { store, take } = fakeDb({
+      'study_set.findOne': [{ id: 's1', name: 'old id' }],
+      'study_set.find': [[{ id: 's1' }]],
+      'study_set.bulkWrite': [{ upsertedCount: 1, matchedCount: 0 }],
+      '_counters.findOneAndUpdate': [
+        { _id: 'changes', seq: 1 },
+        { _id: 'changes', seq: 2 },
+      ],
+    });
+    await store.readModifyWrite([{ collection: 'study_set', id: 's1' }], ([s]) => ({
+      writes: [{ collection: 'study_set', docs: [{ ...s!, id: 's2' }] }],
+      deletes: [
+        { collection: 'study_set', id: 's1' },
+        { collection: 'study_set', id: 's-absent' },
+      ],
+      value: null,
+    }));
+    const calls = take();
+    expect(calls.map((c) => `${c.collection}.${c.op}`)).toEqual([
+      'study_set.createIndexes',
+      'study_set.findOne',
+      'study_set.find',
+      'study_set.deleteMany',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+      'study_set.bulkWrite',
+      '_counters.findOneAndUpdate',
+      '_changes.insertMany',
+    ]);
+    expect(calls[2]!.args).toEqual([
+      { id: { $in: ['s1', 's-absent'] } },
+      { projection: { _id: 0, id: 1 }, session: undefined },
+    ]);
+    expect(calls[3]!.args).toEqual([{ id: { $in: ['s1'] } }, { session: undefined }]);
+    expect(calls[5]!.args[0]).toEqual([{ seq: 1, collection: 'study_set', id: 's1', deleted: true }]);
+    expect(calls[8]!.args[0]).toEqual([{ seq: 2, collection: 'study_set', id: 's2', deleted: false }]);
+  });
+
   it('reads changes after a sequence number in order', async () => {
     const { store, take } = fakeDb({
       '_changes.find': [
@@ -379,8 +418,26 @@ describe('MongoDB adapter golden calls', () => {
     });
     expect(take()[0]!.args).toEqual([
       { seq: { $gt: 4 } },
-      { projection: { _id: 0 }, sort: { seq: 1 }, limit: 100000 },
+      { projection: { _id: 0 }, sort: { seq: 1 }, limit: 100001 },
     ]);
+  });
+
+  it('says more when the change page stops at its limit (one row past the page is read to tell)', async () => {
+    const rows = Array.from({ length: 100_001 }, (_, i) => ({
+      seq: i + 1,
+      collection: 'study_set',
+      id: `s${i + 1}`,
+      deleted: false,
+    }));
+    const { store } = fakeDb({ '_changes.find': [rows, rows.slice(0, 100_000)] });
+    const full = await store.changesSince(0);
+    expect(full.more).toBe(true);
+    expect(full.seq).toBe(100_000);
+    expect(full.changes).toHaveLength(100_000);
+    expect(full.changes.at(-1)!.id).toBe('s100000');
+    const exact = await store.changesSince(0);
+    expect(exact.more).toBeUndefined();
+    expect(exact.seq).toBe(100_000);
   });
 
   it('reads the newest change sequence from the change log, 0 when empty', async () => {

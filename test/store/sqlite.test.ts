@@ -32,6 +32,33 @@ async function withTemporaryStore(run: (store: SqliteDocumentStore) => Promise<v
 
 describeDocumentStore('SQLite', async () => openTemporaryStore());
 
+describe('SQLite change log pages', () => {
+  it('says more when a page stops at its limit, and not when the last change fits exactly', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite'), changesPage: 2 });
+    try {
+      await store.upsertMany('study_set', [{ id: 's1' }, { id: 's2' }, { id: 's3' }, { id: 's4' }]);
+      const first = await store.changesSince(0);
+      expect(first).toEqual({
+        changes: [
+          { collection: 'study_set', id: 's1', deleted: false },
+          { collection: 'study_set', id: 's2', deleted: false },
+        ],
+        seq: 2,
+        more: true,
+      });
+      const second = await store.changesSince(first.seq);
+      expect(second.changes.map((c) => c.id)).toEqual(['s3', 's4']);
+      expect(second.seq).toBe(4);
+      expect(second.more).toBeUndefined();
+      expect(await store.changesSince(second.seq)).toEqual({ changes: [], seq: 4 });
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('SQLite change log retention', () => {
   it('answers gap: true to a reader whose position was pruned, and normal pages from after it', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));

@@ -11,23 +11,23 @@ import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { answerClientErrors } from '../../src/http/client-errors.ts';
-import { openStore } from '../../src/store/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
-import { openEdgeIndex } from '../../src/provenance/index.ts';
-import type { AppDeps } from '../../src/http/deps.ts';
+import { openServices, type Services } from '../../src/services.ts';
+import type { Adapters } from '../../src/adapters.ts';
 import type express from 'express';
 import request from 'supertest';
 import { expect } from 'vitest';
 
-export interface TestApp extends AppDeps {
+/** The services of the app (built as `main.ts` builds them), the app, and its data folder. */
+export interface TestApp extends Services {
   app: express.Express;
   dataDir: string;
+  /** Stops the services and removes the data folder. */
   close(): Promise<void>;
 }
 
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { logger?: Logger } = {},
+  options: { logger?: Logger; adapters?: Adapters } = {},
 ): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-test-'));
   const config: Config = loadConfig({
@@ -38,23 +38,15 @@ export async function createTestApp(
     ...env,
   });
   const logger = options.logger ?? pino({ level: 'silent' });
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
-  const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
+  const services = await openServices(config, logger, { adapters: options.adapters });
+  const app = buildApp(services);
+  services.start();
   return {
-    config,
-    store,
-    searchIndex,
-    edgeIndex,
-    logger,
-    app: built.app,
+    ...services,
+    app,
     dataDir,
     close: async () => {
-      await built.close();
-      await edgeIndex.close();
-      await searchIndex.close();
-      await store.close();
+      await services.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Doc } from '../../src/store/port.ts';
-import { HttpError } from '../../src/errors.ts';
+import { DomainError } from '../../src/errors.ts';
+import { statusOf } from '../../src/http/error-handler.ts';
 import { readSheet, contentTypeOf } from '../../src/changesheets/sheet.ts';
 import {
   changesOf,
@@ -54,9 +55,9 @@ function refusal(text: string, filename = 'sheet.tsv', contentType?: string): st
     const sheet = readSheet({ filename, contentType, content: Buffer.from(text) });
     changesOf(sheet.rows, recordsById());
   } catch (err) {
-    expect(err).toBeInstanceOf(HttpError);
-    expect((err as HttpError).status).toBe(400);
-    return (err as HttpError).detail as string;
+    expect(err).toBeInstanceOf(DomainError);
+    expect(statusOf(err as DomainError)).toBe(400);
+    return (err as DomainError).detail as string;
   }
   throw new Error('the sheet was accepted');
 }
@@ -558,7 +559,7 @@ describe('refusing a bad changesheet (400, naming line and column)', () => {
     });
     expect(() => changesOf(sheet.rows, recordsById(docs))).toThrow(
       expect.objectContaining({
-        status: 400,
+        kind: 'invalid-input',
         detail:
           'line 2, column attribute: nmdc:sty-11-8fb6t785: \'websites\' holds the string "https://example.org/not-a-list", not a list, so items cannot be added to it',
       }),
@@ -580,7 +581,7 @@ describe('refusing a bad changesheet (400, naming line and column)', () => {
       readSheet({ filename: 'f.tsv', content: Buffer.from([0x69, 0x64, 0xff, 0x0a]) });
       expect.unreachable();
     } catch (err) {
-      expect((err as HttpError).detail).toBe('file f.tsv is not UTF-8 text');
+      expect((err as DomainError).detail).toBe('file f.tsv is not UTF-8 text');
     }
   });
 

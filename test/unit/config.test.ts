@@ -1,4 +1,5 @@
 import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { isAllowedOrigin } from '../../src/http/cors.ts';
@@ -65,6 +66,82 @@ describe('CORS_ORIGINS', () => {
   it('refuses a pattern that does not compile, naming the variable', () => {
     expect(() => loadConfig({ CORS_ORIGINS: 'https://(unclosed' })).toThrow(
       /^CORS_ORIGINS must be a comma-separated list/,
+    );
+  });
+});
+
+describe('TRUST_PROXY', () => {
+  it('defaults to a proxy on the loopback interface', () => {
+    expect(loadConfig({}).trustProxy).toEqual(['loopback']);
+  });
+
+  it('takes true, false, a number of hops, or a list of addresses, CIDR ranges and range names', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'TRUE' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8, 192.0.2.7' }).trustProxy).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.0.2.7',
+    ]);
+  });
+
+  it('refuses anything else, naming the variable and the items it did not understand', () => {
+    for (const [raw, wrong] of [
+      ['yes', 'yes'],
+      ['10.0.0.0/33', '10.0.0.0/33'],
+      ['loopback,proxy.example.org', 'proxy.example.org'],
+      ['fd00::/129', 'fd00::/129'],
+      ['10.0.0.1/8/8', '10.0.0.1/8/8'],
+    ])
+      expect(() => loadConfig({ TRUST_PROXY: raw! })).toThrow(
+        new ConfigError(
+          `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal, uniquelocal; not understood: ${wrong}`,
+        ),
+      );
+  });
+});
+
+describe('Elasticsearch settings', () => {
+  const FINGERPRINT =
+    'A1:B2:C3:D4:E5:F6:07:18:29:3A:4B:5C:6D:7E:8F:90:A1:B2:C3:D4:E5:F6:07:18:29:3A:4B:5C:6D:7E:8F:90';
+
+  it('takes one node or several, an API key, a CA file or a CA fingerprint, and a bulk size', () => {
+    const config = loadConfig({
+      ELASTICSEARCH_URL: 'https://es1:9200, https://es2:9200,https://es3:9200',
+      ELASTICSEARCH_API_KEY: 'aWQ6a2V5',
+      ELASTICSEARCH_CA_CERT: 'certs/http_ca.crt',
+      ELASTICSEARCH_CA_FINGERPRINT: FINGERPRINT.toLowerCase(),
+      ELASTICSEARCH_BULK_BYTES: '1048576',
+    });
+    expect(config.elasticsearchUrl).toBe('https://es1:9200,https://es2:9200,https://es3:9200');
+    expect(config.elasticsearchApiKey).toBe('aWQ6a2V5');
+    expect(config.elasticsearchCaCert).toBe(path.resolve('certs/http_ca.crt'));
+    expect(config.elasticsearchCaFingerprint).toBe(FINGERPRINT.replace(/:/g, ''));
+    expect(config.elasticsearchBulkBytes).toBe(1_048_576);
+    expect(loadConfig({}).elasticsearchBulkBytes).toBe(8 * 1024 * 1024);
+  });
+
+  it('refuses a malformed fingerprint, CA settings without https, and mixed or bad URLs, naming the variable', () => {
+    expect(() =>
+      loadConfig({ ELASTICSEARCH_URL: 'https://es:9200', ELASTICSEARCH_CA_FINGERPRINT: 'abc' }),
+    ).toThrow(/ELASTICSEARCH_CA_FINGERPRINT must be a SHA-256 fingerprint/);
+    expect(() =>
+      loadConfig({ ELASTICSEARCH_URL: 'http://es:9200', ELASTICSEARCH_CA_CERT: 'ca.crt' }),
+    ).toThrow(
+      new ConfigError(
+        'ELASTICSEARCH_CA_CERT and ELASTICSEARCH_CA_FINGERPRINT need an https ELASTICSEARCH_URL',
+      ),
+    );
+    expect(() => loadConfig({ ELASTICSEARCH_URL: 'https://es1:9200,http://es2:9200' })).toThrow(
+      /ELASTICSEARCH_URL must list URLs of one scheme/,
+    );
+    expect(() => loadConfig({ ELASTICSEARCH_URL: 'es1:9200' })).toThrow(
+      /ELASTICSEARCH_URL must use http: or https:/,
+    );
+    expect(() => loadConfig({ ELASTICSEARCH_BULK_BYTES: '100' })).toThrow(
+      /ELASTICSEARCH_BULK_BYTES must be an integer between 65536 and 94371840/,
     );
   });
 });

@@ -215,16 +215,16 @@ describe('the minter on an embedded store', () => {
     const minter = new Minter(store);
     for (const howMany of [0, -1, 1.5, MAX_IDS_PER_REQUEST + 1]) {
       await expect(minter.mint(SITE, 'nmdc:Biosample', howMany)).rejects.toMatchObject({
-        status: 422,
+        kind: 'unprocessable',
         detail: `how_many must be an integer from 1 to ${MAX_IDS_PER_REQUEST}, not ${howMany}`,
       });
     }
     await expect(minter.mint(SITE, 'nmdc:Biosampel', 1)).rejects.toMatchObject({
-      status: 422,
+      kind: 'unprocessable',
       detail: 'Unknown schema class nmdc:Biosampel',
     });
     await expect(minter.mint(SITE, 'nmdc:DataGeneration', 1)).rejects.toMatchObject({
-      status: 422,
+      kind: 'unprocessable',
       detail: 'Cannot map schema class nmdc:DataGeneration to a typecode',
     });
     expect(await store.count(PIDS, {})).toBe(0);

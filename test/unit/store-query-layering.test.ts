@@ -1,14 +1,14 @@
 /**
  * The store and query layers (src/store, src/query, search/) sit below the HTTP layer: they throw
- * their own errors (src/store/errors.ts) and no file of theirs imports from src/http, directly or
- * through other modules of the project (type-only imports included). The HTTP error handler maps
- * their errors to statuses.
+ * domain errors (src/errors.ts) and no file of theirs imports from src/http, directly or through
+ * other modules of the project (type-only imports included). The HTTP error handler maps their
+ * errors to statuses.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chainsInto, importsOf, relative, ROOT, sourceFiles } from '../support/project-imports.ts';
-import { statusOfStoreError } from '../../src/http/error-handler.ts';
-import { InvalidQuery, InvalidRecord, UnsupportedQuery } from '../../src/store/errors.ts';
+import { statusOf } from '../../src/http/error-handler.ts';
+import { InvalidQuery, InvalidRecord, UnsupportedQuery } from '../../src/errors.ts';
 
 const LOWER_LAYERS = ['src/store', 'src/query', 'search'].map((dir) => path.join(ROOT, dir));
 const HTTP = path.join(ROOT, 'src/http');
@@ -34,11 +34,11 @@ describe('the store and query layers do not depend on src/http', () => {
   });
 });
 
-describe('statusOfStoreError', () => {
+describe('statusOf', () => {
   it('answers 400 for input that can never be valid and 422 for a query the service will not run', () => {
-    expect(statusOfStoreError(new InvalidQuery('skip must not be negative'))).toBe(400);
-    expect(statusOfStoreError(new InvalidRecord('record 0 has no string id'))).toBe(400);
-    expect(statusOfStoreError(new UnsupportedQuery('$regex must be a string'))).toBe(422);
+    expect(statusOf(new InvalidQuery('skip must not be negative'))).toBe(400);
+    expect(statusOf(new InvalidRecord('record 0 has no string id'))).toBe(400);
+    expect(statusOf(new UnsupportedQuery('$regex must be a string'))).toBe(422);
   });
 
   it('keeps the detail as given and names the error by its class', () => {

@@ -5,7 +5,12 @@
  * tests of `validate_json`.
  */
 import { describe, expect, it } from 'vitest';
-import { MetadataValidator, validationAnswer, type ValidationOutcome } from '../../src/validation/index.ts';
+import {
+  MetadataValidator,
+  pythonText,
+  validationAnswer,
+  type ValidationOutcome,
+} from '../../src/validation/index.ts';
 import type { Doc, DocumentStore, Filter } from '../../src/store/port.ts';
 
 /** A store holding `records` by collection, answering the validator's id lookups and counting them. */
@@ -255,5 +260,27 @@ describe('MetadataValidator', () => {
       { study_set: {} },
     ])
       expect((await v.validateDatabase(payload as Record<string, unknown>)).valid).toBe(false);
+  });
+});
+
+describe('pythonText', () => {
+  it("spells a validation answer as Python's repr of the equal dict, as the original's 422 details do", () => {
+    expect(
+      pythonText({
+        result: 'errors',
+        detail: { study_set: ["Document 'nmdc:sty-00-000002' has a field 'part_of'"], biosample_set: [] },
+      }),
+    ).toBe(
+      `{'result': 'errors', 'detail': {'study_set': ["Document 'nmdc:sty-00-000002' has a field 'part_of'"], 'biosample_set': []}}`,
+    );
+  });
+
+  it("quotes and escapes strings as Python's repr does", () => {
+    expect(pythonText('plain')).toBe("'plain'");
+    expect(pythonText(`both ' and "`)).toBe(`'both \\' and "'`);
+    expect(pythonText('only "double"')).toBe(`'only "double"'`);
+    expect(pythonText('back\\slash\nnew\ttab\u0001')).toBe("'back\\\\slash\\nnew\\ttab\\x01'");
+    expect(pythonText('ünï')).toBe("'ünï'");
+    expect(pythonText([1, 2.5, true, false, null])).toBe('[1, 2.5, True, False, None]');
   });
 });

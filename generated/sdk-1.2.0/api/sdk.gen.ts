@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { BindIdData, BindIdErrors, BindIdResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, ExportCollectionData, ExportCollectionErrors, ExportCollectionResponses, FindActivitiesData, FindActivitiesErrors, FindActivitiesResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetActivityData, GetActivityErrors, GetActivityResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJobData, GetJobErrors, GetJobResponses, GetMetricsData, GetMetricsResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
+import type { BindIdData, BindIdErrors, BindIdResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, ExportCollectionData, ExportCollectionErrors, ExportCollectionResponses, FindActivitiesData, FindActivitiesErrors, FindActivitiesResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetActivityData, GetActivityErrors, GetActivityResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJobData, GetJobErrors, GetJobResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -166,8 +166,10 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * `update` and `delete` the allowance `/queries:run(query_cmd:DeleteCommand)` (see
  * `/admin/allowances`); runtime administrators may run every command.
  * Filters are MongoDB query syntax; `$regex` (options `i`, `m`, `s`, `x`) is answered from a
- * search index with exactly MongoDB's results. `getMore` continuations expire after an hour
- * of inactivity.
+ * search index with exactly MongoDB's results. A `find` or `aggregate` answers its first
+ * batch and a `cursor.id` when more records follow (null when the batch holds the last
+ * one); `getMore` answers the next batch, in the cursor's batch size unless it gives its
+ * own. `getMore` continuations expire after an hour of inactivity.
  *
  * `explain` shows how a `find` or `count` would be read, as MongoDB's explain does:
  * `{"explain": {"find": "biosample_set", "filter": {...}, "limit": 25}, "verbosity":
@@ -178,9 +180,35 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * order the matches), with its estimated records and index entries read and its estimated
  * cost; `rejectedPlans` lists the other paths with theirs. Estimates come from a sample of
  * the collection (`queryPlanner.estimate`). With `"verbosity": "executionStats"` the command
- * is also run and `executionStats` reports records returned, records and index entries
- * examined, records parsed and the time taken. The plan never changes the answer, only what
+ * is also run to its end, as MongoDB runs it (every match up to the find's `limit`; batch
+ * sizes are a cursor's, not the query's), and `executionStats` reports records returned,
+ * records and index entries examined, records parsed and the time taken. The plan never changes the answer, only what
  * it costs.
+ *
+ * `update` and `delete` are checked as MongoDB checks them and written all or nothing:
+ *
+ * - every delete statement needs `q` (its filter; `{}` matches every record) and `limit` (0:
+ * every match, 1: the first), every update statement `q` and `u` (update operators such as
+ * `$set`, each an object of field: value, or a whole replacement record); operands are
+ * typed (`$inc` takes numbers, `$unset` an object of fields, ...), paths may not overlap,
+ * and fields a statement does not have are refused. A 422 names the place
+ * (`deletes[0].q is missing: ...`). Pipeline updates (`u` as a list) and `collation` are
+ * not supported.
+ * - Statements run in order on copies of the records; the records as they would become are
+ * validated against the NMDC schema (as `/metadata/json:validate` does: 422 `Schema
+ * document(s) would be invalid after proposed update: ...` with `validation_errors`), and
+ * a new `id` must not be another record's.
+ * - Unless `allow_broken_refs=true`, the references the changed records hold must name
+ * records that will exist, and a record that others reference cannot be deleted or given
+ * another `id`: 422 `The operation was not performed, because performing it would have
+ * left behind one or more broken references. ...` naming the records, with
+ * `broken_references` (at most 100) listing each holder's `id`, `collection`, `slot` and
+ * the `target` id, as the original 2.13.0 answers.
+ * - Then one transaction writes it all, search index and provenance edges included; a
+ * record changed by someone else since it was read makes it a 409 with nothing written.
+ *
+ * The answers are MongoDB's: `{"ok": 1, "n": <matched>, "nModified": <changed>}` (with
+ * `upserted: [{"index", "id"}]`) for `update`, `{"ok": 1, "n": <deleted>}` for `delete`.
  *
  */
 export const runQuery = <ThrowOnError extends boolean = false>(options: Options<RunQueryData, ThrowOnError>) => (options.client ?? client).post<RunQueryResponses, RunQueryErrors, ThrowOnError>({
@@ -235,9 +263,10 @@ export const validateJson = <ThrowOnError extends boolean = false>(options: Opti
  * the run; `GET /runs/{run_id}` tells its status, counts per collection, timings and errors.
  *
  * Needs the allowance `/metadata/json:submit` (see `/admin/allowances`); runtime
- * administrators may always submit. A 422 carries the validation answer as its `detail`
- * (`{"result": "errors", "detail": {"<collection>": ["message", ...]}}`) and nothing is
- * written. The body may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
+ * administrators may always submit. A payload that does not validate is a 422 and nothing is
+ * written: its `detail` is the validation answer as the original service spells it (Python's
+ * text of `{'result': 'errors', 'detail': {'<collection>': ['message', ...]}}`), and
+ * `validation` is the same answer as JSON. The body may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
  * for large submissions, or split them into several, records referenced by later parts first.
  *
  */
@@ -336,6 +365,13 @@ export const submitChangesheet = <ThrowOnError extends boolean = false>(options:
  * credentials may also come in an HTTP Basic `Authorization` header). An ORCID `id_token`
  * given as `client_id` with an empty secret is exchanged for this service's token.
  *
+ * Login limits, per 15-minute window (429 with `Retry-After` beyond, the `detail` naming the
+ * limit): 10 failed attempts on one account from one client address (the owner still logs
+ * in from elsewhere), 300 attempts from one address, and 100 attempts on one account from
+ * addresses it has not logged in from in the last 30 days (addresses it has are never held
+ * back by this one). IPv6 clients count by their /64 network; behind a proxy the client
+ * address is read from `X-Forwarded-For` as the service's `TRUST_PROXY` setting says.
+ *
  */
 export const login = <ThrowOnError extends boolean = false>(options: Options<LoginData, ThrowOnError>) => (options.client ?? client).post<LoginResponses, LoginErrors, ThrowOnError>({
     ...urlSearchParamsBodySerializer,
@@ -370,7 +406,7 @@ export const getCurrentUser = <ThrowOnError extends boolean = false>(options?: O
 /**
  * Create a user
  *
- * For runtime administrators (administrators of the site `svc-runtime-useradmin`). The password
+ * For runtime administrators (administrators of the site `nmdc-runtime-useradmin`). The password
  * must pass the password rules (see `UserCreate.password`); a 422 names the rule it breaks.
  *
  */
@@ -721,8 +757,9 @@ export const getTrigger = <ThrowOnError extends boolean = false>(options: Option
  * Records a run of the workflow named by `job_id` (as the original, the field names a
  * workflow of `GET /workflows`, not a job) with its `REQUESTED` OpenLineage event, in one
  * write, and answers the run's summary. The run's `inputs` and `run_config` (kept as the
- * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. Sites report the run's
- * progress with `POST /runs/{run_id}/events`. `job_id` may also come as a query parameter,
+ * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. A site takes the run on by
+ * reporting on it with `POST /runs/{run_id}/events`; from then on that site alone reports
+ * its progress and may read it beside the caller and runtime administrators. `job_id` may also come as a query parameter,
  * with `run_config` and `inputs` in the body, the shape the original reads.
  *
  */
@@ -745,7 +782,8 @@ export const requestRun = <ThrowOnError extends boolean = false>(options?: Optio
  * `inputs` names the stored object holding the payload) adds when it ended, milliseconds
  * per phase (`validate`, `store_object`, `apply`), records inserted and replaced per
  * collection, and errors. For the user who started the run, runtime administrators, and
- * site clients for runs requested with `POST /runs` (they carry them out).
+ * the site that carries out a run requested with `POST /runs` (its clients, once one of them
+ * reported on the run); 403 for anyone else.
  *
  */
 export const getRun = <ThrowOnError extends boolean = false>(options: Options<GetRunData, ThrowOnError>) => (options.client ?? client).get<GetRunResponses, GetRunErrors, ThrowOnError>({
@@ -774,9 +812,11 @@ export const listRunEvents = <ThrowOnError extends boolean = false>(options: Opt
  * Adds an OpenLineage event (`REQUESTED`, `STARTED`, `FAIL` or `COMPLETE`) to the run;
  * the run's summary follows it (`status` is the latest event's type). `run.id` must be the
  * run's id (422 otherwise). A run that has had its `FAIL` or `COMPLETE` event takes no more
- * (409). For the user who started the run, runtime administrators and site clients (sites
- * report the runs they carry out). `producer`, `schemaURL`, `type` and `time` may also come
- * as query parameters, the shape the original reads.
+ * (409). A run requested with `POST /runs` is carried out by one site: the first site whose
+ * client posts an event on it takes it on, and from then on only that site's clients (and
+ * runtime administrators) may post its events; anyone else gets a 403. Runtime
+ * administrators may post on any run. `producer`, `schemaURL`, `type` and `time` may also
+ * come as query parameters, the shape the original reads.
  *
  */
 export const postRunEvent = <ThrowOnError extends boolean = false>(options: Options<PostRunEventData, ThrowOnError>) => (options.client ?? client).post<PostRunEventResponses, PostRunEventErrors, ThrowOnError>({
@@ -879,9 +919,11 @@ export const getVersion = <ThrowOnError extends boolean = false>(options?: Optio
  * answers its own request counters.
  *
  */
-export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>) => (options?.client ?? client).get<GetMetricsResponses, unknown, ThrowOnError>({ url: '/metrics', ...options });
+export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>) => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({ url: '/metrics', ...options });
 
 /**
  * Liveness
+ *
+ * Whether the web server and the database answer (`web_server`, `database`, as the original service reports them), with the engines in use. 503 when the store does not answer.
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });

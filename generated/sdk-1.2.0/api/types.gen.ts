@@ -17,6 +17,27 @@ export type ErrorDetail = {
 };
 
 /**
+ * The answer of `POST /metadata/json:validate`.
+ */
+export type ValidationAnswer = {
+    result: 'All Okay!' | 'errors';
+    /**
+     * Collection name -> messages (present when `result` is `errors`).
+     */
+    detail?: {
+        [key: string]: Array<string>;
+    };
+};
+
+/**
+ * A 422 of a payload that does not validate: `detail` is the validation answer as the original service sends it (Python's text of the dict), `validation` the answer as JSON. A body that is no `Database` object at all gets a plain message and no `validation`.
+ */
+export type ValidationRefusal = {
+    detail: string;
+    validation?: ValidationAnswer;
+};
+
+/**
  * A metadata record of the NMDC schema; every record has an `id`.
  */
 export type Record = {
@@ -163,6 +184,9 @@ export type FindCommand = {
         [key: string]: unknown;
     };
     limit?: number;
+    /**
+     * Records per batch; 101 when absent.
+     */
     batchSize?: number;
 };
 
@@ -171,6 +195,9 @@ export type GetMoreCommand = {
      * The `cursor.id` of a previous result.
      */
     getMore: string;
+    /**
+     * Records in this batch; when absent, the batch size the cursor was opened with (so a find or aggregate of batch size 4 over 10 records pages 4, 4, 2).
+     */
     batchSize?: number;
 };
 
@@ -198,39 +225,120 @@ export type AggregateCommand = {
         [key: string]: unknown;
     }>;
     cursor?: {
+        /**
+         * Records per batch; 25 when absent.
+         */
         batchSize?: number;
     };
 };
 
+/**
+ * `updates` and each statement's `q` and `u` are required (checked by the service, which
+ * names the missing field in a 422).
+ *
+ */
 export type UpdateCommand = {
     /**
      * Collection name.
      */
     update: string;
-    updates?: Array<{
-        q?: MongoFilter;
-        /**
-         * Update operators, or a replacement record.
-         */
-        u?: {
-            [key: string]: unknown;
-        };
-        upsert?: boolean;
-        multi?: boolean;
-    }>;
+    /**
+     * The statements, run in order, all written or none (1 to 100000).
+     */
+    updates?: Array<UpdateStatement>;
 };
 
+export type UpdateStatement = {
+    q?: MongoFilter;
+    /**
+     * Update operators (`$set`, `$unset`, `$inc`, `$mul`, `$min`, `$max`, `$rename`,
+     * `$currentDate`, `$push`, `$addToSet`, `$pop`, `$pull`, `$pullAll`, `$bit`,
+     * `$setOnInsert`), each an object of field path: operand, or a whole replacement record
+     * (which keeps the record's `id` when it names none). A list (a pipeline update) is
+     * refused.
+     *
+     */
+    u?: {
+        [key: string]: unknown;
+    };
+    /**
+     * Insert a record (made of the equality conditions of `q` and `u`) when none matches.
+     */
+    upsert?: boolean;
+    /**
+     * Update every match (update operators only); otherwise the first in `id` order.
+     */
+    multi?: boolean;
+    /**
+     * Filters naming the list items `$[<name>]` paths update (`$regex` is refused here).
+     */
+    arrayFilters?: Array<{
+        [key: string]: unknown;
+    }>;
+    /**
+     * Accepted and not needed (the query planner chooses how records are read).
+     */
+    hint?: unknown;
+};
+
+/**
+ * `deletes` and each statement's `q` and `limit` are required (checked by the service, which
+ * names the missing field in a 422): a statement without a filter never deletes a whole
+ * collection.
+ *
+ */
 export type DeleteCommand = {
     /**
      * Collection name.
      */
     delete: string;
-    deletes?: Array<{
-        q?: MongoFilter;
-        /**
-         * 0 deletes every match, 1 the first.
-         */
-        limit?: number;
+    /**
+     * The statements, all written or none (1 to 100000).
+     */
+    deletes?: Array<DeleteStatement>;
+};
+
+export type DeleteStatement = {
+    q?: MongoFilter;
+    /**
+     * 0 deletes every match, 1 the first in `id` order (required; no other value).
+     */
+    limit?: number;
+    /**
+     * Accepted and not needed (the query planner chooses how records are read).
+     */
+    hint?: unknown;
+};
+
+/**
+ * A refused `update` or `delete` of `/queries:run`.
+ */
+export type WriteRefusal = {
+    /**
+     * What was refused and why (a string for the refusals of writes).
+     */
+    detail: string | Array<unknown> | {
+        [key: string]: unknown;
+    };
+    /**
+     * Collection name -> the schema's messages for the records as they would become.
+     */
+    validation_errors?: {
+        [key: string]: Array<string>;
+    };
+    /**
+     * References the write would leave dangling (at most 100): the record holding each
+     * (`id`, null for a record of a collection without ids, and `collection`), its `slot` and
+     * the `target` id (with `target_collection`, where that record is now, for a delete or a
+     * change of id).
+     *
+     */
+    broken_references?: Array<{
+        id: string | null;
+        collection: string;
+        slot: string;
+        target: string;
+        target_collection?: string;
     }>;
 };
 
@@ -542,7 +650,15 @@ export type Version = {
 };
 
 export type Health = {
-    status: 'ok';
+    status: 'ok' | 'unavailable';
+    /**
+     * The web server answers (always true when there is an answer).
+     */
+    web_server: boolean;
+    /**
+     * The document store answered a read.
+     */
+    database: boolean;
     /**
      * Document store engine.
      */
@@ -552,9 +668,9 @@ export type Health = {
      */
     search_index: string;
     /**
-     * Number of non-empty collections.
+     * Number of non-empty collections (when the store answered).
      */
-    collections: number;
+    collections?: number;
 };
 
 /**
@@ -562,10 +678,10 @@ export type Health = {
  */
 export type JobWorkflow = {
     id: string;
-    name?: string;
-    description?: string;
-    capability_ids?: Array<string>;
-    created_at?: string;
+    name?: string | null;
+    description?: string | null;
+    capability_ids?: Array<string> | null;
+    created_at?: string | null;
     [key: string]: unknown;
 };
 
@@ -578,11 +694,11 @@ export type JobClaim = {
     /**
      * The claim's operation is done (completed, or cancelled by a release).
      */
-    done?: boolean;
+    done?: boolean | null;
     /**
      * The site released the job before its operation was done.
      */
-    cancelled?: boolean;
+    cancelled?: boolean | null;
     [key: string]: unknown;
 };
 
@@ -1847,7 +1963,14 @@ export type GetCollectionRecordResponse = GetCollectionRecordResponses[keyof Get
 export type RunQueryData = {
     body: QueryCommand;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * When `true`, `update` and `delete` are written even when they leave references behind
+         * that name no record (the check is skipped); as the original 2.13.0.
+         *
+         */
+        allow_broken_refs?: boolean;
+    };
     url: '/queries:run';
 };
 
@@ -1869,9 +1992,19 @@ export type RunQueryErrors = {
      */
     404: ErrorDetail;
     /**
-     * A parameter or body breaks the contract.
+     * An `update` read a record that someone else changed before it was written; nothing
+     * was written. Run the command again.
+     *
      */
-    422: ErrorDetail;
+    409: ErrorDetail;
+    /**
+     * The command breaks the contract: a statement without `q` (or `limit`, or `u`), an
+     * operand of the wrong type, a filter the service does not run; records the schema would
+     * refuse (`validation_errors` beside `detail`); or references left dangling without
+     * `allow_broken_refs=true` (`broken_references` beside `detail`).
+     *
+     */
+    422: WriteRefusal;
     /**
      * Any other error.
      */
@@ -1927,15 +2060,7 @@ export type ValidateJsonResponses = {
     /**
      * The validation answer (valid or not).
      */
-    200: {
-        result: 'All Okay!' | 'errors';
-        /**
-         * Collection name -> messages (present when `result` is `errors`).
-         */
-        detail?: {
-            [key: string]: Array<string>;
-        };
-    };
+    200: ValidationAnswer;
 };
 
 export type ValidateJsonResponse = ValidateJsonResponses[keyof ValidateJsonResponses];
@@ -1968,7 +2093,7 @@ export type SubmitJsonErrors = {
     /**
      * The payload is not valid; its validation answer, and nothing was written.
      */
-    422: ErrorDetail;
+    422: ValidationRefusal;
     /**
      * Any other error.
      */
@@ -2167,7 +2292,7 @@ export type LoginErrors = {
      */
     422: ErrorDetail;
     /**
-     * Too many failed attempts; retry later.
+     * Too many attempts; retry after `Retry-After` seconds.
      */
     429: ErrorDetail;
     /**
@@ -3834,6 +3959,15 @@ export type GetMetricsData = {
     url: '/metrics';
 };
 
+export type GetMetricsErrors = {
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
+
 export type GetMetricsResponses = {
     /**
      * The metrics.
@@ -3851,6 +3985,10 @@ export type GetHealthData = {
 };
 
 export type GetHealthErrors = {
+    /**
+     * The store did not answer.
+     */
+    503: Health;
     /**
      * Any other error.
      */

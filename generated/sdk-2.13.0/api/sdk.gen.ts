@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { BindIdData, BindIdErrors, BindIdResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateAllowanceData, CreateAllowanceErrors, CreateAllowanceResponses, CreateGlobusTaskData, CreateGlobusTaskErrors, CreateGlobusTaskResponses, CreateJgiSampleData, CreateJgiSampleErrors, CreateJgiSampleResponses, CreateJgiSequencingProjectData, CreateJgiSequencingProjectErrors, CreateJgiSequencingProjectResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteAllowanceData, DeleteAllowanceErrors, DeleteAllowanceResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, ExportCollectionData, ExportCollectionErrors, ExportCollectionResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetGlobusTaskData, GetGlobusTaskErrors, GetGlobusTaskResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJgiSequencingProjectData, GetJgiSequencingProjectErrors, GetJgiSequencingProjectResponses, GetJobData, GetJobErrors, GetJobResponses, GetLinkedInstancesData, GetLinkedInstancesErrors, GetLinkedInstancesResponses, GetMetricsData, GetMetricsResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectContentData, GetObjectContentErrors, GetObjectContentResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRelatedResourcesData, GetRelatedResourcesErrors, GetRelatedResourcesResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListAllowanceActionsData, ListAllowanceActionsErrors, ListAllowanceActionsResponses, ListAllowancesData, ListAllowancesErrors, ListAllowancesResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListGlobusTasksData, ListGlobusTasksErrors, ListGlobusTasksResponses, ListJgiSamplesData, ListJgiSamplesErrors, ListJgiSamplesResponses, ListJgiSequencingProjectsData, ListJgiSequencingProjectsErrors, ListJgiSequencingProjectsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSiteCapabilitiesData, ListSiteCapabilitiesErrors, ListSiteCapabilitiesResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, PostWorkflowExecutionsData, PostWorkflowExecutionsErrors, PostWorkflowExecutionsResponses, ReleaseJobData, ReleaseJobErrors, ReleaseJobResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, ReplaceSiteCapabilitiesData, ReplaceSiteCapabilitiesErrors, ReplaceSiteCapabilitiesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateGlobusTaskData, UpdateGlobusTaskErrors, UpdateGlobusTaskResponses, UpdateJgiSampleData, UpdateJgiSampleErrors, UpdateJgiSampleResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
+import type { BindIdData, BindIdErrors, BindIdResponses, ChangeOwnPasswordData, ChangeOwnPasswordErrors, ChangeOwnPasswordResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateAllowanceData, CreateAllowanceErrors, CreateAllowanceResponses, CreateGlobusTaskData, CreateGlobusTaskErrors, CreateGlobusTaskResponses, CreateJgiSampleData, CreateJgiSampleErrors, CreateJgiSampleResponses, CreateJgiSequencingProjectData, CreateJgiSequencingProjectErrors, CreateJgiSequencingProjectResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteAllowanceData, DeleteAllowanceErrors, DeleteAllowanceResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, DeleteWorkflowExecutionData, DeleteWorkflowExecutionErrors, DeleteWorkflowExecutionResponses, ExportCollectionData, ExportCollectionErrors, ExportCollectionResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindPlannedProcessesData, FindPlannedProcessesErrors, FindPlannedProcessesResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionNameByIdData, GetCollectionNameByIdErrors, GetCollectionNameByIdResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetGlobusTaskData, GetGlobusTaskErrors, GetGlobusTaskResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJgiSequencingProjectData, GetJgiSequencingProjectErrors, GetJgiSequencingProjectResponses, GetJobData, GetJobErrors, GetJobResponses, GetLinkedInstancesData, GetLinkedInstancesErrors, GetLinkedInstancesResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectContentData, GetObjectContentErrors, GetObjectContentResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetPlannedProcessData, GetPlannedProcessErrors, GetPlannedProcessResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRelatedResourcesData, GetRelatedResourcesErrors, GetRelatedResourcesResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListAllowanceActionsData, ListAllowanceActionsErrors, ListAllowanceActionsResponses, ListAllowancesData, ListAllowancesErrors, ListAllowancesResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionNamesData, ListCollectionNamesErrors, ListCollectionNamesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListGlobusTasksData, ListGlobusTasksErrors, ListGlobusTasksResponses, ListJgiSamplesData, ListJgiSamplesErrors, ListJgiSamplesResponses, ListJgiSequencingProjectsData, ListJgiSequencingProjectsErrors, ListJgiSequencingProjectsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSiteCapabilitiesData, ListSiteCapabilitiesErrors, ListSiteCapabilitiesResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, PostWorkflowExecutionsData, PostWorkflowExecutionsErrors, PostWorkflowExecutionsResponses, ReleaseJobData, ReleaseJobErrors, ReleaseJobResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, ReplaceSiteCapabilitiesData, ReplaceSiteCapabilitiesErrors, ReplaceSiteCapabilitiesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RevokeSiteClientData, RevokeSiteClientErrors, RevokeSiteClientResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateGlobusTaskData, UpdateGlobusTaskErrors, UpdateGlobusTaskResponses, UpdateJgiSampleData, UpdateJgiSampleErrors, UpdateJgiSampleResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, UpdateSiteClientData, UpdateSiteClientErrors, UpdateSiteClientResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -215,8 +215,10 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * `update` and `delete` the allowance `/queries:run(query_cmd:DeleteCommand)` (see
  * `/admin/allowances`); runtime administrators may run every command.
  * Filters are MongoDB query syntax; `$regex` (options `i`, `m`, `s`, `x`) is answered from a
- * search index with exactly MongoDB's results. `getMore` continuations expire after an hour
- * of inactivity.
+ * search index with exactly MongoDB's results. A `find` or `aggregate` answers its first
+ * batch and a `cursor.id` when more records follow (null when the batch holds the last
+ * one); `getMore` answers the next batch, in the cursor's batch size unless it gives its
+ * own. `getMore` continuations expire after an hour of inactivity.
  *
  * `explain` shows how a `find` or `count` would be read, as MongoDB's explain does:
  * `{"explain": {"find": "biosample_set", "filter": {...}, "limit": 25}, "verbosity":
@@ -227,9 +229,35 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * order the matches), with its estimated records and index entries read and its estimated
  * cost; `rejectedPlans` lists the other paths with theirs. Estimates come from a sample of
  * the collection (`queryPlanner.estimate`). With `"verbosity": "executionStats"` the command
- * is also run and `executionStats` reports records returned, records and index entries
- * examined, records parsed and the time taken. The plan never changes the answer, only what
+ * is also run to its end, as MongoDB runs it (every match up to the find's `limit`; batch
+ * sizes are a cursor's, not the query's), and `executionStats` reports records returned,
+ * records and index entries examined, records parsed and the time taken. The plan never changes the answer, only what
  * it costs.
+ *
+ * `update` and `delete` are checked as MongoDB checks them and written all or nothing:
+ *
+ * - every delete statement needs `q` (its filter; `{}` matches every record) and `limit` (0:
+ * every match, 1: the first), every update statement `q` and `u` (update operators such as
+ * `$set`, each an object of field: value, or a whole replacement record); operands are
+ * typed (`$inc` takes numbers, `$unset` an object of fields, ...), paths may not overlap,
+ * and fields a statement does not have are refused. A 422 names the place
+ * (`deletes[0].q is missing: ...`). Pipeline updates (`u` as a list) and `collation` are
+ * not supported.
+ * - Statements run in order on copies of the records; the records as they would become are
+ * validated against the NMDC schema (as `/metadata/json:validate` does: 422 `Schema
+ * document(s) would be invalid after proposed update: ...` with `validation_errors`), and
+ * a new `id` must not be another record's.
+ * - Unless `allow_broken_refs=true`, the references the changed records hold must name
+ * records that will exist, and a record that others reference cannot be deleted or given
+ * another `id`: 422 `The operation was not performed, because performing it would have
+ * left behind one or more broken references. ...` naming the records, with
+ * `broken_references` (at most 100) listing each holder's `id`, `collection`, `slot` and
+ * the `target` id, as the original 2.13.0 answers.
+ * - Then one transaction writes it all, search index and provenance edges included; a
+ * record changed by someone else since it was read makes it a 409 with nothing written.
+ *
+ * The answers are MongoDB's: `{"ok": 1, "n": <matched>, "nModified": <changed>}` (with
+ * `upserted: [{"index", "id"}]`) for `update`, `{"ok": 1, "n": <deleted>}` for `delete`.
  *
  */
 export const runQuery = <ThrowOnError extends boolean = false>(options: Options<RunQueryData, ThrowOnError>) => (options.client ?? client).post<RunQueryResponses, RunQueryErrors, ThrowOnError>({
@@ -288,9 +316,10 @@ export const validateJson = <ThrowOnError extends boolean = false>(options: Opti
  * the run; `GET /runs/{run_id}` tells its status, counts per collection, timings and errors.
  *
  * Needs the allowance `/metadata/json:submit` (see `/admin/allowances`); runtime
- * administrators may always submit. A 422 carries the validation answer as its `detail`
- * (`{"result": "errors", "detail": {"<collection>": ["message", ...]}}`) and nothing is
- * written. The body may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
+ * administrators may always submit. A payload that does not validate is a 422 and nothing is
+ * written: its `detail` is the validation answer as the original service spells it (Python's
+ * text of `{'result': 'errors', 'detail': {'<collection>': ['message', ...]}}`), and
+ * `validation` is the same answer as JSON. The body may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
  * for large submissions, or split them into several, records referenced by later parts first.
  *
  */
@@ -397,6 +426,13 @@ export const submitChangesheet = <ThrowOnError extends boolean = false>(options:
  * credentials may also come in an HTTP Basic `Authorization` header). An ORCID `id_token`
  * given as `client_id` with an empty secret is exchanged for this service's token.
  *
+ * Login limits, per 15-minute window (429 with `Retry-After` beyond, the `detail` naming the
+ * limit): 10 failed attempts on one account from one client address (the owner still logs
+ * in from elsewhere), 300 attempts from one address, and 100 attempts on one account from
+ * addresses it has not logged in from in the last 30 days (addresses it has are never held
+ * back by this one). IPv6 clients count by their /64 network; behind a proxy the client
+ * address is read from `X-Forwarded-For` as the service's `TRUST_PROXY` setting says.
+ *
  */
 export const login = <ThrowOnError extends boolean = false>(options: Options<LoginData, ThrowOnError>) => (options.client ?? client).post<LoginResponses, LoginErrors, ThrowOnError>({
     ...urlSearchParamsBodySerializer,
@@ -437,13 +473,63 @@ export const getCurrentUser = <ThrowOnError extends boolean = false>(options?: O
 });
 
 /**
+ * Change your password
+ *
+ * The signed-in user sets a new password, giving the current one (403 when it is wrong, and
+ * for accounts that sign in only through ORCID, which have no password here). The new
+ * password must pass the password rules (see `UserCreate.password`; 422 naming the rule).
+ * Every access token and sign-in issued before, the one sending this request included, stops
+ * working: log in again with the new password. Wrong current passwords count against the
+ * login limits of `POST /token`. Users only (403 for a site client).
+ *
+ */
+export const changeOwnPassword = <ThrowOnError extends boolean = false>(options: Options<ChangeOwnPasswordData, ThrowOnError>) => (options.client ?? client).post<ChangeOwnPasswordResponses, ChangeOwnPasswordErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/users/me:changePassword',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * Create a user
  *
- * For runtime administrators (administrators of the site `svc-runtime-useradmin`). The password
+ * For runtime administrators (administrators of the site `nmdc-runtime-useradmin`). The password
  * must pass the password rules (see `UserCreate.password`); a 422 names the rule it breaks.
  *
  */
 export const createUser = <ThrowOnError extends boolean = false>(options: Options<CreateUserData, ThrowOnError>) => (options.client ?? client).post<CreateUserResponses, CreateUserErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/users',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Update a user
+ *
+ * As in the NMDC Runtime API: the body names the user by `username` and gives what should
+ * change; members left out are left as they are, and so is the password when `password` is
+ * absent or empty. A new password must pass the password rules (see `UserCreate.password`;
+ * 422 naming the rule it breaks). A new password, or `disabled: true`, ends every access token
+ * and sign-in issued to the user before (they answer 401 "Access token has been invalidated").
+ * For runtime administrators (403 otherwise); 404 when there is no such user.
+ *
+ */
+export const updateUser = <ThrowOnError extends boolean = false>(options: Options<UpdateUserData, ThrowOnError>) => (options.client ?? client).put<UpdateUserResponses, UpdateUserErrors, ThrowOnError>({
     security: [
         { scheme: 'bearer', type: 'http' },
         { scheme: 'bearer', type: 'http' },
@@ -591,7 +677,8 @@ export const listJobs = <ThrowOnError extends boolean = false>(options?: Options
  * A workflow job decouples the configuration of a workflow from its execution: sites claim it
  * later (`POST /jobs/{job_id}:claim`). The service mints the job's `id` and `created_at`;
  * members of the body other than `workflow`, `config`, `name`, `description` and `claims`
- * are dropped. For site clients.
+ * are dropped, and `claims` must be empty (422 otherwise: a job starts unclaimed). For site
+ * clients.
  *
  */
 export const createJob = <ThrowOnError extends boolean = false>(options: Options<CreateJobData, ThrowOnError>) => (options.client ?? client).post<CreateJobResponses, CreateJobErrors, ThrowOnError>({
@@ -870,8 +957,9 @@ export const listWorkflowCapabilities = <ThrowOnError extends boolean = false>(o
  * validated as `POST /metadata/json:validate` does, references included (a workflow
  * execution's `has_input` and `has_output` must name data objects in this body or already
  * stored), then inserted, or replace the records with the same `id`, all or nothing, with
- * the search index and the provenance graph. A 422 carries the validation answer as its
- * `detail` and nothing is written. A user's token gets 403. The body may be at most
+ * the search index and the provenance graph. A body that does not validate is a 422 and
+ * nothing is written: `detail` is the validation answer as the original spells it (Python's
+ * text of the answer), `validation` the same answer as JSON. A user's token gets 403. The body may be at most
  * `MAX_BODY_BYTES` (1 MiB by default; 413 beyond).
  *
  */
@@ -883,6 +971,35 @@ export const postWorkflowExecutions = <ThrowOnError extends boolean = false>(opt
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Delete a workflow execution and what depends on it
+ *
+ * Deletes, as the original service does: the workflow execution; recursively, every
+ * workflow execution that takes one of the data objects a deleted execution produced
+ * (`has_output`) as an input (`has_input`); the data objects the deleted executions
+ * produced (their inputs are kept); the `functional_annotation_agg` records generated by a
+ * deleted annotating execution (metagenome and metatranscriptome annotation, metaproteomics
+ * analysis); and the jobs whose `config.activity_id` names a deleted execution. All in one
+ * transaction, the search index and the provenance graph included: everything goes, or
+ * nothing does. References to the deleted records from records outside the cascade are not
+ * checked (as in the original).
+ *
+ * Needs the allowance `/queries:run(query_cmd:DeleteCommand)` (see `/admin/allowances`);
+ * runtime administrators may always delete. `dry_run=true` answers what would be deleted
+ * and deletes nothing. A cascade of more than 200,000 records is refused (422): delete some
+ * of its downstream executions first.
+ *
+ */
+export const deleteWorkflowExecution = <ThrowOnError extends boolean = false>(options: Options<DeleteWorkflowExecutionData, ThrowOnError>) => (options.client ?? client).delete<DeleteWorkflowExecutionResponses, DeleteWorkflowExecutionErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/workflows/workflow_executions/{workflow_execution_id}',
+    ...options
 });
 
 /**
@@ -1190,13 +1307,59 @@ export const listAllowanceActions = <ThrowOnError extends boolean = false>(optio
 });
 
 /**
+ * Revoke a site client
+ *
+ * Removes the client: its secret no longer logs in and every access token issued to it stops
+ * working at once. To rotate a site's credentials, generate new ones
+ * (`POST /sites/{site_id}:generateCredentials`), move the site's workers to them, then revoke
+ * the old client. For administrators of the client's site, holders of the
+ * `/admin/site_clients` allowance and runtime administrators (403 otherwise, also when the
+ * client does not exist); 404 for an unknown client when the caller holds the allowance.
+ *
+ */
+export const revokeSiteClient = <ThrowOnError extends boolean = false>(options: Options<RevokeSiteClientData, ThrowOnError>) => (options.client ?? client).delete<RevokeSiteClientResponses, RevokeSiteClientErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/admin/site_clients/{site_client_id}',
+    ...options
+});
+
+/**
+ * Give a site client a new secret
+ *
+ * As in the NMDC Runtime API: sets the client's secret to `secret` (at least 8 characters;
+ * prefer a long random one, as `:generateCredentials` makes) and answers 200 with a short
+ * text; without a `secret`, changes nothing and answers 204. Every access token issued with
+ * the old secret stops working at once. For holders of the `/admin/site_clients` allowance
+ * and runtime administrators (403 otherwise); 404 when there is no such client.
+ *
+ */
+export const updateSiteClient = <ThrowOnError extends boolean = false>(options: Options<UpdateSiteClientData, ThrowOnError>) => (options.client ?? client).patch<UpdateSiteClientResponses, UpdateSiteClientErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' },
+        { scheme: 'bearer', type: 'http' }
+    ],
+    url: '/admin/site_clients/{site_client_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * Request a run of a workflow
  *
  * Records a run of the workflow named by `job_id` (as the original, the field names a
  * workflow of `GET /workflows`, not a job) with its `REQUESTED` OpenLineage event, in one
  * write, and answers the run's summary. The run's `inputs` and `run_config` (kept as the
- * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. Sites report the run's
- * progress with `POST /runs/{run_id}/events`. `job_id` may also come as a query parameter,
+ * event's `run.facets.nmdcRuntime_runConfig`) are the caller's. A site takes the run on by
+ * reporting on it with `POST /runs/{run_id}/events`; from then on that site alone reports
+ * its progress and may read it beside the caller and runtime administrators. `job_id` may also come as a query parameter,
  * with `run_config` and `inputs` in the body, the shape the original reads.
  *
  */
@@ -1223,7 +1386,8 @@ export const requestRun = <ThrowOnError extends boolean = false>(options?: Optio
  * `inputs` names the stored object holding the payload) adds when it ended, milliseconds
  * per phase (`validate`, `store_object`, `apply`), records inserted and replaced per
  * collection, and errors. For the user who started the run, runtime administrators, and
- * site clients for runs requested with `POST /runs` (they carry them out).
+ * the site that carries out a run requested with `POST /runs` (its clients, once one of them
+ * reported on the run); 403 for anyone else.
  *
  */
 export const getRun = <ThrowOnError extends boolean = false>(options: Options<GetRunData, ThrowOnError>) => (options.client ?? client).get<GetRunResponses, GetRunErrors, ThrowOnError>({
@@ -1260,9 +1424,11 @@ export const listRunEvents = <ThrowOnError extends boolean = false>(options: Opt
  * Adds an OpenLineage event (`REQUESTED`, `STARTED`, `FAIL` or `COMPLETE`) to the run;
  * the run's summary follows it (`status` is the latest event's type). `run.id` must be the
  * run's id (422 otherwise). A run that has had its `FAIL` or `COMPLETE` event takes no more
- * (409). For the user who started the run, runtime administrators and site clients (sites
- * report the runs they carry out). `producer`, `schemaURL`, `type` and `time` may also come
- * as query parameters, the shape the original reads.
+ * (409). A run requested with `POST /runs` is carried out by one site: the first site whose
+ * client posts an event on it takes it on, and from then on only that site's clients (and
+ * runtime administrators) may post its events; anyone else gets a 403. Runtime
+ * administrators may post on any run. `producer`, `schemaURL`, `type` and `time` may also
+ * come as query parameters, the shape the original reads.
  *
  */
 export const postRunEvent = <ThrowOnError extends boolean = false>(options: Options<PostRunEventData, ThrowOnError>) => (options.client ?? client).post<PostRunEventResponses, PostRunEventErrors, ThrowOnError>({
@@ -1385,9 +1551,11 @@ export const getVersion = <ThrowOnError extends boolean = false>(options?: Optio
  * answers its own request counters.
  *
  */
-export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>) => (options?.client ?? client).get<GetMetricsResponses, unknown, ThrowOnError>({ url: '/metrics', ...options });
+export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>) => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({ url: '/metrics', ...options });
 
 /**
  * Liveness
+ *
+ * Whether the web server and the database answer (`web_server`, `database`, as the original service reports them), with the engines in use. 503 when the store does not answer.
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });

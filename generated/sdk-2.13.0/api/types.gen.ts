@@ -17,6 +17,27 @@ export type ErrorDetail = {
 };
 
 /**
+ * The answer of `POST /metadata/json:validate`.
+ */
+export type ValidationAnswer = {
+    result: 'All Okay!' | 'errors';
+    /**
+     * Collection name -> messages (present when `result` is `errors`).
+     */
+    detail?: {
+        [key: string]: Array<string>;
+    };
+};
+
+/**
+ * A 422 of a payload that does not validate: `detail` is the validation answer as the original service sends it (Python's text of the dict), `validation` the answer as JSON. A body that is no `Database` object at all gets a plain message and no `validation`.
+ */
+export type ValidationRefusal = {
+    detail: string;
+    validation?: ValidationAnswer;
+};
+
+/**
  * A metadata record of the NMDC schema; every record has an `id`.
  */
 export type Record = {
@@ -198,6 +219,9 @@ export type FindCommand = {
         [key: string]: unknown;
     };
     limit?: number;
+    /**
+     * Records per batch; 101 when absent.
+     */
     batchSize?: number;
 };
 
@@ -206,6 +230,9 @@ export type GetMoreCommand = {
      * The `cursor.id` of a previous result.
      */
     getMore: string;
+    /**
+     * Records in this batch; when absent, the batch size the cursor was opened with (so a find or aggregate of batch size 4 over 10 records pages 4, 4, 2).
+     */
     batchSize?: number;
 };
 
@@ -233,39 +260,120 @@ export type AggregateCommand = {
         [key: string]: unknown;
     }>;
     cursor?: {
+        /**
+         * Records per batch; 25 when absent.
+         */
         batchSize?: number;
     };
 };
 
+/**
+ * `updates` and each statement's `q` and `u` are required (checked by the service, which
+ * names the missing field in a 422).
+ *
+ */
 export type UpdateCommand = {
     /**
      * Collection name.
      */
     update: string;
-    updates?: Array<{
-        q?: MongoFilter;
-        /**
-         * Update operators, or a replacement record.
-         */
-        u?: {
-            [key: string]: unknown;
-        };
-        upsert?: boolean;
-        multi?: boolean;
-    }>;
+    /**
+     * The statements, run in order, all written or none (1 to 100000).
+     */
+    updates?: Array<UpdateStatement>;
 };
 
+export type UpdateStatement = {
+    q?: MongoFilter;
+    /**
+     * Update operators (`$set`, `$unset`, `$inc`, `$mul`, `$min`, `$max`, `$rename`,
+     * `$currentDate`, `$push`, `$addToSet`, `$pop`, `$pull`, `$pullAll`, `$bit`,
+     * `$setOnInsert`), each an object of field path: operand, or a whole replacement record
+     * (which keeps the record's `id` when it names none). A list (a pipeline update) is
+     * refused.
+     *
+     */
+    u?: {
+        [key: string]: unknown;
+    };
+    /**
+     * Insert a record (made of the equality conditions of `q` and `u`) when none matches.
+     */
+    upsert?: boolean;
+    /**
+     * Update every match (update operators only); otherwise the first in `id` order.
+     */
+    multi?: boolean;
+    /**
+     * Filters naming the list items `$[<name>]` paths update (`$regex` is refused here).
+     */
+    arrayFilters?: Array<{
+        [key: string]: unknown;
+    }>;
+    /**
+     * Accepted and not needed (the query planner chooses how records are read).
+     */
+    hint?: unknown;
+};
+
+/**
+ * `deletes` and each statement's `q` and `limit` are required (checked by the service, which
+ * names the missing field in a 422): a statement without a filter never deletes a whole
+ * collection.
+ *
+ */
 export type DeleteCommand = {
     /**
      * Collection name.
      */
     delete: string;
-    deletes?: Array<{
-        q?: MongoFilter;
-        /**
-         * 0 deletes every match, 1 the first.
-         */
-        limit?: number;
+    /**
+     * The statements, all written or none (1 to 100000).
+     */
+    deletes?: Array<DeleteStatement>;
+};
+
+export type DeleteStatement = {
+    q?: MongoFilter;
+    /**
+     * 0 deletes every match, 1 the first in `id` order (required; no other value).
+     */
+    limit?: number;
+    /**
+     * Accepted and not needed (the query planner chooses how records are read).
+     */
+    hint?: unknown;
+};
+
+/**
+ * A refused `update` or `delete` of `/queries:run`.
+ */
+export type WriteRefusal = {
+    /**
+     * What was refused and why (a string for the refusals of writes).
+     */
+    detail: string | Array<unknown> | {
+        [key: string]: unknown;
+    };
+    /**
+     * Collection name -> the schema's messages for the records as they would become.
+     */
+    validation_errors?: {
+        [key: string]: Array<string>;
+    };
+    /**
+     * References the write would leave dangling (at most 100): the record holding each
+     * (`id`, null for a record of a collection without ids, and `collection`), its `slot` and
+     * the `target` id (with `target_collection`, where that record is now, for a delete or a
+     * change of id).
+     *
+     */
+    broken_references?: Array<{
+        id: string | null;
+        collection: string;
+        slot: string;
+        target: string;
+        target_collection?: string;
     }>;
 };
 
@@ -426,6 +534,44 @@ export type UserCreate = {
     full_name?: string;
 };
 
+/**
+ * The user named by `username` as it should be; members left out are left as they are.
+ */
+export type UserUpdate = {
+    username: string;
+    /**
+     * The new password, under the rules of `UserCreate.password`; absent or empty, the
+     * password is left as it is. A new password ends every token issued before.
+     *
+     */
+    password?: string;
+    /**
+     * Replaces the sites the user administers.
+     */
+    site_admin?: Array<string>;
+    email?: string;
+    full_name?: string;
+    /**
+     * A disabled user cannot log in; disabling ends every token issued before.
+     */
+    disabled?: boolean;
+};
+
+export type PasswordChange = {
+    current_password: string;
+    /**
+     * Under the rules of `UserCreate.password`.
+     */
+    new_password: string;
+};
+
+export type SiteClientPatch = {
+    /**
+     * The secret the site client is to have.
+     */
+    secret?: string;
+};
+
 export type Site = {
     id: string;
     capability_ids: Array<string>;
@@ -506,6 +652,24 @@ export type SitePatch = {
 
 export type WorkflowExecutionsAccepted = {
     message: 'jobs accepted';
+};
+
+/**
+ * The records a workflow execution's deletion removed (or, with `dry_run`, would remove), in the original's answer shape: executions and data objects in the order the cascade reached them, aggregated annotations and jobs in id order.
+ */
+export type WorkflowExecutionDeletion = {
+    message: string;
+    /**
+     * Present (true) when nothing was deleted.
+     */
+    dry_run?: boolean;
+    deleted_workflow_execution_ids: Array<string>;
+    deleted_data_object_ids: Array<string>;
+    /**
+     * The store keys of the `functional_annotation_agg` records (records of that collection have no `id`; the original answers their MongoDB ObjectIds).
+     */
+    deleted_functional_annotation_agg_oids: Array<string>;
+    deleted_job_ids: Array<string>;
 };
 
 /**
@@ -610,7 +774,15 @@ export type Version = {
 };
 
 export type Health = {
-    status: 'ok';
+    status: 'ok' | 'unavailable';
+    /**
+     * The web server answers (always true when there is an answer).
+     */
+    web_server: boolean;
+    /**
+     * The document store answered a read.
+     */
+    database: boolean;
     /**
      * Document store engine.
      */
@@ -620,9 +792,9 @@ export type Health = {
      */
     search_index: string;
     /**
-     * Number of non-empty collections.
+     * Number of non-empty collections (when the store answered).
      */
-    collections: number;
+    collections?: number;
 };
 
 /**
@@ -630,10 +802,10 @@ export type Health = {
  */
 export type JobWorkflow = {
     id: string;
-    name?: string;
-    description?: string;
-    capability_ids?: Array<string>;
-    created_at?: string;
+    name?: string | null;
+    description?: string | null;
+    capability_ids?: Array<string> | null;
+    created_at?: string | null;
     [key: string]: unknown;
 };
 
@@ -646,16 +818,16 @@ export type JobClaim = {
     /**
      * The claim's operation is done (completed, or cancelled by a release).
      */
-    done?: boolean;
+    done?: boolean | null;
     /**
      * The site released the job before its operation was done.
      */
-    cancelled?: boolean;
+    cancelled?: boolean | null;
     [key: string]: unknown;
 };
 
 /**
- * A new job. Members other than these are dropped.
+ * A new job. Members other than these are dropped; `null` is read as absent, as the original's model reads it.
  */
 export type JobIn = {
     workflow: JobWorkflow;
@@ -665,8 +837,13 @@ export type JobIn = {
     config: {
         [key: string]: unknown;
     };
-    name?: string;
-    description?: string;
+    name?: string | null;
+    description?: string | null;
+    /**
+     * Empty or left out: a claim names a site and its operation, so only the claiming site
+     * makes one, with `POST /jobs/{job_id}:claim` (a non-empty list is refused with a 422).
+     *
+     */
     claims?: Array<JobClaim>;
     [key: string]: unknown;
 };
@@ -2271,7 +2448,14 @@ export type GetCollectionRecordResponse = GetCollectionRecordResponses[keyof Get
 export type RunQueryData = {
     body: QueryCommand;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * When `true`, `update` and `delete` are written even when they leave references behind
+         * that name no record (the check is skipped); as the original 2.13.0.
+         *
+         */
+        allow_broken_refs?: boolean;
+    };
     url: '/queries:run';
 };
 
@@ -2293,9 +2477,19 @@ export type RunQueryErrors = {
      */
     404: ErrorDetail;
     /**
-     * A parameter or body breaks the contract.
+     * An `update` read a record that someone else changed before it was written; nothing
+     * was written. Run the command again.
+     *
      */
-    422: ErrorDetail;
+    409: ErrorDetail;
+    /**
+     * The command breaks the contract: a statement without `q` (or `limit`, or `u`), an
+     * operand of the wrong type, a filter the service does not run; records the schema would
+     * refuse (`validation_errors` beside `detail`); or references left dangling without
+     * `allow_broken_refs=true` (`broken_references` beside `detail`).
+     *
+     */
+    422: WriteRefusal;
     /**
      * Any other error.
      */
@@ -2351,15 +2545,7 @@ export type ValidateJsonResponses = {
     /**
      * The validation answer (valid or not).
      */
-    200: {
-        result: 'All Okay!' | 'errors';
-        /**
-         * Collection name -> messages (present when `result` is `errors`).
-         */
-        detail?: {
-            [key: string]: Array<string>;
-        };
-    };
+    200: ValidationAnswer;
 };
 
 export type ValidateJsonResponse = ValidateJsonResponses[keyof ValidateJsonResponses];
@@ -2392,7 +2578,7 @@ export type SubmitJsonErrors = {
     /**
      * The payload is not valid; its validation answer, and nothing was written.
      */
-    422: ErrorDetail;
+    422: ValidationRefusal;
     /**
      * Any other error.
      */
@@ -2591,7 +2777,7 @@ export type LoginErrors = {
      */
     422: ErrorDetail;
     /**
-     * Too many failed attempts; retry later.
+     * Too many attempts; retry after `Retry-After` seconds.
      */
     429: ErrorDetail;
     /**
@@ -2669,6 +2855,47 @@ export type GetCurrentUserResponses = {
 
 export type GetCurrentUserResponse = GetCurrentUserResponses[keyof GetCurrentUserResponses];
 
+export type ChangeOwnPasswordData = {
+    body: PasswordChange;
+    path?: never;
+    query?: never;
+    url: '/users/me:changePassword';
+};
+
+export type ChangeOwnPasswordErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Too many attempts; retry after `Retry-After` seconds.
+     */
+    429: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ChangeOwnPasswordError = ChangeOwnPasswordErrors[keyof ChangeOwnPasswordErrors];
+
+export type ChangeOwnPasswordResponses = {
+    /**
+     * The password is changed; log in again.
+     */
+    204: void;
+};
+
+export type ChangeOwnPasswordResponse = ChangeOwnPasswordResponses[keyof ChangeOwnPasswordResponses];
+
 export type CreateUserData = {
     body: UserCreate;
     path?: never;
@@ -2713,6 +2940,51 @@ export type CreateUserResponses = {
 };
 
 export type CreateUserResponse = CreateUserResponses[keyof CreateUserResponses];
+
+export type UpdateUserData = {
+    body: UserUpdate;
+    path?: never;
+    query?: never;
+    url: '/users';
+};
+
+export type UpdateUserErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateUserError = UpdateUserErrors[keyof UpdateUserErrors];
+
+export type UpdateUserResponses = {
+    /**
+     * The user as it now is (never a password).
+     */
+    200: User;
+};
+
+export type UpdateUserResponse = UpdateUserResponses[keyof UpdateUserResponses];
 
 export type ListSitesData = {
     body?: never;
@@ -3932,7 +4204,7 @@ export type PostWorkflowExecutionsErrors = {
     /**
      * The body is not valid; its validation answer, and nothing was written.
      */
-    422: ErrorDetail;
+    422: ValidationRefusal;
     /**
      * Any other error.
      */
@@ -3949,6 +4221,57 @@ export type PostWorkflowExecutionsResponses = {
 };
 
 export type PostWorkflowExecutionsResponse = PostWorkflowExecutionsResponses[keyof PostWorkflowExecutionsResponses];
+
+export type DeleteWorkflowExecutionData = {
+    body?: never;
+    path: {
+        /**
+         * The `id` of the workflow execution to delete.
+         */
+        workflow_execution_id: string;
+    };
+    query?: {
+        /**
+         * Answer what would be deleted, and delete nothing.
+         */
+        dry_run?: boolean;
+    };
+    url: '/workflows/workflow_executions/{workflow_execution_id}';
+};
+
+export type DeleteWorkflowExecutionErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No workflow execution has this id.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type DeleteWorkflowExecutionError = DeleteWorkflowExecutionErrors[keyof DeleteWorkflowExecutionErrors];
+
+export type DeleteWorkflowExecutionResponses = {
+    /**
+     * What was deleted (or, for a dry run, would be).
+     */
+    200: WorkflowExecutionDeletion;
+};
+
+export type DeleteWorkflowExecutionResponse = DeleteWorkflowExecutionResponses[keyof DeleteWorkflowExecutionResponses];
 
 export type ListObjectTypesData = {
     body?: never;
@@ -4756,6 +5079,102 @@ export type ListAllowanceActionsResponses = {
 
 export type ListAllowanceActionsResponse = ListAllowanceActionsResponses[keyof ListAllowanceActionsResponses];
 
+export type RevokeSiteClientData = {
+    body?: never;
+    path: {
+        /**
+         * The site client's `client_id`.
+         */
+        site_client_id: string;
+    };
+    query?: never;
+    url: '/admin/site_clients/{site_client_id}';
+};
+
+export type RevokeSiteClientErrors = {
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type RevokeSiteClientError = RevokeSiteClientErrors[keyof RevokeSiteClientErrors];
+
+export type RevokeSiteClientResponses = {
+    /**
+     * The client is revoked.
+     */
+    204: void;
+};
+
+export type RevokeSiteClientResponse = RevokeSiteClientResponses[keyof RevokeSiteClientResponses];
+
+export type UpdateSiteClientData = {
+    body: SiteClientPatch;
+    path: {
+        /**
+         * The site client's `client_id`.
+         */
+        site_client_id: string;
+    };
+    query?: never;
+    url: '/admin/site_clients/{site_client_id}';
+};
+
+export type UpdateSiteClientErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * No valid bearer token.
+     */
+    401: ErrorDetail;
+    /**
+     * The caller may not do this.
+     */
+    403: ErrorDetail;
+    /**
+     * No such resource.
+     */
+    404: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type UpdateSiteClientError = UpdateSiteClientErrors[keyof UpdateSiteClientErrors];
+
+export type UpdateSiteClientResponses = {
+    /**
+     * The secret is changed.
+     */
+    200: string;
+    /**
+     * No `secret` was given; nothing changed.
+     */
+    204: void;
+};
+
+export type UpdateSiteClientResponse = UpdateSiteClientResponses[keyof UpdateSiteClientResponses];
+
 export type RequestRunData = {
     body?: RunRequest;
     path?: never;
@@ -5197,6 +5616,15 @@ export type GetMetricsData = {
     url: '/metrics';
 };
 
+export type GetMetricsErrors = {
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
+
 export type GetMetricsResponses = {
     /**
      * The metrics.
@@ -5214,6 +5642,10 @@ export type GetHealthData = {
 };
 
 export type GetHealthErrors = {
+    /**
+     * The store did not answer.
+     */
+    503: Health;
     /**
      * Any other error.
      */

@@ -3,9 +3,9 @@
  * service's own access token; the researcher's user is created on first use.
  */
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import type { Accounts } from '../../accounts/index.ts';
 import type { ExternalIdentity } from '../external-identity.ts';
-import { PRINCIPAL_KIND_CLAIM } from '../resource.ts';
+import { credentialsVersion, type Accounts } from '../../accounts/index.ts';
+import { CREDENTIALS_VERSION_CLAIM, PRINCIPAL_KIND_CLAIM } from '../resource.ts';
 import { issueApiAccessToken } from './issue-access-token.ts';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -24,6 +24,7 @@ export function externalIdTokenGrant(accounts: Accounts, external: ExternalIdent
     if (user.disabled) throw new errors.InvalidGrant('Incorrect client_id or client_secret');
     await issueApiAccessToken(ctx, apiResource, user.username, TOKEN_EXCHANGE_GRANT, {
       [PRINCIPAL_KIND_CLAIM]: 'user',
+      [CREDENTIALS_VERSION_CLAIM]: credentialsVersion(user),
     });
   };
 }

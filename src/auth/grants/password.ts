@@ -1,7 +1,7 @@
 /** Grant `password`: a user's username and password (checked against the bcrypt hash). */
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import type { Accounts } from '../../accounts/index.ts';
-import { PRINCIPAL_KIND_CLAIM } from '../resource.ts';
+import { credentialsVersion, type Accounts } from '../../accounts/index.ts';
+import { CREDENTIALS_VERSION_CLAIM, PRINCIPAL_KIND_CLAIM } from '../resource.ts';
 import { issueApiAccessToken } from './issue-access-token.ts';
 
 export const PASSWORD_GRANT = 'password';
@@ -14,6 +14,7 @@ export function passwordGrant(accounts: Accounts, apiResource: string) {
     if (!user) throw new errors.InvalidGrant('Incorrect username or password');
     await issueApiAccessToken(ctx, apiResource, user.username, PASSWORD_GRANT, {
       [PRINCIPAL_KIND_CLAIM]: 'user',
+      [CREDENTIALS_VERSION_CLAIM]: credentialsVersion(user),
     });
   };
 }

@@ -4,8 +4,8 @@
  * client's id and secret as parameters.
  */
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import type { Accounts } from '../../accounts/index.ts';
-import { PRINCIPAL_KIND_CLAIM, SITE_ID_CLAIM } from '../resource.ts';
+import { credentialsVersion, type Accounts } from '../../accounts/index.ts';
+import { CREDENTIALS_VERSION_CLAIM, PRINCIPAL_KIND_CLAIM, SITE_ID_CLAIM } from '../resource.ts';
 import { issueApiAccessToken } from './issue-access-token.ts';
 
 export const SITE_CLIENT_GRANT = 'urn:nmdc:params:oauth:grant-type:site-client';
@@ -22,6 +22,7 @@ export function siteClientGrant(accounts: Accounts, apiResource: string) {
     await issueApiAccessToken(ctx, apiResource, client.client_id, SITE_CLIENT_GRANT, {
       [PRINCIPAL_KIND_CLAIM]: 'site_client',
       [SITE_ID_CLAIM]: client.site_id,
+      [CREDENTIALS_VERSION_CLAIM]: credentialsVersion(client),
     });
   };
 }

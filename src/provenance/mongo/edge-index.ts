@@ -32,7 +32,7 @@ import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
 import type { Doc } from '../../store/port.ts';
 import { fingerprintOf } from '../../../search/indexed-values.ts';
 import { edgesOf, inGraph, typeOf, type Edge } from '../edges.ts';
-import type { Direction, EdgeIndex, NodeInfo, Step } from '../port.ts';
+import type { Direction, EdgeIndex, NodeInfo, Referrer, Step } from '../port.ts';
 
 export const NODES_COLLECTION = '_graph_nodes';
 export const EDGES_COLLECTION = '_graph_edges';
@@ -271,6 +271,42 @@ export class MongoEdgeIndex implements EdgeIndex {
       if (seen.has(key)) continue;
       seen.add(key);
       out.push({ from: e[near], to: to.id, slot: e.slot, type: to.type, collection: to.collection });
+    }
+    return out;
+  }
+
+  async referrers(
+    ids: readonly string[],
+    limit: number,
+    excluding: readonly string[] = [],
+  ): Promise<Referrer[]> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0 || limit <= 0) return [];
+    const others = excluding.length > 0 ? { $nin: [...excluding] } : undefined;
+    // An edge's holder is its downstream end for an upstream slot (`holder: 'down'`), its upstream
+    // end otherwise: each branch is one range of an edge index.
+    const edges = await this.edgeColl
+      .find(
+        {
+          $or: [
+            { up: { $in: unique }, holder: 'down', ...(others ? { down: others } : {}) },
+            { down: { $in: unique }, holder: 'up', ...(others ? { up: others } : {}) },
+          ],
+        } as Filter<EdgeDoc>,
+        { projection: { _id: 0, up: 1, down: 1, slot: 1, holder: 1 }, limit },
+      )
+      .toArray();
+    if (edges.length === 0) return [];
+    const holderOf = (e: Edge) => (e.holder === 'down' ? e.down : e.up);
+    const records = new Map(
+      (await this.nodes([...new Set(edges.map(holderOf))])).map((n) => [n.id, n] as const),
+    );
+    const out: Referrer[] = [];
+    for (const e of edges) {
+      const holder = records.get(holderOf(e));
+      if (!holder) continue;
+      const target = e.holder === 'down' ? e.up : e.down;
+      out.push({ id: holder.id, collection: holder.collection, type: holder.type, slot: e.slot, target });
     }
     return out;
   }

@@ -13,7 +13,7 @@ import { StatementCache } from '../../store/sqlite/statement-cache.ts';
 import { fingerprintOf, fingerprintOfText } from '../../../search/indexed-values.ts';
 import type { HookableStore } from '../../../search/sqlite/fts-index.ts';
 import { edgesOf, inGraph, typeOf } from '../edges.ts';
-import type { Direction, EdgeIndex, NodeInfo, Step } from '../port.ts';
+import type { Direction, EdgeIndex, NodeInfo, Referrer, Step } from '../port.ts';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS graph_nodes (
@@ -284,6 +284,29 @@ export class SqliteEdgeIndex implements EdgeIndex {
          JOIN graph_nodes t ON t.key = e.${far}
         WHERE t.collection IS NOT NULL`,
     ).all(JSON.stringify([...new Set(ids)])) as Step[];
+  }
+
+  async referrers(
+    ids: readonly string[],
+    limit: number,
+    excluding: readonly string[] = [],
+  ): Promise<Referrer[]> {
+    if (ids.length === 0 || limit <= 0) return [];
+    // An edge's holder is its downstream end for an upstream slot, its upstream end otherwise.
+    const held = (targetEnd: 'up' | 'down', holderEnd: 'up' | 'down', holder: number) =>
+      `SELECT h.id AS id, h.collection AS collection, COALESCE(h.type, '') AS type, e.slot AS slot, t.id AS target
+         FROM json_each(@ids) j
+         JOIN graph_nodes t ON t.id = j.value
+         JOIN graph_edges e ON e.${targetEnd} = t.key AND e.holder = ${holder}
+         JOIN graph_nodes h ON h.key = e.${holderEnd}
+        WHERE h.collection IS NOT NULL AND h.id NOT IN (SELECT value FROM json_each(@excluding))`;
+    return this.stmt(
+      `${held('up', 'down', DOWN_HOLDS)} UNION ALL ${held('down', 'up', UP_HOLDS)} LIMIT @limit`,
+    ).all({
+      ids: JSON.stringify([...new Set(ids)]),
+      excluding: JSON.stringify(excluding),
+      limit,
+    }) as Referrer[];
   }
 
   async watermark(): Promise<number> {

@@ -1,4 +1,4 @@
-import { UnsupportedQuery } from '../../store/errors.ts';
+import { UnsupportedQuery } from '../../errors.ts';
 
 /** Query operators the service evaluates; every other `$`-key (`$where`, `$expr`, `$function`, ...) is refused. */
 export const ALLOWED_OPERATORS = new Set([

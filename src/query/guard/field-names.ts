@@ -1,4 +1,4 @@
-import { UnsupportedQuery } from '../../store/errors.ts';
+import { UnsupportedQuery } from '../../errors.ts';
 
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 

@@ -3,7 +3,7 @@
  * passes here before it reaches a store. It accepts only the operators the service evaluates,
  * checks operand shapes, and bounds nesting depth, pattern length and list sizes.
  */
-import { UnsupportedQuery } from '../../store/errors.ts';
+import { UnsupportedQuery } from '../../errors.ts';
 import type { Filter } from '../../store/port.ts';
 import { checkOperatorAllowed } from './allowed-operators.ts';
 import { checkFieldPath } from './field-names.ts';

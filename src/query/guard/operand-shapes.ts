@@ -1,4 +1,4 @@
-import { UnsupportedQuery } from '../../store/errors.ts';
+import { UnsupportedQuery } from '../../errors.ts';
 import { FILTER_LIMITS } from './limits.ts';
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>

@@ -25,7 +25,7 @@ import type {
   FindOptions,
 } from '../../store/port.ts';
 import { compileFilter } from '../../store/filter.ts';
-import type { Candidates, IndexablePredicate, SearchIndex } from '../../../search/port.ts';
+import type { Candidates, Freshness, IndexablePredicate, SearchIndex } from '../../../search/port.ts';
 import { assertRegexLengths, conjunctsOf, type Conjunct } from '../../../search/filter-predicates.ts';
 import { CountCache } from '../../../search/count-cache.ts';
 import { bodyTestOf, bodyTestSql, describeBodyTest, type BodyTest } from './body-prefilter.ts';
@@ -41,6 +41,9 @@ import {
   type CostInputs,
   type PathEstimate,
 } from './cost-model.ts';
+
+/** Records per read when `executionStats` runs a find in id order to its end. */
+const EXPLAIN_CHUNK = 2000;
 
 export type PlannedFind = Omit<FindOptions, 'candidateIds' | 'access' | 'stats'>;
 
@@ -318,7 +321,7 @@ export class QueryPlanner {
           access: plan.directive,
           stats,
         });
-      } else returned = (await this.execute(plan, options, stats)).length;
+      } else returned = await this.runToEnd(plan, options, stats);
       out.executionStats = {
         ...(purpose === 'count' ? { count: returned } : { nReturned: returned }),
         executionTimeMillis: Math.round((performance.now() - t0 + planningMillis) * 100) / 100,
@@ -331,15 +334,43 @@ export class QueryPlanner {
     return out;
   }
 
+  /**
+   * Runs a find's plan to its end for `executionStats`, as MongoDB does: every match (up to the
+   * find's limit), its work counted in `stats`. Only ids are kept, and a read in id order goes in
+   * chunks, so explaining a query of a million matches counts them without holding them.
+   */
+  private async runToEnd(plan: QueryPlan, options: PlannedFind, stats: ExecutionStats): Promise<number> {
+    const idsOnly = { ...options, projection: ['id'] };
+    const idOrder =
+      !plan.sort || (plan.sort.length === 1 && plan.sort[0]![0] === 'id' && plan.sort[0]![1] === 1);
+    if (!idOrder || plan.limit !== undefined || plan.skip)
+      return (await this.execute(plan, idsOnly, stats)).length;
+    let returned = 0;
+    let afterId: string | undefined;
+    for (;;) {
+      const chunk = await this.execute(
+        plan,
+        { ...idsOnly, sort: undefined, afterId, limit: EXPLAIN_CHUNK },
+        stats,
+      );
+      returned += chunk.length;
+      if (chunk.length < EXPLAIN_CHUNK) return returned;
+      afterId = chunk[chunk.length - 1]!.id;
+    }
+  }
+
   /** Candidate ids of the indexable conjuncts, or null when the index has more than `limit`. */
   private async candidatesFor(
     collection: string,
     conjuncts: Conjunct[],
     limit: number,
   ): Promise<Set<string> | null> {
+    // The index's freshness is read before the index is asked: whatever its watermark then
+    // covers is in the index's answer, and the writes after it are added from the change log.
+    const freshness = await this.freshness(collection);
     const narrowed = await this.intersect(collection, conjuncts, limit);
     if (narrowed.all) return null;
-    const fresh = await this.freshIds(collection);
+    const fresh = await this.freshIds(collection, freshness);
     if (fresh === null) return null;
     for (const id of fresh) narrowed.ids.add(id);
     return narrowed.ids;
@@ -395,15 +426,24 @@ export class QueryPlanner {
     return { all: false, ids };
   }
 
+  /** Where the index's knowledge of a collection ends (null: it is written with the records). */
+  private async freshness(collection: string): Promise<Freshness | null> {
+    if (this.index.synchronous) return null;
+    if (this.index.freshness) return this.index.freshness(collection);
+    return { since: await this.index.watermark(), missing: [] };
+  }
+
   /**
-   * Ids written since the index last caught up: always candidates, so a search never misses a
-   * fresh write. Null when there are too many to help.
+   * Ids written since the index last caught up, and ids it could not take: always candidates, so
+   * a search never misses a fresh write. Null when there are too many to help, or when the change
+   * log holds more than one page past the watermark (the index is too far behind to narrow).
    */
-  private async freshIds(collection: string): Promise<string[] | null> {
-    if (this.index.synchronous) return [];
-    const { changes, gap } = await this.store.changesSince(await this.index.watermark());
-    if (gap) return null;
+  private async freshIds(collection: string, freshness: Freshness | null): Promise<string[] | null> {
+    if (freshness === null) return [];
+    const { changes, gap, more } = await this.store.changesSince(freshness.since);
+    if (gap || more) return null;
     const ids = changes.filter((c) => c.collection === collection && !c.deleted).map((c) => c.id);
+    ids.push(...freshness.missing);
     return ids.length > this.maxCandidates ? null : ids;
   }
 

@@ -6,8 +6,10 @@
 import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
 import { assertRegexesSupported } from '../filter.ts';
 import { cleanDocs } from '../clean-docs.ts';
+import { keysByCollection } from '../record-keys.ts';
 import { INDEXED_PATHS } from '../sqlite/attribute-index.ts';
 import type {
+  ChangePage,
   CollectionStats,
   Doc,
   DocumentStore,
@@ -207,7 +209,18 @@ export class MongoDocumentStore implements DocumentStore {
               .findOne({ id }, { projection: { _id: 0 }, session })) as Doc | null,
         ),
       );
-      const { writes, value } = decide(current);
+      const { writes, deletes = [], value } = decide(current);
+      for (const [collection, ids] of keysByCollection(deletes)) {
+        const present = (
+          await this.db
+            .collection(collection)
+            .find({ id: { $in: ids } }, { projection: { _id: 0, id: 1 }, session })
+            .toArray()
+        ).map((d) => (d as unknown as { id: string }).id);
+        if (present.length === 0) continue;
+        await this.db.collection(collection).deleteMany({ id: { $in: present } }, { session });
+        await this.recordChanges(collection, present, true, session);
+      }
       const cleaned = writes
         .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
         .filter((w) => w.docs.length > 0);
@@ -291,13 +304,14 @@ export class MongoDocumentStore implements DocumentStore {
     return stats;
   }
 
-  async changesSince(
-    sinceSeq: number,
-  ): Promise<{ changes: Array<{ collection: string; id: string; deleted: boolean }>; seq: number }> {
+  async changesSince(sinceSeq: number): Promise<ChangePage> {
+    // One row past the page tells whether more follow.
     const rows = await this.db
       .collection<ChangeRecord>(CHANGES_COLLECTION)
-      .find({ seq: { $gt: sinceSeq } }, { projection: { _id: 0 }, sort: { seq: 1 }, limit: CHANGES_PAGE })
+      .find({ seq: { $gt: sinceSeq } }, { projection: { _id: 0 }, sort: { seq: 1 }, limit: CHANGES_PAGE + 1 })
       .toArray();
+    const more = rows.length > CHANGES_PAGE;
+    if (more) rows.length = CHANGES_PAGE;
     const latest = new Map<string, { collection: string; id: string; deleted: boolean }>();
     for (const r of rows) {
       const key = `${r.collection}\u0000${r.id}`;
@@ -305,7 +319,12 @@ export class MongoDocumentStore implements DocumentStore {
       latest.set(key, { collection: r.collection, id: r.id, deleted: r.deleted });
     }
     // The MongoDB change log is never pruned, so no change is ever missing (no gap).
-    return { changes: [...latest.values()], seq: rows.length > 0 ? rows[rows.length - 1]!.seq : sinceSeq };
+    const page: ChangePage = {
+      changes: [...latest.values()],
+      seq: rows.length > 0 ? rows[rows.length - 1]!.seq : sinceSeq,
+    };
+    if (more) page.more = true;
+    return page;
   }
 
   async latestSeq(): Promise<number> {

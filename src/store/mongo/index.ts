@@ -37,11 +37,21 @@ export async function openMongoStore(config: Config, logger: Logger): Promise<Mo
       `cannot reach MongoDB at MONGO_URL (${describeUrl(url)}): ${err instanceof Error ? err.message : String(err)}`,
     );
   }
+  return storeOnClient(client, config, logger, describeUrl(url));
+}
+
+/** The store on a connected client (tests hand in a stand-in for the driver's). */
+export async function storeOnClient(
+  client: MongoClient,
+  config: Config,
+  logger: Logger,
+  host = 'the configured address',
+): Promise<MongoDocumentStore> {
   const db = client.db(config.mongoDb);
   const hello = (await db.admin().command({ hello: 1 })) as { setName?: string; msg?: string };
   const transactions = Boolean(hello.setName) || hello.msg === 'isdbgrid';
   const store = new MongoDocumentStore(db, client, { databaseName: config.mongoDb, transactions });
   await store.init(COLLECTION_NAMES);
-  logger.info({ host: describeUrl(url), db: config.mongoDb, transactions }, 'MongoDB store open');
+  logger.info({ host, db: config.mongoDb, transactions }, 'MongoDB store open');
   return store;
 }

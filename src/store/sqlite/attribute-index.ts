@@ -181,7 +181,10 @@ export function valueSql(column: string, c: Condition): { sql: string; params: I
       return { sql: `${column} = ?`, params: [c.value] };
     case 'in':
       return { sql: `${column} IN (${c.values.map(() => '?').join(',')})`, params: c.values };
-    default: {
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
       const cmp = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[c.op];
       const numeric = typeof c.value === 'number';
       const bound =

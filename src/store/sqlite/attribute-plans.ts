@@ -4,9 +4,8 @@
  * matches, which choose the driving condition and tell broad conditions from narrow ones.
  */
 import { valueSql, type Condition, type IndexPlan } from './attribute-index.ts';
-import type { StatementCache } from './statement-cache.ts';
+import type { SqlParam, StatementCache } from './statement-cache.ts';
 import { recordCount } from './statistics.ts';
-import type { SqlParam } from './store-context.ts';
 
 /** Index rows an estimate counts at most. */
 export const ESTIMATE_CAP = 5000;

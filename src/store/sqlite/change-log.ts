@@ -17,7 +17,7 @@ export const CHANGE_LOG_SCHEMA = `
 `;
 
 /** Change-log rows one `changesSince` reads at most. */
-const CHANGES_PAGE = 100_000;
+export const CHANGES_PAGE = 100_000;
 
 export class ChangeLog {
   constructor(
@@ -25,6 +25,8 @@ export class ChangeLog {
     private readonly statements: StatementCache,
     /** Change-log rows kept for `changesSince`. */
     private readonly retained: number,
+    /** Change-log rows one `changesSince` reads at most (its page says `more` when others follow). */
+    private readonly page: number = CHANGES_PAGE,
   ) {}
 
   /** Logs a write or delete of a record (inside the caller's transaction); returns its sequence number. */
@@ -64,9 +66,17 @@ export class ChangeLog {
     if (sinceSeq < this.prunedThrough()) {
       return { changes: [], seq: this.latestSeq(), gap: true };
     }
+    // One row past the page tells whether more follow.
     const rows = this.statements
       .get('SELECT seq, collection, id, deleted FROM changes WHERE seq > ? ORDER BY seq LIMIT ?')
-      .all(sinceSeq, CHANGES_PAGE) as Array<{ seq: number; collection: string; id: string; deleted: number }>;
+      .all(sinceSeq, this.page + 1) as Array<{
+      seq: number;
+      collection: string;
+      id: string;
+      deleted: number;
+    }>;
+    const more = rows.length > this.page;
+    if (more) rows.length = this.page;
     const latest = new Map<string, { collection: string; id: string; deleted: boolean }>();
     for (const r of rows) {
       const key = `${r.collection}\u0000${r.id}`;
@@ -74,7 +84,7 @@ export class ChangeLog {
       latest.set(key, { collection: r.collection, id: r.id, deleted: r.deleted === 1 });
     }
     const seq = rows.length > 0 ? rows[rows.length - 1]!.seq : Math.max(sinceSeq, this.latestSeq());
-    return { changes: [...latest.values()], seq };
+    return more ? { changes: [...latest.values()], seq, more } : { changes: [...latest.values()], seq };
   }
 
   latestSeq(): number {

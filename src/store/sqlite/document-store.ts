@@ -32,7 +32,8 @@ import { candidateIdSql, ConditionEstimates, ESTIMATE_CAP } from './attribute-pl
 import { sampleTexts } from './sampling.ts';
 import { CHANGE_LOG_SCHEMA, ChangeLog } from './change-log.ts';
 import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
-import { countMatches, findPage, findPageWith, type PageStrategy } from './page-strategies.ts';
+import { countMatches, findPage, findPageWith } from './page-strategies.ts';
+import type { PageStrategy } from './page-queries.ts';
 import { bodyOf, openDatabase, RECORDS_SCHEMA, RecordWrites, scanTexts, type WriteHook } from './records.ts';
 import { createStateSchema, SqliteStateStore } from './state-store.ts';
 import { StatementCache } from './statement-cache.ts';
@@ -54,6 +55,8 @@ export interface SqliteStoreOptions {
   sweepIntervalMs?: number;
   /** Change-log rows kept for `changesSince`. Default 200 000. */
   changesRetained?: number;
+  /** Change-log rows one `changesSince` answers at most (`more` says others follow). Default 100 000. */
+  changesPage?: number;
 }
 
 export class SqliteDocumentStore implements DocumentStore {
@@ -83,7 +86,12 @@ export class SqliteDocumentStore implements DocumentStore {
       counters: this.counters,
       estimates: new ConditionEstimates(this.statements),
     };
-    this.changeLog = new ChangeLog(this.db, this.statements, options.changesRetained ?? 200_000);
+    this.changeLog = new ChangeLog(
+      this.db,
+      this.statements,
+      options.changesRetained ?? 200_000,
+      options.changesPage,
+    );
     this.records = new RecordWrites(this.context, this.changeLog);
     this.sweep();
     this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);

@@ -8,7 +8,9 @@ import type { Doc, ExecutionStats, Filter } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql, NO_CONDITIONS, type CandidateIds } from './attribute-plans.ts';
 import { loadBodies } from './records.ts';
-import { CHUNK, parseBody, type Row, type SqlParam, type StoreContext } from './store-context.ts';
+import type { IdOrderStrategy } from './page-queries.ts';
+import type { SqlParam } from './statement-cache.ts';
+import { CHUNK, parseBody, type Row, type StoreContext } from './store-context.ts';
 
 /** Longest stretch a scan keeps the event loop before letting other requests run. */
 const TURN_MS = 10;
@@ -35,9 +37,6 @@ export class Turns {
     this.started = performance.now();
   }
 }
-
-/** The ways a scan in id order finds its candidates. */
-export type IdOrderStrategy = 'id-walk' | 'candidate-ids' | 'attribute-index';
 
 export interface IdOrderQuery {
   collection: string;

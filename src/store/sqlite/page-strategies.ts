@@ -7,7 +7,7 @@
 import { compileFilter } from '../filter.ts';
 import { sortDocs } from '../ordering.ts';
 import { compileProjection } from '../projection.ts';
-import { InvalidQuery } from '../errors.ts';
+import { InvalidQuery } from '../../errors.ts';
 import type { Doc, Filter, FindOptions, Sort } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
@@ -18,35 +18,15 @@ import {
   idWalk,
   matchesInIdOrder,
   visitMatches,
-  type IdOrderStrategy,
   type Pause,
 } from './id-order-scans.ts';
 import { countPathRegexMatches, pathRegexOf } from './path-regex-count.ts';
 import { sortKeysPage } from './sort-keys.ts';
 import { sortedIndexWalk } from './sorted-index-walk.ts';
 import { recordCount } from './statistics.ts';
-import { CHUNK, type SqlParam, type StoreContext } from './store-context.ts';
-
-/**
- * The ways a page is read. In id order: walking every record ('id-walk'), the caller's candidate
- * ids ('candidate-ids'), candidates off the attribute index ('attribute-index'). Sorted otherwise:
- * a walk of the sort key's index ('sorted-index-walk'), keys read by SQLite's JSON functions
- * ('sort-keys'), or every match parsed and sorted ('sort-in-memory').
- */
-export type PageStrategy = IdOrderStrategy | 'sorted-index-walk' | 'sort-keys' | 'sort-in-memory';
-
-/** A page of matches in a sort order other than plain id order. */
-export interface SortedPageQuery {
-  collection: string;
-  filter: Filter;
-  sort: Sort;
-  skip: number;
-  limit: number | undefined;
-  /** Restrict to these ids (from the search index). */
-  candidateIds?: Iterable<string>;
-  /** Keyset paging on id (only the in-memory sort honours it). */
-  afterId?: string;
-}
+import type { PageStrategy, SortedPageQuery } from './page-queries.ts';
+import type { SqlParam } from './statement-cache.ts';
+import { CHUNK, type StoreContext } from './store-context.ts';
 
 /**
  * 'sort-in-memory': every match parsed, sorted, and the page cut out. Always applies. The matches

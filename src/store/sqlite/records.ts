@@ -8,6 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Database as Db } from 'better-sqlite3';
 import { cleanDocs } from '../clean-docs.ts';
+import { keysByCollection } from '../record-keys.ts';
 import type { Doc, ReadModifyWriteDecision, RecordKey, WriteResult } from '../port.ts';
 import { addEntries, removeEntries } from './attribute-index.ts';
 import type { ChangeLog } from './change-log.ts';
@@ -136,7 +137,15 @@ export class RecordWrites {
           const body = bodyOf(this.ctx.statements, collection, id);
           return body === undefined ? null : parseBody(this.ctx, body);
         });
-        const { writes, value } = decide(current);
+        const { writes, deletes = [], value } = decide(current);
+        for (const [collection, ids] of keysByCollection(deletes)) {
+          const victims: Doc[] = [];
+          for (const id of ids) {
+            const body = bodyOf(this.ctx.statements, collection, id);
+            if (body !== undefined) victims.push(parseBody(this.ctx, body));
+          }
+          this.deleteInTransaction(collection, victims);
+        }
         for (const { collection, docs } of writes) this.upsertInTransaction(collection, cleanDocs(docs));
         return value;
       })

@@ -7,9 +7,10 @@ import { sortByKeys, sortKeyOf, withIdTieBreaker } from '../ordering.ts';
 import type { Doc } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
-import type { SortedPageQuery } from './page-strategies.ts';
+import type { SortedPageQuery } from './page-queries.ts';
 import { loadBodies } from './records.ts';
-import { CHUNK, parseBody, type SqlParam, type StoreContext } from './store-context.ts';
+import type { SqlParam } from './statement-cache.ts';
+import { CHUNK, parseBody, type StoreContext } from './store-context.ts';
 
 /** Ids one statement looks up at a time. */
 const ID_BATCH = CHUNK * 10;

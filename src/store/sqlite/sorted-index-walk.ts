@@ -8,10 +8,11 @@ import { compareKeys, sortByKeys, sortKeyOf, withIdTieBreaker } from '../orderin
 import type { Doc } from '../port.ts';
 import { INDEXED_PATHS, planIndex, type IndexPlan, type IndexValue } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
-import type { SortedPageQuery } from './page-strategies.ts';
+import type { SortedPageQuery } from './page-queries.ts';
 import { loadBodies } from './records.ts';
 import { recordCount } from './statistics.ts';
-import { parseBody, type SqlParam, type StoreContext } from './store-context.ts';
+import type { SqlParam } from './statement-cache.ts';
+import { parseBody, type StoreContext } from './store-context.ts';
 
 /** Matches below this many are sorted from their bodies rather than found on a walk of the sort key's index. */
 const SMALL_MATCH = 1000;

@@ -4,6 +4,9 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 
+/** A value bound to a statement's parameter. */
+export type SqlParam = string | number;
+
 export class StatementCache {
   private readonly statements = new Map<string, Statement>();
 

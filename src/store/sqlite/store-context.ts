@@ -6,7 +6,7 @@
 import type { Database as Db } from 'better-sqlite3';
 import type { Doc } from '../port.ts';
 import type { ConditionEstimates } from './attribute-plans.ts';
-import type { PageStrategy } from './page-strategies.ts';
+import type { PageStrategy } from './page-queries.ts';
 import type { StatementCache } from './statement-cache.ts';
 
 /** Counters tests and benchmarks read to check that narrowing works. */
@@ -27,7 +27,6 @@ export interface StoreContext {
 }
 
 export type Row = { id: string; body: string };
-export type SqlParam = string | number;
 
 /** Records (or ids) one statement reads at a time, so a scan can stop early and take turns. */
 export const CHUNK = 1000;

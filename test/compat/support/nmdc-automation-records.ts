@@ -131,6 +131,13 @@ export const POOL_OBJECTS = Array.from(
 );
 
 const studies: Doc[] = [
+  // The study the automation biosample and data generations belong to.
+  {
+    id: 'nmdc:sty-11-main0001',
+    type: 'nmdc:Study',
+    name: 'Automation study',
+    study_category: 'research_study',
+  },
   {
     id: GOLD_STUDY,
     type: 'nmdc:Study',

@@ -5,8 +5,8 @@ import {
   parseFieldList,
   coerceNumber,
 } from '../../../src/query/compact.ts';
-import { statusOfStoreError } from '../../../src/http/error-handler.ts';
-import { InvalidQuery } from '../../../src/store/errors.ts';
+import { statusOf } from '../../../src/http/error-handler.ts';
+import { InvalidQuery } from '../../../src/errors.ts';
 
 const detailOf = (fn: () => unknown) => {
   try {
@@ -14,7 +14,7 @@ const detailOf = (fn: () => unknown) => {
   } catch (err) {
     // The query layer refuses in its own words; the API answers with the status the handler maps it to.
     expect(err).toBeInstanceOf(InvalidQuery);
-    return { status: statusOfStoreError(err as InvalidQuery), detail: (err as InvalidQuery).detail };
+    return { status: statusOf(err as InvalidQuery), detail: (err as InvalidQuery).detail };
   }
   throw new Error('expected an error');
 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { guardFilter, parseJsonFilter, FILTER_LIMITS } from '../../../src/query/guard/index.ts';
-import { statusOfStoreError } from '../../../src/http/error-handler.ts';
-import { UnsupportedQuery } from '../../../src/store/errors.ts';
+import { statusOf } from '../../../src/http/error-handler.ts';
+import { UnsupportedQuery } from '../../../src/errors.ts';
 
 const refusal = (fn: () => unknown): { status: number; detail: string } => {
   try {
@@ -10,8 +10,8 @@ const refusal = (fn: () => unknown): { status: number; detail: string } => {
     // The guard refuses in the query layer's words; the API answers with the status the handler maps it to.
     expect(err).toBeInstanceOf(UnsupportedQuery);
     return {
-      status: statusOfStoreError(err as UnsupportedQuery),
-      detail: (err as UnsupportedQuery).detail,
+      status: statusOf(err as UnsupportedQuery),
+      detail: (err as UnsupportedQuery).detail as string,
     };
   }
   throw new Error('expected a refusal');

@@ -3,25 +3,14 @@
  * discovery), its login interaction, the external researcher sign-in and token revocation.
  */
 import express, { type Request, type Response } from 'express';
-import type Provider from 'oidc-provider';
-import type { Logger } from 'pino';
-import type { Accounts } from '../accounts/index.ts';
-import { HttpError } from '../errors.ts';
-import type { AccessTokenVerifier } from './bearer-guard.ts';
-import type { ExternalIdentity, PendingExternalLogin } from './external-identity.ts';
-import type { LoginRateLimiter } from './login-rate-limit.ts';
+import type { Services } from '../services.ts';
+import type { PendingExternalLogin } from './external-identity.ts';
 import { errorPage, passwordLoginPage, tokenPage } from './pages.ts';
 import { OIDC_PREFIX } from './provider.ts';
-import type { RevocationList } from './revocation-list.ts';
 import { ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from './grants/external-id-token.ts';
-import {
-  expiresOf,
-  formLogin,
-  type ProviderTokenIssuer,
-  type TokenEndpointOptions,
-} from './token-endpoint.ts';
-import { runInProcess } from './in-process-request.ts';
-import type { StateStore } from '../store/port.ts';
+import { expiresOf, type TokenLogins } from './token-endpoint.ts';
+import { runInProcess, type InProcessResponse } from './in-process-request.ts';
+import { DomainError, LoginRateLimited } from '../errors.ts';
 
 const PENDING_KIND = 'external_login';
 const PENDING_TTL_SECONDS = 600;
@@ -30,20 +19,6 @@ const STATE_COOKIE = 'nmdc_external_login';
 interface StoredPendingLogin extends PendingExternalLogin {
   /** Set when the sign-in was started by the provider's login interaction (docs page). */
   interactionUid?: string;
-}
-
-export interface BrowserFlowOptions {
-  provider: Provider;
-  publicUrl: string;
-  accounts: Accounts;
-  state: StateStore;
-  external: ExternalIdentity | undefined;
-  issuer: ProviderTokenIssuer;
-  verifier: AccessTokenVerifier;
-  revocations: RevocationList;
-  limiter: LoginRateLimiter;
-  tokenTtlSeconds: number;
-  logger: Logger;
 }
 
 function cookieValue(req: Request, name: string): string | undefined {
@@ -68,9 +43,11 @@ function expiresText(seconds: number): string {
   return parts.length ? `for ${parts.join(' ')}` : 'for less than a minute';
 }
 
-export function browserFlowsRouter(options: BrowserFlowOptions): express.Router {
-  const { provider, publicUrl, accounts, state, external, issuer, verifier, revocations, limiter, logger } =
-    options;
+export function browserFlowsRouter(deps: Services): express.Router {
+  const { accounts, logger } = deps;
+  const { provider, external, issuer, limiter } = deps.auth;
+  const { publicUrl, tokenTtlSeconds } = deps.config;
+  const { state } = deps.store;
   const router = express.Router();
   const providerHandler = provider.callback();
   const secureCookies = publicUrl.startsWith('https:');
@@ -90,13 +67,7 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
   // Revocation of our JWT access tokens (the provider only revokes tokens it stores). Anyone
   // holding a token may revoke it; unknown or foreign tokens are ignored, as RFC 7009 asks.
   router.post(`${OIDC_PREFIX}/token/revocation`, form, async (req, res) => {
-    const token = typeof req.body?.token === 'string' ? req.body.token : '';
-    try {
-      const claims = await verifier.verify(token, { allowExpired: true });
-      await revocations.revoke(claims.jti!, claims.exp!);
-    } catch (err) {
-      if (!(err instanceof HttpError)) throw err;
-    }
+    await deps.auth.tokens.revoke(typeof req.body?.token === 'string' ? req.body.token : '');
     res.status(200).set('Cache-Control', 'no-store').end();
   });
 
@@ -157,7 +128,8 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
     if (!details) return;
     const username = typeof req.body?.username === 'string' ? req.body.username : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
-    await limiter.admit(`user:${username}`, req.ip ?? 'unknown');
+    const address = req.ip ?? 'unknown';
+    await limiter.admit(`user:${username}`, address);
     const user = await accounts.verifyPassword(username, password);
     if (!user) {
       sendHtml(
@@ -169,7 +141,7 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
       );
       return;
     }
-    await limiter.succeeded(`user:${username}`);
+    await limiter.succeeded(`user:${username}`, address);
     await provider.interactionFinished(
       req,
       res,
@@ -278,7 +250,7 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
         username: user.username,
         accessToken: issued.accessToken,
         publicUrl,
-        expiresText: expiresText(issued.expiresIn ?? options.tokenTtlSeconds),
+        expiresText: expiresText(issued.expiresIn ?? tokenTtlSeconds),
       }),
     );
   });
@@ -287,23 +259,17 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
   // password, a site client's credentials) as well as the provider's own grants, so an OAuth
   // client configured from discovery logs in as the docs and README say. Other grants
   // (authorization codes of the docs page, token exchange) go on to the provider unchanged.
-  const loginOptions = {
-    issuer,
-    limiter,
-    tokenTtlSeconds: options.tokenTtlSeconds,
-    exchangeEnabled: Boolean(external),
-  };
-  const rawForm = express.raw({ type: () => true, limit: '56kb' });
-  router.post(`${OIDC_PREFIX}/token`, rawForm, async (req, res) => {
+  const rawBody = express.raw({ type: () => true, limit: '56kb' });
+  router.post(`${OIDC_PREFIX}/token`, rawBody, async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const form = req.is('application/x-www-form-urlencoded')
+    const fields = req.is('application/x-www-form-urlencoded')
       ? Object.fromEntries(new URLSearchParams(raw.toString('utf8')))
       : {};
-    if (form.grant_type === 'password' || form.grant_type === 'client_credentials') {
-      await oauthLogin(loginOptions, { body: form, headers: req.headers, ip: req.ip }, res);
+    if (fields.grant_type === 'password' || fields.grant_type === 'client_credentials') {
+      await oauthLogin(deps.auth.logins, fields, req, res);
       return;
     }
-    await forwardToProvider(providerHandler, req, raw, res);
+    sendRaw(res, await runInProcess(providerHandler, inProcessRequestOf(req, raw)));
   });
 
   // The discovery document, with the grants the token endpoint takes beyond the provider's own.
@@ -330,7 +296,8 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
   // Everything else under /oidc and the discovery document is the provider's.
   router.use((req, res, next) => {
     if (req.path.startsWith(`${OIDC_PREFIX}/`) || req.path === '/.well-known/openid-configuration') {
-      providerHandler(req, res);
+      // The provider answers its own errors; its handler's promise never rejects.
+      void providerHandler(req, res);
       return;
     }
     next();
@@ -338,7 +305,7 @@ export function browserFlowsRouter(options: BrowserFlowOptions): express.Router 
   return router;
 }
 
-/** The headers of an Express request as an in-process request to the provider takes them. */
+/** An Express request as an in-process request to the provider (its body already read). */
 function inProcessRequestOf(req: Request, body?: Buffer): Parameters<typeof runInProcess>[1] {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
@@ -356,7 +323,8 @@ function inProcessRequestOf(req: Request, body?: Buffer): Parameters<typeof runI
   };
 }
 
-function sendRaw(res: Response, answer: Awaited<ReturnType<typeof runInProcess>>): void {
+/** Answers what an in-process request to the provider answered. */
+function sendRaw(res: Response, answer: InProcessResponse): void {
   for (const [name, value] of Object.entries(answer.headers)) {
     if (value === undefined || name === 'content-length' || name === 'transfer-encoding') continue;
     res.setHeader(name, value as string | string[]);
@@ -364,43 +332,31 @@ function sendRaw(res: Response, answer: Awaited<ReturnType<typeof runInProcess>>
   res.status(answer.status).send(answer.body);
 }
 
-/** Runs a request whose body was already read through the provider, and answers what it answered. */
-async function forwardToProvider(
-  handler: ReturnType<Provider['callback']>,
-  req: Request,
-  body: Buffer,
-  res: Response,
-): Promise<void> {
-  sendRaw(res, await runInProcess(handler, inProcessRequestOf(req, body)));
-}
-
 /**
  * A login of the `/token` form contract answered as OAuth 2.0 answers (RFC 6749 §5):
  * `{access_token, token_type, expires_in}`, or `{error, error_description}`.
  */
 async function oauthLogin(
-  options: TokenEndpointOptions,
-  req: Pick<Request, 'body' | 'headers' | 'ip'>,
+  logins: TokenLogins,
+  fields: Record<string, string>,
+  req: Request,
   res: Response,
 ): Promise<void> {
   res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
   try {
-    const { accessToken, expiresIn } = await formLogin(options, req);
+    const { accessToken, expiresIn } = await logins.issue(fields, req.headers.authorization, req.ip);
     res.json({ access_token: accessToken, token_type: 'Bearer', expires_in: expiresIn });
   } catch (err) {
-    if (!(err instanceof HttpError)) throw err;
+    if (!(err instanceof DomainError)) throw err;
     const description = typeof err.detail === 'string' ? err.detail : JSON.stringify(err.detail);
-    const clientLogin = (req.body as Record<string, unknown>).grant_type === 'client_credentials';
-    if (err.status === 401 && clientLogin) {
+    if (err.kind === 'unauthenticated' && fields.grant_type === 'client_credentials') {
       res.status(401).set('WWW-Authenticate', 'Basic realm="token"');
       res.json({ error: 'invalid_client', error_description: description });
-    } else if (err.status === 401) {
+    } else if (err.kind === 'unauthenticated') {
       res.status(400).json({ error: 'invalid_grant', error_description: description });
-    } else if (err.status === 429) {
-      res
-        .status(429)
-        .set(err.headers)
-        .json({ error: 'temporarily_unavailable', error_description: description });
+    } else if (err instanceof LoginRateLimited) {
+      res.status(429).set('Retry-After', String(err.retryAfterSeconds));
+      res.json({ error: 'temporarily_unavailable', error_description: description });
     } else {
       res.status(400).json({ error: 'invalid_request', error_description: description });
     }

@@ -1,0 +1,37 @@
+/**
+ * The engines behind the ports, chosen from the config in this one place: MongoDB and
+ * Elasticsearch when their URLs are set, else the embedded SQLite file (documents, FTS5 search
+ * index and edges). The composition root (src/services.ts) and the command-line tools open them here.
+ */
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { DocumentStore } from './store/port.ts';
+import { openStore } from './store/index.ts';
+import type { SearchIndex } from '../search/port.ts';
+import { openSearchIndex } from '../search/index.ts';
+import type { EdgeIndex } from './provenance/port.ts';
+import { openEdgeIndex } from './provenance/index.ts';
+
+/** The engines behind the ports: the source of truth, the search index and the provenance edges. */
+export interface Adapters {
+  store: DocumentStore;
+  searchIndex: SearchIndex;
+  /** The provenance graph's edges. */
+  edgeIndex: EdgeIndex;
+}
+
+/**
+ * Opens the adapters the config names: MongoDB and Elasticsearch when their URLs are set, else
+ * SQLite.
+ */
+export async function openAdapters(
+  config: Config,
+  logger: Logger,
+  /** How often indexes written outside the store's transaction catch up (0: never, for maintenance). */
+  options: { catchUpEveryMs?: number } = {},
+): Promise<Adapters> {
+  const store = await openStore(config, logger);
+  const searchIndex = await openSearchIndex(config, store, logger, options);
+  const edgeIndex = await openEdgeIndex(config, store, logger, options);
+  return { store, searchIndex, edgeIndex };
+}
