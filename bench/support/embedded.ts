@@ -21,7 +21,7 @@ import { generateRecords, type GenerateOptions } from '../../src/data/generator.
 import type { Doc, DocumentStore } from '../../src/store/port.ts';
 import type { SearchIndex } from '../../search/port.ts';
 import type { EdgeIndex } from '../../src/provenance/port.ts';
-import { startServerProcess } from './server-process.ts';
+import { startServerProcess, type Memory } from './server-process.ts';
 
 export interface BenchServer {
   url: string;
@@ -32,6 +32,8 @@ export interface BenchServer {
   edgeBuildSeconds?: number;
   loadSeconds: number;
   records: number;
+  /** With `workers`: resident memory of the server processes, MiB. */
+  memory?: () => Memory;
   close(): Promise<void>;
 }
 
@@ -115,6 +117,7 @@ export async function startBenchServer(
     return {
       ...common,
       url: child.url,
+      memory: () => child.memory(),
       close: async () => {
         await child.stop();
         await cleanUp();
