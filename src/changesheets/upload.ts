@@ -61,6 +61,8 @@ function tooLarge(maxBytes: number): PayloadTooLarge {
   );
 }
 
+const malformed = (err: Error) => new BadRequest(`The body is not valid multipart/form-data: ${err.message}`);
+
 function readUpload(req: Request, maxBytes: number): Promise<SheetUpload | undefined> {
   return new Promise((resolve, reject) => {
     // A body announced far beyond the limit is refused before any of it is read.
@@ -81,7 +83,7 @@ function readUpload(req: Request, maxBytes: number): Promise<SheetUpload | undef
         limits: { fileSize: maxBytes, files: 4, fields: 20, fieldSize: 64 * 1024, parts: 24 },
       });
     } catch (err) {
-      reject(new BadRequest(`The body is not valid multipart/form-data: ${(err as Error).message}`));
+      reject(malformed(err as Error));
       return;
     }
     let upload: SheetUpload | undefined;
@@ -90,6 +92,9 @@ function readUpload(req: Request, maxBytes: number): Promise<SheetUpload | undef
       failure ??= err;
     };
     parser.on('file', (name, stream, info) => {
+      // A body that ends inside a file part fails the part's stream as well as the parser: an
+      // 'error' without a listener would end the process.
+      stream.on('error', (err: Error) => fail(malformed(err)));
       if (name !== UPLOAD_FIELD || upload !== undefined) {
         stream.resume();
         return;
@@ -111,7 +116,7 @@ function readUpload(req: Request, maxBytes: number): Promise<SheetUpload | undef
     parser.on('error', (err: Error) => {
       req.unpipe(parser);
       req.resume();
-      reject(failure ?? new BadRequest(`The body is not valid multipart/form-data: ${err.message}`));
+      reject(failure ?? malformed(err));
     });
     parser.on('close', () => (failure ? reject(failure) : resolve(upload)));
     req.pipe(parser);
