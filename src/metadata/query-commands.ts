@@ -4,7 +4,8 @@
  * matching allowance (runtime administrators always), as in the original. Filters pass the same
  * guard as the public endpoints.
  */
-import { update as applyUpdate } from 'mingo';
+// Updates run on mingo with their regular expressions (`$pull` conditions) on the linear-time engine.
+import { applyLinearUpdate as applyUpdate } from './pipeline-engine.ts';
 import type { AllowanceAction, Principal } from '../accounts/index.ts';
 import { BadRequest, Forbidden, NotFound, Unprocessable } from '../http/errors.ts';
 import { guardFilter } from '../query/guard/index.ts';

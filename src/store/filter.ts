@@ -157,13 +157,16 @@ const re2Operator = (selector: string, value: unknown) => {
   };
 };
 
-const context = Context.init().addQueryOps({ [RE2_OPERATOR]: re2Operator } as unknown as Parameters<
-  Context['addQueryOps']
->[0]);
+/** The query operator that tests a compiled re2js pattern, for mingo contexts. */
+export const RE2_QUERY_OPERATORS = { [RE2_OPERATOR]: re2Operator };
+
+const context = Context.init().addQueryOps(
+  RE2_QUERY_OPERATORS as unknown as Parameters<Context['addQueryOps']>[0],
+);
 
 /** Rewrites `{$regex, $options}` (at any depth: $not, $elemMatch, $and/$or/$nor) to the re2js operator. */
-function rewriteRegexes(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(rewriteRegexes);
+export function linearRegexQueries(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(linearRegexQueries);
   if (!isPlainObject(node)) return node;
   const out: Record<string, unknown> = {};
   const hasRegex = '$regex' in node;
@@ -183,14 +186,14 @@ function rewriteRegexes(node: unknown): unknown {
       out[RE2_OPERATOR] = compileRegex(value, options ?? '');
       continue;
     }
-    out[key] = rewriteRegexes(value);
+    out[key] = linearRegexQueries(value);
   }
   return out;
 }
 
 /** Throws UnsupportedQuery when a filter holds a regex the linear-time engine cannot run. */
 export function assertRegexesSupported(filter: Filter): void {
-  rewriteRegexes(filter);
+  linearRegexQueries(filter);
 }
 
 const predicateCache = new Map<string, Predicate>();
@@ -203,7 +206,7 @@ const predicateCache = new Map<string, Predicate>();
 export function compileFilter(filter: Filter): Predicate {
   if (Object.keys(filter).length === 0) return () => true;
   return remembered(predicateCache, JSON.stringify(filter), () => {
-    const query = new Query(rewriteRegexes(filter) as Record<string, unknown>, {
+    const query = new Query(linearRegexQueries(filter) as Record<string, unknown>, {
       context,
       idKey: 'id',
       useStrictMode: true,
