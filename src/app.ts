@@ -9,7 +9,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { AppDeps } from './http/deps.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { corsMiddleware } from './http/cors.ts';
-import { NotFound } from './http/errors.ts';
+import { BadRequest, NotFound } from './http/errors.ts';
 import { docsRouter } from './http/docs.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { readRequestsAsOriginal } from './http/request-reading/index.ts';
@@ -34,10 +34,27 @@ import { TriggerDispatcher } from './workflows/triggers.ts';
 import { changesheetsRouter } from './http/routes/changesheets.ts';
 import { changesheetUploads } from './changesheets/upload.ts';
 import { jobsRouter } from './workflows/job-routes.ts';
+import { nestingRefusal, textNestsDeeper } from './store/nesting.ts';
 
 export interface BuiltApp {
   app: express.Express;
   close(): Promise<void>;
+}
+
+/**
+ * Refuses, before it is parsed, a JSON body nested deeper than the store accepts: 400 naming the
+ * limit, instead of a stack overflow in whatever walks it next.
+ */
+function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+  let text: Buffer | string = body;
+  if (!/^utf-?8$/i.test(encoding)) {
+    try {
+      text = new TextDecoder(encoding).decode(body);
+    } catch {
+      // An encoding TextDecoder does not know: its ASCII brackets are counted as bytes.
+    }
+  }
+  if (textNestsDeeper(text)) throw new BadRequest(nestingRefusal('The JSON body'));
 }
 
 export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
@@ -92,7 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.use(auth.preRouter);
   app.use(docsRouter(deps));
 
-  app.use(express.json({ limit: deps.config.maxBodyBytes }));
+  app.use(express.json({ limit: deps.config.maxBodyBytes, verify: refuseDeepJson }));
   app.use(express.urlencoded({ extended: false, limit: deps.config.maxBodyBytes }));
   app.use(readRequestsAsOriginal(loadValidationDocument()));
   // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
