@@ -1,32 +1,99 @@
 /**
  * Process entry: read config, open the stores, build the app, listen, shut down cleanly.
- * With `WORKERS` > 1 the primary prepares the shared state once (demo data, accounts, signing
- * keys), then forks that many server processes sharing the port; the stores are shared, so
- * page tokens, cursors, sessions and tokens work across them.
+ *
+ * `npm start` always runs a primary process that prepares the shared state once (demo data,
+ * accounts, signing keys), then forks `WORKERS` server processes (one by default) sharing the
+ * port, and replaces any that dies, logging why at error level. The stores are shared, so page
+ * tokens, cursors, sessions and tokens work across them. A server process that cannot start (the
+ * port is in use, the store cannot be opened) stops the whole start-up with a non-zero exit and a
+ * message saying why. SIGTERM and SIGINT stop every process after their in-flight requests.
  */
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
-import { buildApp } from './app.ts';
-import { openStore } from './store/index.ts';
-import { openSearchIndex } from '../search/index.ts';
-import { openEdgeIndex } from './provenance/index.ts';
-import { prepareData } from './startup.ts';
-import { ensureAccounts } from './accounts/index.ts';
-import { loadServiceKeys } from './auth/keys.ts';
+import { isOpenToOthers } from './store/private-files.ts';
 
-async function serve(config: Config, prepared: boolean): Promise<void> {
-  const logger = pino({ level: config.logLevel });
+// The rest is imported where it is used: the primary loads only what preparing the store needs,
+// and a single server process starts as fast as a process without a primary would.
+
+/** The stores of a process: the source of truth, the search index and the graph's edges. */
+async function openStores(config: Config, logger: Logger) {
+  const [{ openStore }, { openSearchIndex }, { openEdgeIndex }] = await Promise.all([
+    import('./store/index.ts'),
+    import('../search/index.ts'),
+    import('./provenance/index.ts'),
+  ]);
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
   const edgeIndex = await openEdgeIndex(config, store, logger);
-  if (!prepared) await prepareData({ config, store, searchIndex, edgeIndex, logger });
+  return {
+    store,
+    searchIndex,
+    edgeIndex,
+    close: async () => {
+      await edgeIndex.close();
+      await searchIndex.close();
+      await store.close();
+    },
+  };
+}
+
+/** What a server process tells the primary. */
+type WorkerMessage =
+  | { kind: 'listening' }
+  /** It could not start: the whole start-up fails with this message. */
+  | { kind: 'start-failed'; message: string }
+  /** It is about to end on an error nothing handled: the cause the primary logs. */
+  | { kind: 'fatal'; message: string };
+
+function tell(message: WorkerMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send) return resolve();
+    process.send(message, undefined, {}, () => resolve());
+  });
+}
+
+/** The listen error in words that name the port (EADDRINUSE, EACCES). */
+function listenFailure(err: NodeJS.ErrnoException, config: Config): string {
+  const where = `port ${config.port} on ${config.host}`;
+  if (err.code === 'EADDRINUSE')
+    return `${where} is already in use (another server is listening there); stop it or set PORT`;
+  if (err.code === 'EACCES') return `no permission to listen on ${where}; choose a port above 1023 (PORT)`;
+  return `cannot listen on ${where}: ${err.message}`;
+}
+
+/**
+ * One server process: opens the stores, builds the app and listens. With `prepare` it first
+ * prepares the shared state itself (the only server process: nothing can race it).
+ */
+async function serve(config: Config, prepare: boolean): Promise<void> {
+  const logger = pino({ level: config.logLevel });
+  // Anything no handler caught ends this process, with its cause given to the primary first.
+  const die = (err: unknown) => {
+    logger.fatal({ err }, 'unhandled error: this server process ends');
+    const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    void tell({ kind: 'fatal', message }).finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', die);
+  process.on('unhandledRejection', die);
+
+  const stores = await openStores(config, logger);
+  const { store, searchIndex, edgeIndex } = stores;
+  if (prepare) {
+    const { prepareData } = await import('./startup.ts');
+    await prepareData({ config, store, searchIndex, edgeIndex, logger });
+  }
+  const { buildApp } = await import('./app.ts');
   const built = await buildApp({ config, store, searchIndex, edgeIndex, logger });
-  const server: Server = built.app.listen(config.port, config.host, () => {
-    logger.info({ port: config.port, host: config.host }, `listening; docs at ${config.publicUrl}/docs`);
+  const server: Server = built.app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(listenFailure(err, config))));
   });
   server.keepAliveTimeout = 65_000;
+  logger.info({ port: config.port, host: config.host }, 'server process listening');
+  await tell({ kind: 'listening' });
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -40,16 +107,115 @@ async function serve(config: Config, prepared: boolean): Promise<void> {
     force.unref();
     server.close(async () => {
       await built.close();
-      await edgeIndex.close();
-      await searchIndex.close();
-      await store.close();
+      await stores.close();
       logger.info('stopped');
       process.exit(0);
     });
+    // A connection becomes idle when its in-flight request is answered: close it then (a server
+    // process of a cluster keeps answering with keep-alive while it closes).
+    setInterval(() => server.closeIdleConnections(), 50).unref();
     server.closeIdleConnections();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** Shared state every worker expects to find, created once so that workers never race to create it. */
+async function prepareShared(config: Config, logger: Logger): Promise<void> {
+  const [{ prepareData }, { ensureAccounts }, { loadServiceKeys }] = await Promise.all([
+    import('./startup.ts'),
+    import('./accounts/index.ts'),
+    import('./auth/keys.ts'),
+  ]);
+  const { store, searchIndex, edgeIndex, close } = await openStores(config, logger);
+  try {
+    await prepareData({ config, store, searchIndex, edgeIndex, logger });
+    await ensureAccounts({ config, store, logger });
+    await loadServiceKeys(config.signingKeys, store.state);
+  } finally {
+    await close();
+  }
+}
+
+/** Set in the environment of a server process that prepares the shared state itself. */
+const PREPARES = 'NMDC_SERVER_PREPARES_STATE';
+
+/** A worker that dies this soon after the previous one is replaced only after a pause. */
+const QUICK_DEATH_MS = 5_000;
+const MAX_PAUSE_MS = 30_000;
+
+/** Forks the workers, replaces any that dies, and passes SIGTERM/SIGINT on to them. */
+async function supervise(config: Config): Promise<void> {
+  const logger = pino({ level: config.logLevel });
+  if (!config.mongoUrl && isOpenToOthers(config.dataDir))
+    logger.warn(
+      { dataDir: config.dataDir },
+      'DATA_DIR can be read by other users; it holds signing keys and password hashes (chmod 700 it)',
+    );
+  const workers = Math.max(1, config.workers);
+  // Several server processes would race to create the shared state: it is made once, here. A
+  // single one makes it itself, as it starts (and again, harmlessly, when it is replaced).
+  if (workers > 1) await prepareShared(config, logger);
+  let stopping = false;
+  let listening = 0;
+  let announced = false;
+  const causes = new Map<Worker, string>();
+  let lastDeath = 0;
+  let pause = 0;
+
+  const fail = (message: string) => {
+    stopping = true;
+    console.error(`Start-up failed: ${message}`);
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+    process.exit(1);
+  };
+
+  const fork = () => {
+    const worker = cluster.fork(workers > 1 ? {} : { [PREPARES]: '1' });
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.kind === 'start-failed') fail(message.message);
+      else if (message.kind === 'fatal') causes.set(worker, message.message);
+      else if (message.kind === 'listening' && ++listening === workers && !announced) {
+        announced = true;
+        logger.info(
+          { port: config.port, host: config.host, workers },
+          `listening; docs at ${config.publicUrl}/docs`,
+        );
+      }
+    });
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    const cause = causes.get(worker) ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
+    causes.delete(worker);
+    // A worker that keeps dying at once (a request that crashes every one) is replaced ever more slowly.
+    const now = Date.now();
+    pause = now - lastDeath < QUICK_DEATH_MS ? Math.min(MAX_PAUSE_MS, Math.max(250, pause * 2)) : 0;
+    lastDeath = now;
+    logger.error(
+      { worker: worker.process.pid, code, signal, cause, restartInMs: pause },
+      'server process died; starting another',
+    );
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, pause);
+  });
+
+  for (let i = 0; i < workers; i++) fork();
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping the server processes');
+    const alive = Object.values(cluster.workers ?? {});
+    if (alive.length === 0) process.exit(0);
+    for (const worker of alive) worker?.process.kill(signal);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 let config: Config;
@@ -62,54 +228,19 @@ try {
   }
   throw err;
 }
-/** Shared state every worker expects to find, created once so that workers never race to create it. */
-async function prepareShared(config: Config): Promise<void> {
-  const logger = pino({ level: config.logLevel });
-  const store = await openStore(config, logger);
-  const searchIndex = await openSearchIndex(config, store, logger);
-  const edgeIndex = await openEdgeIndex(config, store, logger);
-  try {
-    await prepareData({ config, store, searchIndex, edgeIndex, logger });
-    await ensureAccounts({ config, store, logger });
-    await loadServiceKeys(config.signingKeys, store.state);
-  } finally {
-    await edgeIndex.close();
-    await searchIndex.close();
-    await store.close();
-  }
-}
 
-/** Forks the workers, replaces any that dies, and passes SIGTERM/SIGINT on to them. */
-async function supervise(config: Config): Promise<void> {
-  const logger = pino({ level: config.logLevel });
-  await prepareShared(config);
-  let stopping = false;
-  const fork = () => cluster.fork();
-  cluster.on('exit', (worker, code, signal) => {
-    if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
-      return;
-    }
-    logger.error({ pid: worker.process.pid, code, signal }, 'server process died; starting another');
-    fork();
+// Whatever the service writes (store, stored objects, credentials) is for its owner only.
+process.umask(0o077);
+
+if (cluster.isPrimary) {
+  supervise(config).catch((err: unknown) => {
+    console.error(`Start-up failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
   });
-  for (let i = 0; i < config.workers; i++) fork();
-  logger.info({ workers: config.workers }, 'server processes started');
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+} else {
+  serve(config, process.env[PREPARES] === '1').catch(async (err: unknown) => {
+    // The primary reports it (once for all workers) and stops the start-up.
+    await tell({ kind: 'start-failed', message: err instanceof Error ? err.message : String(err) });
+    process.exit(1);
+  });
 }
-
-const run =
-  config.workers > 1 && cluster.isPrimary
-    ? supervise(config)
-    : // Workers are forked only by `supervise`, after it prepared the shared state.
-      serve(config, cluster.isWorker);
-run.catch((err) => {
-  console.error(`Start-up failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});

@@ -81,18 +81,39 @@ async function untilHealthy<S extends ServerProcess>(server: S, attempts = 300):
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('server did not become healthy');
+  // Not left running behind a failed test.
+  signalServer(server.child, 'SIGKILL');
+  throw new Error(`server did not become healthy: ${server.stderr().slice(-2000)}`);
 }
 
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   return untilHealthy(spawnServer(env, await freePort()));
 }
 
+/**
+ * Sends `signal` to the server. SIGKILL goes to every process of the service (its server processes
+ * first, then the primary), as a crash of the machine or the out-of-memory killer would end them:
+ * a server process whose primary is gone would otherwise finish its current work before it leaves.
+ */
+export function signalServer(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (signal === 'SIGKILL' && child.pid !== undefined && child.exitCode === null) {
+    for (const pid of processTree(child.pid).reverse()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    return;
+  }
+  child.kill(signal);
+}
+
 export async function kill(
   server: ServerProcess,
   signal: NodeJS.Signals = 'SIGKILL',
 ): Promise<number | null> {
-  server.child.kill(signal);
+  signalServer(server.child, signal);
   return server.exited;
 }
 
@@ -173,7 +194,7 @@ export async function startLoggingServer(env: Record<string, string>): Promise<L
     logs: server.output,
     waitForLog,
     exited: server.exited,
-    kill: (signal) => server.child.kill(signal),
+    kill: (signal) => signalServer(server.child, signal),
   };
 }
 
