@@ -10,6 +10,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { isOpenToOthers } from './store/private-files.ts';
@@ -64,6 +65,25 @@ function listenFailure(err: NodeJS.ErrnoException, config: Config): string {
 }
 
 /**
+ * A request Node's HTTP parser cannot read (bad characters, a head over the size limit, a body
+ * that is not what its headers announce) is answered in the service's shape, `{"detail": ...}`,
+ * before the connection closes.
+ */
+function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) return;
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const body = JSON.stringify({
+    detail: tooLarge
+      ? 'The request line and headers are larger than the server accepts'
+      : `The request is not valid HTTP (${err.code ?? 'unreadable'})`,
+  });
+  socket.end(
+    `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
  * One server process: opens the stores, builds the app and listens. With `prepare` it first
  * prepares the shared state itself (the only server process: nothing can race it).
  */
@@ -92,6 +112,7 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
     server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(listenFailure(err, config))));
   });
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerUnreadableRequest);
   logger.info({ port: config.port, host: config.host }, 'server process listening');
   await tell({ kind: 'listening' });
 
