@@ -12,6 +12,7 @@ import { corsMiddleware } from './http/cors.ts';
 import { BadRequest, NotFound } from './http/errors.ts';
 import { docsRouter } from './http/docs.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
+import { withLinearPatterns } from './http/contract-patterns.ts';
 import { readRequestsAsOriginal } from './http/request-reading/index.ts';
 import { systemRouter } from './http/routes/system.ts';
 import { metadataRouter } from './http/routes/metadata.ts';
@@ -114,9 +115,12 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.use(readRequestsAsOriginal(loadValidationDocument()));
   // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
   app.use(changesheetUploads(deps.config.maxBodyBytes));
+  const contract = withLinearPatterns(loadValidationDocument());
   app.use(
     OpenApiValidator.middleware({
-      apiSpec: loadValidationDocument() as any,
+      apiSpec: contract.document as any,
+      // The contract's patterns, checked by re2js (see src/http/contract-patterns.ts).
+      formats: contract.formats,
       validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
       validateResponses: true,
       validateSecurity: false,
