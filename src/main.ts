@@ -1,12 +1,14 @@
 /**
  * Process entry: read config, open the stores, build the app, listen, shut down cleanly.
  *
- * `npm start` always runs a primary process that prepares the shared state once (demo data,
- * accounts, signing keys), then forks `WORKERS` server processes (one by default) sharing the
- * port, and replaces any that dies, logging why at error level. The stores are shared, so page
- * tokens, cursors, sessions and tokens work across them. A server process that cannot start (the
- * port is in use, the store cannot be opened) stops the whole start-up with a non-zero exit and a
- * message saying why. SIGTERM and SIGINT stop every process after their in-flight requests.
+ * `npm start` always runs a primary process that forks `WORKERS` server processes (one by
+ * default) sharing the port, and replaces any that dies, logging why at error level. The shared
+ * state (demo data, accounts, signing keys) is prepared once: by the primary when there are
+ * several server processes, by the only one otherwise. The stores are shared, so page tokens,
+ * cursors, sessions and tokens work across them. A server process that cannot start (the port is
+ * in use, the store cannot be opened) stops the start-up with a non-zero exit and a message
+ * saying why; once the service has listened, one that cannot start is retried as one that died.
+ * SIGTERM and SIGINT stop every process after their in-flight requests.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
@@ -194,8 +196,10 @@ async function supervise(config: Config): Promise<void> {
   const fork = () => {
     const worker = cluster.fork(workers > 1 ? {} : { [PREPARES]: '1' });
     worker.on('message', (message: WorkerMessage) => {
-      if (message.kind === 'start-failed') fail(message.message);
-      else if (message.kind === 'fatal') causes.set(worker, message.message);
+      if (message.kind === 'start-failed') {
+        if (!announced) fail(message.message);
+        else causes.set(worker, `could not start: ${message.message}`);
+      } else if (message.kind === 'fatal') causes.set(worker, message.message);
       else if (message.kind === 'listening' && ++listening === workers && !announced) {
         announced = true;
         logger.info(
