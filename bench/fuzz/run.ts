@@ -6,10 +6,13 @@
  * by status, the slowest answer, the failures (5xx, 4xx without a detail, over the deadline, no
  * answer) and whether a server process died and was replaced.
  *
- *   npm run bench:fuzz -- [--runs 20] [--seed 20261123] [--deadline-ms 5000] [--properties]
+ *   npm run bench:fuzz -- [--runs 20] [--seed 20261123] [--deadline-ms 5000] [--max-seconds N]
+ *                         [--root <checkout>] [--properties]
  *
- * `--runs` is the number of generated requests per operation and authorization. `--properties`
- * also runs the in-process fuzz properties of test/fuzz with FUZZ_RUNS=5000 (the long mode).
+ * `--runs` is the number of generated requests per operation and authorization. `--root` runs
+ * the `src/main.ts` of another checkout (an older commit, to compare); `--max-seconds` stops each
+ * part after that long (a service that freezes would otherwise keep the run going for hours).
+ * `--properties` also runs the in-process fuzz properties of test/fuzz with FUZZ_RUNS=5000.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,26 +35,29 @@ const option = (name: string, fallback: string) => {
 const runs = Number(option('--runs', '20'));
 const seed = Number(option('--seed', process.env.FUZZ_SEED ?? '20261123'));
 const deadlineMs = Number(option('--deadline-ms', '5000'));
+const maxMs = Number(option('--max-seconds', 'Infinity')) * 1000;
+const root = args.includes('--root') ? path.resolve(option('--root', '.')) : undefined;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-fuzz-'));
-const target = await startFuzzTarget(dataDir);
+const target = await startFuzzTarget(dataDir, root);
 try {
   const { operations, resolve } = operationsOf();
   process.stdout.write(
-    `fuzzing ${operations.length} operations (2.13.0 and 1.2.0) at ${target.url}: ${runs} generated requests per operation ` +
+    `${root ? `server: ${root}\n` : ''}fuzzing ${operations.length} operations (2.13.0 and 1.2.0) at ${target.url}: ${runs} generated requests per operation ` +
       `and authorization (${target.context.auths.length}), seed ${seed}, deadline ${deadlineMs} ms, plus the hostile corpus\n`,
   );
   const started = performance.now();
   const corpus = newTally();
-  await sendAll(target.url, corpusRequests(target.context, target.adminAuth), corpus, { deadlineMs });
+  await sendAll(target.url, corpusRequests(target.context, target.adminAuth), corpus, {
+    deadlineMs,
+    stopAt: performance.now() + maxMs,
+  });
   const generated = newTally();
   await sendAll(
     target.url,
     generatedRequests(operations, resolve, target.context, runs * target.context.auths.length, seed),
     generated,
-    {
-      deadlineMs,
-    },
+    { deadlineMs, stopAt: performance.now() + maxMs },
   );
   const seconds = (performance.now() - started) / 1000;
   const restarts = target.deaths();

@@ -483,12 +483,16 @@ export async function sendAll(
   base: string,
   requests: Iterable<FuzzRequest>,
   tally: Tally,
-  { deadlineMs, width = 2 }: { deadlineMs: number; width?: number },
+  {
+    deadlineMs,
+    width = 2,
+    stopAt = Number.POSITIVE_INFINITY,
+  }: { deadlineMs: number; width?: number; stopAt?: number },
 ): Promise<void> {
   const queue = [...requests];
   await Promise.all(
     Array.from({ length: width }, async () => {
-      for (let req = queue.shift(); req; req = queue.shift()) {
+      for (let req = queue.shift(); req && performance.now() < stopAt; req = queue.shift()) {
         const answer = await send(base, req, deadlineMs);
         tally.sent++;
         tally.byStatus.set(answer.status, (tally.byStatus.get(answer.status) ?? 0) + 1);

@@ -26,9 +26,12 @@ async function json(url: string, init?: RequestInit): Promise<any> {
   return body;
 }
 
-export async function startFuzzTarget(dataDir: string): Promise<FuzzTarget> {
-  const server = await startLoggingServer({ DATA_DIR: dataDir, DEMO_DATA: 'true', ...ADMIN });
+/** `root`: the checkout whose `src/main.ts` runs (this one by default). */
+export async function startFuzzTarget(dataDir: string, root?: string): Promise<FuzzTarget> {
+  const server = await startLoggingServer({ DATA_DIR: dataDir, DEMO_DATA: 'true', ...ADMIN }, root);
   const { url } = server;
+  let exited: string | undefined;
+  void server.exited.then((code) => (exited = `code ${String(code)}`));
   const login = async (fields: Record<string, string>) =>
     `Bearer ${(await json(`${url}/token`, form(fields))).access_token as string}`;
   const adminAuth = await login({
@@ -55,12 +58,15 @@ export async function startFuzzTarget(dataDir: string): Promise<FuzzTarget> {
       auths: [undefined, adminAuth, userAuth, siteAuth, 'Bearer forged.eyJzdWIiOiJyb290In0.signature'],
       ids: [...ids, 'fuzz-site', credentials.client_id as string],
     },
-    deaths: () =>
-      server
+    deaths: () => [
+      ...server
         .logs()
         .split('\n')
         .filter((line) => line.includes('server process died'))
         .map((line) => String((JSON.parse(line) as { cause?: string }).cause).split('\n')[0]!),
+      // A service without a primary (an older version) ends with its only process.
+      ...(exited ? [`the service's process exited (${exited})`] : []),
+    ],
     healthy: async () =>
       fetch(`${url}/health`).then(
         (r) => r.ok,

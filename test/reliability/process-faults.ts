@@ -32,11 +32,11 @@ export async function freePort(): Promise<number> {
 export function spawnServer(
   env: Record<string, string>,
   port: number,
-  { withStdout = false }: { withStdout?: boolean } = {},
+  { withStdout = false, cwd = ROOT }: { withStdout?: boolean; cwd?: string } = {},
 ): ServerProcess & { output: () => string; onOutput: (listener: () => boolean) => void } {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
+    cwd,
     env: {
       ...process.env,
       DEMO_DATA: 'false',
@@ -170,9 +170,11 @@ export interface LoggingServer {
 }
 
 /** Starts `src/main.ts` (one process, info logs) over `env` and waits until it is healthy. */
-export async function startLoggingServer(env: Record<string, string>): Promise<LoggingServer> {
+/** `cwd`: another checkout whose `src/main.ts` runs (to compare with an older version). */
+export async function startLoggingServer(env: Record<string, string>, cwd = ROOT): Promise<LoggingServer> {
   const server = spawnServer({ LOG_LEVEL: 'info', WORKERS: '1', ...env }, await freePort(), {
     withStdout: true,
+    cwd,
   });
   const waitForLog = (message: string, timeoutMs: number) =>
     new Promise<void>((resolve, reject) => {
