@@ -269,7 +269,7 @@ async function main(): Promise<void> {
 
   // A second start on a port in use.
   const dataDir2 = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-hostile-'));
-  const second = spawnMain(dataDir2, state.server.port, { DEMO_DATA: 'false' });
+  const second = spawnMain(dataDir2, state.server.port, { DEMO_DATA: 'false', LOG_LEVEL: 'info' });
   const code = await Promise.race([
     second.exited,
     new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000)),
@@ -278,7 +278,7 @@ async function main(): Promise<void> {
     second
       .output()
       .split('\n')
-      .filter((l) => /port|EADDRINUSE|listening/i.test(l))[0] ?? '';
+      .filter((l) => /Start-up failed|EADDRINUSE|"msg":"listening/.test(l))[0] ?? '';
   process.stdout.write(
     `\nsecond start on port ${state.server.port}: exit ${code}; says: ${said.slice(0, 160)}\n`,
   );

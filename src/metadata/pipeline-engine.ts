@@ -21,7 +21,7 @@ import * as queryOperators from 'mingo/operators/query';
 import * as windowOperators from 'mingo/operators/window';
 import type { RE2JS } from 're2js';
 import { UnsupportedQuery } from '../store/errors.ts';
-import { compileRegex, linearRegexQueries, RE2_QUERY_OPERATORS } from '../store/filter.ts';
+import { compileRegex, rewriteRegexes, RE2_QUERY_OPERATORS } from '../store/filter.ts';
 import type { Doc } from '../store/port.ts';
 
 type Operator = (...args: any[]) => any;
@@ -170,7 +170,7 @@ const OPTIONS = { context: LINEAR_CONTEXT, scriptEnabled: false, idKey: '_id' };
 export function linearStages<T>(node: T): T {
   if (Array.isArray(node)) return node.map(linearStages) as T;
   if (!isObject(node)) return node;
-  if ('$regex' in node) return linearRegexQueries(node) as T;
+  if ('$regex' in node) return rewriteRegexes(node) as T;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node))
     out[key] = key === '$literal' ? value : linearStages(value);

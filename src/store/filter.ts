@@ -165,8 +165,8 @@ const context = Context.init().addQueryOps(
 );
 
 /** Rewrites `{$regex, $options}` (at any depth: $not, $elemMatch, $and/$or/$nor) to the re2js operator. */
-export function linearRegexQueries(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(linearRegexQueries);
+export function rewriteRegexes(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(rewriteRegexes);
   if (!isPlainObject(node)) return node;
   const out: Record<string, unknown> = {};
   const hasRegex = '$regex' in node;
@@ -186,14 +186,14 @@ export function linearRegexQueries(node: unknown): unknown {
       out[RE2_OPERATOR] = compileRegex(value, options ?? '');
       continue;
     }
-    out[key] = linearRegexQueries(value);
+    out[key] = rewriteRegexes(value);
   }
   return out;
 }
 
 /** Throws UnsupportedQuery when a filter holds a regex the linear-time engine cannot run. */
 export function assertRegexesSupported(filter: Filter): void {
-  linearRegexQueries(filter);
+  rewriteRegexes(filter);
 }
 
 const predicateCache = new Map<string, Predicate>();
@@ -206,7 +206,7 @@ const predicateCache = new Map<string, Predicate>();
 export function compileFilter(filter: Filter): Predicate {
   if (Object.keys(filter).length === 0) return () => true;
   return remembered(predicateCache, JSON.stringify(filter), () => {
-    const query = new Query(linearRegexQueries(filter) as Record<string, unknown>, {
+    const query = new Query(rewriteRegexes(filter) as Record<string, unknown>, {
       context,
       idKey: 'id',
       useStrictMode: true,
