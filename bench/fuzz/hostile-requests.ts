@@ -2,11 +2,13 @@
  * Single hostile requests against a real server process: how long each takes, what it answers,
  * how long a `GET /version` sent while it is handled waits, and whether the process survives.
  *
- *   npx tsx bench/fuzz/hostile-requests.ts [--root <checkout>] [--cap-seconds 60]
+ *   npm run bench:hostile -- [--root <checkout>] [--cap-seconds 60] [--repeat 3]
  *
  * `--root` runs `src/main.ts` of another checkout (an older commit, to compare); the requests and
  * the measurement are this file's. A request still unanswered after `--cap-seconds` counts as
- * frozen: the server is killed and a fresh one started for the next request.
+ * frozen: the server is killed and a fresh one started for the next request. Each request is sent
+ * `--repeat` times: the first in a process pays one-time costs (code paths compiled, schema facts
+ * read), so the best of the others is shown beside it.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,6 +23,8 @@ const option = (name: string, fallback: string) => {
 };
 const ROOT = path.resolve(option('--root', path.resolve(import.meta.dirname, '../..')));
 const CAP_MS = Number(option('--cap-seconds', '60')) * 1000;
+/** Each request is sent this many times; after the first, the best is shown too. */
+const REPEAT = Number(option('--repeat', '3'));
 const ADMIN = { ADMIN_USERNAME: 'hostile-admin', ADMIN_PASSWORD: 'hostile requests are tried here' };
 
 interface Server {
@@ -225,28 +229,35 @@ async function main(): Promise<void> {
   const head = spawnSync('git', ['-C', ROOT, 'log', '--oneline', '-1'], { encoding: 'utf8' }).stdout.trim();
   process.stdout.write(`server: ${ROOT} (${head})\ncap per request: ${CAP_MS / 1000} s\n\n`);
   process.stdout.write(
-    `${pad('request', 66)} ${pad('answer', 34)} ${pad('took', 10)} ${pad('/version waited', 16)} process\n`,
+    `${pad('request', 66)} ${pad('answer', 34)} ${pad('took', 10)} ${pad('/version waited', 16)} ${pad('again: took / waited', 20)} process\n`,
   );
   let state = await fresh();
   for (const hostile of HOSTILE) {
-    const t0 = performance.now();
-    const sent = Promise.race([
-      hostile.send(state.server.url, state.token, state.biosampleId).then(async (res) => {
-        const text = await res.text();
-        let detail = text;
-        try {
-          const body = JSON.parse(text) as { detail?: unknown; result?: unknown };
-          detail = JSON.stringify(body.detail ?? body.result ?? body);
-        } catch {
-          // not JSON
-        }
-        return `${res.status} ${detail.slice(0, 28)}`;
-      }),
-      new Promise<string>((resolve) => setTimeout(() => resolve('no answer (capped)'), CAP_MS)),
-    ]).catch((err: Error) => `no answer (${(err.cause as Error | undefined)?.message ?? err.message})`);
-    const waited = await probeWhile(state.server.url, sent);
-    const answer = await sent;
-    const took = performance.now() - t0;
+    const once = async () => {
+      const t0 = performance.now();
+      const sent = Promise.race([
+        hostile.send(state.server.url, state.token, state.biosampleId).then(async (res) => {
+          const text = await res.text();
+          let detail = text;
+          try {
+            const body = JSON.parse(text) as { detail?: unknown; result?: unknown };
+            detail = JSON.stringify(body.detail ?? body.result ?? body);
+          } catch {
+            // not JSON
+          }
+          return `${res.status} ${detail.slice(0, 28)}`;
+        }),
+        new Promise<string>((resolve) => setTimeout(() => resolve('no answer (capped)'), CAP_MS)),
+      ]).catch((err: Error) => `no answer (${(err.cause as Error | undefined)?.message ?? err.message})`);
+      const waited = await probeWhile(state.server.url, sent);
+      return { answer: await sent, took: performance.now() - t0, waited };
+    };
+    // The first of its kind in a fresh process pays one-time costs; again, it shows its own.
+    const first = await once();
+    const again = [];
+    for (let i = 1; i < REPEAT && !first.answer.startsWith('no answer'); i++) again.push(await once());
+    const warm = again.sort((a, b) => a.waited - b.waited)[0];
+    const { answer, took, waited } = first;
     await new Promise((r) => setTimeout(r, 300));
     let alive = state.server.child.exitCode === null;
     if (alive) {
@@ -258,7 +269,7 @@ async function main(): Promise<void> {
     }
     process.stdout.write(
       `${pad(hostile.name, 66)} ${pad(answer.replace(/\s+/g, ' '), 34)} ${pad(`${(took / 1000).toFixed(2)} s`, 10)} ` +
-        `${pad(`${Math.round(waited)} ms`, 16)} ${alive ? 'serving' : state.server.child.exitCode !== null ? `exited (${state.server.child.exitCode})` : 'unresponsive'}\n`,
+        `${pad(`${Math.round(waited)} ms`, 16)} ${pad(warm ? `${(warm.took / 1000).toFixed(2)} s / ${Math.round(warm.waited)} ms` : '-', 20)} ${alive ? 'serving' : state.server.child.exitCode !== null ? `exited (${state.server.child.exitCode})` : 'unresponsive'}\n`,
     );
     if (!alive || answer.startsWith('no answer')) {
       await stop(state.server);
