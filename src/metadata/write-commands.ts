@@ -14,9 +14,10 @@
  *
  * Any refusal is a 4xx with nothing written.
  */
+// Updates run on mingo with their regular expressions (`$pull` conditions) on the linear-time engine.
+import { updateManyLinear } from './pipeline-engine.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { updateMany } from 'mingo';
 import type { Logger } from 'pino';
 import { BrokenReferences, Conflict, InvalidAfterUpdate, Unprocessable } from '../errors.ts';
 import type { Doc, DocumentStore, Filter, ReadModifyWriteDecision, RecordKey } from '../store/port.ts';
@@ -430,7 +431,7 @@ function applyUpdate(
   try {
     // The filter only places a positional `$` (the records already matched it, by the store's rules).
     const condition = usesPositional(statement.u) ? statement.q : {};
-    updateMany(copies, condition as never, operators as never, {
+    updateManyLinear(copies, condition, operators, {
       arrayFilters: statement.arrayFilters,
       // Every record gets its own copy of each value set (a later statement may change one of them).
       cloneMode: 'deep',

@@ -39,7 +39,7 @@ describe('login limits with WORKERS=2', () => {
     const workers = () => processTree(server.child.pid!).slice(1);
     for (let i = 0; i < 300 && workers().length !== 2; i++) await new Promise((r) => setTimeout(r, 100));
     expect(workers()).toHaveLength(2);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     if (server?.child.exitCode === null) await kill(server, 'SIGTERM');
     fs.rmSync(dir, { recursive: true, force: true });

@@ -34,7 +34,7 @@ describe('several server processes (WORKERS=2)', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-'));
     server = await startServer({ DATA_DIR: dir, DEMO_DATA: 'true', WORKERS: '2', ...ADMIN });
     await waitFor(() => workersOf(server).length === 2);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     if (server.child.exitCode === null) await kill(server);
     fs.rmSync(dir, { recursive: true, force: true });

@@ -175,5 +175,5 @@ describe('job claims on a WORKERS=2 server', () => {
     expect(mine).toHaveLength(2);
     expect(mine[0]).toMatchObject({ done: true, cancelled: true });
     expect(mine[1]).toEqual({ op_id: won[0]!.body.id, site_id: site });
-  }, 60_000);
+  }, 180_000);
 });
