@@ -11,8 +11,12 @@ import { errorHandler } from './http/error-handler.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { cacheValidatorRoutes, literalFirstSegment } from './http/validator-route-cache.ts';
 import { corsMiddleware } from './http/cors.ts';
-import { NotFound } from './errors.ts';
 import { docsRouter } from './http/docs.ts';
+import { methodNotAllowed } from './http/method-not-allowed.ts';
+import { createMetrics } from './http/metrics.ts';
+
+/** For whoever listens: refusals of Node's HTTP parser answered with a JSON detail too. */
+export { answerClientErrors } from './http/client-errors.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { readRequestsAsOriginal } from './http/request-reading/index.ts';
 import { systemRouter } from './http/system-routes.ts';
@@ -97,6 +101,9 @@ export function buildApp(services: Services): express.Express {
   app.set('etag', false);
   // Whose X-Forwarded-For names the client (login limits count by the client's address).
   app.set('trust proxy', services.config.trustProxy);
+  // Counted and timed from the first byte to the last, whatever answers.
+  const metrics = createMetrics(services);
+  app.use(metrics.observe);
   app.use(
     securityHeaders({
       // The docs page's ORCID login runs in a popup that passes through the external issuer and
@@ -128,6 +135,8 @@ export function buildApp(services: Services): express.Express {
         res.setHeader('X-Request-Id', id);
         return id;
       },
+      // Prometheus scrapes every few seconds: its requests are counted, not logged.
+      autoLogging: { ignore: (req) => req.url === '/metrics' },
       // Never log credentials: only method, path and status.
       serializers: {
         req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }),
@@ -139,7 +148,8 @@ export function buildApp(services: Services): express.Express {
   app.use(corsMiddleware(services.config.corsOrigins));
 
   for (const { routes } of CAPABILITY_ROUTES.filter((entry) => entry.readsOwnBody)) app.use(routes(services));
-  app.use(docsRouter());
+  app.use(docsRouter(services.config));
+  app.use(metrics.router);
 
   app.use(express.json({ limit: services.config.maxBodyBytes }));
   app.use(express.urlencoded({ extended: false, limit: services.config.maxBodyBytes }));
@@ -162,9 +172,7 @@ export function buildApp(services: Services): express.Express {
 
   for (const { routes } of CAPABILITY_ROUTES.filter((entry) => !entry.readsOwnBody))
     app.use(enteredByFirstSegment(routes(services)));
-  app.use(() => {
-    throw new NotFound();
-  });
+  app.use(methodNotAllowed(loadValidationDocument()));
   app.use(errorHandler);
 
   return app;

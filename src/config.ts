@@ -58,8 +58,16 @@ export interface Config {
   demoData: boolean;
   /** pino level: fatal, error, warn, info, debug, trace or silent. `LOG_LEVEL`, default info. */
   logLevel: string;
-  /** Public base URL of this service, used as the token issuer. `PUBLIC_URL`, default http://localhost:PORT. */
+  /** `LOG_FORMAT`: `json`, `pretty` (readable lines), or `auto` (the default: pretty on a terminal). */
+  logFormat: LogFormat;
+  /**
+   * Public base URL of this service: the issuer every token names, the base of the discovery
+   * document's endpoints and of sign-in redirects. `PUBLIC_URL`, default `http://localhost:8080`
+   * whatever `PORT` is, so a token stays good when the port changes.
+   */
   publicUrl: string;
+  /** True when `PUBLIC_URL` was not set (the default above is in use). */
+  publicUrlIsDefault: boolean;
   /** Access-token lifetime in seconds. `TOKEN_TTL_SECONDS`, default 86400 (one day). */
   tokenTtlSeconds: number;
   /** Signing keys as a JWKS JSON text (private keys); generated and persisted when absent. `SIGNING_KEYS`. */
@@ -131,6 +139,13 @@ function corsOrigins(env: NodeJS.ProcessEnv): CorsOrigins {
 }
 
 export class ConfigError extends Error {}
+
+/** `PUBLIC_URL` when it is not set: the issuer does not follow `PORT` (tokens would stop working). */
+export const DEFAULT_PUBLIC_URL = 'http://localhost:8080';
+
+/** How logs are written: JSON lines, readable lines (pino-pretty), or readable on a terminal only. */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
@@ -226,6 +241,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const logFormat = (env.LOG_FORMAT || 'auto') as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) {
+    throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
+  }
   const adminUsername = env.ADMIN_USERNAME || undefined;
   const adminPassword = env.ADMIN_PASSWORD || undefined;
   if (Boolean(adminUsername) !== Boolean(adminPassword)) {
@@ -245,10 +264,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const elasticsearchUrl = urls(env, 'ELASTICSEARCH_URL');
   const elasticsearchCa = elasticsearchTls(env, elasticsearchUrl);
-  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
-    /\/$/,
-    '',
-  );
+  const configuredUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']);
+  const publicUrl = (configuredUrl ?? DEFAULT_PUBLIC_URL).replace(/\/$/, '');
   return {
     port,
     host: env.HOST || '0.0.0.0',
@@ -274,7 +291,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     passwordMinLength: integer(env, 'PASSWORD_MIN_LENGTH', 12, 12, 128),
     demoData: boolean(env, 'DEMO_DATA', true),
     logLevel,
+    logFormat,
     publicUrl,
+    publicUrlIsDefault: configuredUrl === undefined,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 86400, 60, 365 * 86400),
     signingKeys: env.SIGNING_KEYS || undefined,
     externalOidc,
@@ -285,4 +304,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env),
     validateResponses: boolean(env, 'VALIDATE_RESPONSES', env.NODE_ENV !== 'production'),
   };
+}
+
+/**
+ * What start-up warns about the public URL: left at its default while the service listens on
+ * another port, discovery and sign-in redirects name a port nobody listens on.
+ */
+export function publicUrlWarning(
+  config: Pick<Config, 'publicUrl' | 'publicUrlIsDefault' | 'port'>,
+): string | undefined {
+  if (!config.publicUrlIsDefault || config.port === 8080) return undefined;
+  return (
+    `PUBLIC_URL is not set, so the service names itself ${config.publicUrl} (the token issuer, and the base of ` +
+    `the discovery document and sign-in redirects) while it listens on port ${config.port}: set PUBLIC_URL to the ` +
+    `address clients use, e.g. PUBLIC_URL=http://localhost:${config.port}. Tokens issued under one PUBLIC_URL are ` +
+    'refused under another.'
+  );
 }

@@ -15,6 +15,10 @@ export type ErrorKind =
   /** A known caller who may not do this. */
   | 'forbidden'
   | 'not-found'
+  /** The path exists, but not for this method (`allow` names the methods it takes). */
+  | 'method-not-allowed'
+  /** None of the formats the caller accepts can be produced. */
+  | 'not-acceptable'
   /** The request contradicts what is stored (a duplicate id, a job already claimed). */
   | 'conflict'
   | 'too-large'
@@ -88,6 +92,23 @@ export const NotImplemented = defineError(
 export type NotImplemented = InstanceType<typeof NotImplemented>;
 export const ServiceUnavailable = defineError('ServiceUnavailable', 'NMDC_ERR_UNAVAILABLE', 'unavailable');
 export type ServiceUnavailable = InstanceType<typeof ServiceUnavailable>;
+
+const MethodNotAllowedBase = defineError(
+  'MethodNotAllowed',
+  'NMDC_ERR_METHOD_NOT_ALLOWED',
+  'method-not-allowed',
+);
+/** A method the path does not take; `allow` lists those it takes (`GET, HEAD, OPTIONS`). */
+export class MethodNotAllowed extends MethodNotAllowedBase {
+  constructor(
+    detail: string,
+    readonly allow: string,
+  ) {
+    super(detail);
+  }
+}
+export const NotAcceptable = defineError('NotAcceptable', 'NMDC_ERR_NOT_ACCEPTABLE', 'not-acceptable');
+export type NotAcceptable = InstanceType<typeof NotAcceptable>;
 
 // Queries and records: the store, query and search layers.
 

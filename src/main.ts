@@ -7,34 +7,31 @@
  */
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
-import { pino } from 'pino';
-import { loadConfig, ConfigError, type Config } from './config.ts';
-import { buildApp } from './app.ts';
+import { createLogger } from './logger.ts';
+import { loadConfig, ConfigError, publicUrlWarning, type Config } from './config.ts';
+import { answerClientErrors, buildApp } from './app.ts';
 import { openServices } from './services.ts';
-
-/**
- * The process's logger on standard output. Lines are written in groups of about 2 KiB (at least
- * every half second, and all of them on exit) rather than one write per line: a write per request
- * was a tenth of a small request's CPU. A group stays below the 4 KiB a pipe writes whole, so the
- * lines of several server processes never interleave.
- */
-function processLogger(config: Config) {
-  const destination = pino.destination({ dest: 1, sync: true, minLength: 2048, periodicFlush: 500 });
-  process.on('exit', () => destination.flushSync());
-  const logger = pino({ level: config.logLevel }, destination);
-  return { logger, flush: () => destination.flushSync() };
-}
+import { compileSchema } from './validation/index.ts';
 
 async function serve(config: Config, prepared: boolean): Promise<void> {
-  const { logger, flush } = processLogger(config);
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat, grouped: true });
   const services = await openServices(config, logger, { prepareData: !prepared });
   const app = buildApp(services);
   services.start();
+  // The schema's validators are compiled on first use, holding the event loop for seconds: compile
+  // them before serving, so the first validation, submission or update does not stall the others.
+  const compiling = performance.now();
+  compileSchema();
+  logger.info({ ms: Math.round(performance.now() - compiling) }, 'NMDC schema validators compiled');
   const server: Server = app.listen(config.port, config.host, () => {
-    logger.info({ port: config.port, host: config.host }, `listening; docs at ${config.publicUrl}/docs`);
-    flush();
+    const docs = config.publicUrlIsDefault ? `http://localhost:${config.port}` : config.publicUrl;
+    logger.info({ port: config.port, host: config.host }, `listening; docs at ${docs}/docs`);
+    const warning = publicUrlWarning(config);
+    if (warning) logger.warn(warning);
+    logger.flush();
   });
   server.keepAliveTimeout = 65_000;
+  answerClientErrors(server);
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -80,13 +77,17 @@ try {
  * create it.
  */
 async function prepareShared(config: Config): Promise<void> {
-  const services = await openServices(config, pino({ level: config.logLevel }), { prepareData: true });
+  const services = await openServices(
+    config,
+    createLogger({ level: config.logLevel, format: config.logFormat }),
+    { prepareData: true },
+  );
   await services.stop();
 }
 
 /** Forks the workers, replaces any that dies, and passes SIGTERM/SIGINT on to them. */
 async function supervise(config: Config): Promise<void> {
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat });
   await prepareShared(config);
   let stopping = false;
   const fork = () => cluster.fork();

@@ -21,7 +21,7 @@ import { generateRecords, type GenerateOptions } from '../../src/data/generator.
 import type { Doc, DocumentStore } from '../../src/store/port.ts';
 import type { SearchIndex } from '../../search/port.ts';
 import type { EdgeIndex } from '../../src/provenance/port.ts';
-import { startServerProcess } from './server-process.ts';
+import { startServerProcess, type Memory } from './server-process.ts';
 
 export interface BenchServer {
   url: string;
@@ -34,6 +34,8 @@ export interface BenchServer {
   edgeBuildSeconds?: number;
   loadSeconds: number;
   records: number;
+  /** With `workers`: resident memory of the server processes, MiB. */
+  memory?: () => Memory;
   close(): Promise<void>;
 }
 
@@ -76,9 +78,11 @@ export async function startBenchServer(
      * row by row in each transaction, the path of small loads), to compare the two.
      */
     load?: 'bulk' | 'transactional';
+    /** More settings of the in-process server (an administrator, limits). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<BenchServer> {
-  const { dataDir, config } = benchConfig('nmdc-bench-');
+  const { dataDir, config } = benchConfig('nmdc-bench-', serving.env);
   const logger = pino({ level: 'silent' });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
@@ -125,6 +129,7 @@ export async function startBenchServer(
     return {
       ...common,
       url: child.url,
+      memory: () => child.memory(),
       close: async () => {
         await child.stop();
         await cleanUp();

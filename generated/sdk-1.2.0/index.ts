@@ -83,7 +83,20 @@ export type NmdcClient = { [K in keyof Operations]: BoundOperation<Operations[K]
    * and `next_page_token`.
    */
   paginate<K extends PagedOperationName>(operation: K, options?: OptionsOf<Operations[K]>): AsyncGenerator<PagedItem<K>>;
+  /**
+   * Every record of a collection, or those matching `filter` (a MongoDB-style JSON filter, as text
+   * or an object), in `id` order: `GET /export/{collection_name}` streamed as NDJSON and parsed a
+   * line at a time, so memory stays small however many records there are. For CSV or TSV call
+   * `exportCollection` with `query: { format: 'csv' }` and `parseAs: 'stream'` (or `'text'`).
+   */
+  exportRecords(
+    collection: string,
+    options?: { filter?: string | Record<string, unknown>; projection?: string; signal?: AbortSignal },
+  ): AsyncGenerator<ExportedRecord>;
 };
+
+/** A record as the export streams it. */
+export type ExportedRecord = { id?: string; type?: string } & Record<string, unknown>;
 
 type AnyOperation = (options: any) => Promise<{ data?: any; error?: unknown; response?: Response }>;
 
@@ -134,9 +147,49 @@ export function createNmdcClient(options: NmdcClientOptions): NmdcClient {
     }
   }
 
+  async function* exportRecords(
+    collection: string,
+    opts: { filter?: string | Record<string, unknown>; projection?: string; signal?: AbortSignal } = {},
+  ): AsyncGenerator<ExportedRecord> {
+    const filter = typeof opts.filter === 'object' ? JSON.stringify(opts.filter) : opts.filter;
+    const result = await operations.exportCollection!({
+      client,
+      path: { collection_name: collection },
+      query: {
+        format: 'ndjson',
+        ...(filter !== undefined ? { filter } : {}),
+        ...(opts.projection !== undefined ? { projection: opts.projection } : {}),
+      },
+      parseAs: 'stream',
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    const body = result.data as ReadableStream<Uint8Array> | undefined;
+    if (result.error !== undefined || !body) {
+      throw new NmdcRequestError(
+        result.response?.status ?? 0,
+        (result.error as { detail?: unknown } | undefined)?.detail ?? result.error,
+      );
+    }
+    const decoder = new TextDecoder();
+    let pending = '';
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      pending += decoder.decode(chunk, { stream: true });
+      let start = 0;
+      for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n', start)) {
+        const line = pending.slice(start, end);
+        start = end + 1;
+        if (line !== '') yield JSON.parse(line) as ExportedRecord;
+      }
+      pending = pending.slice(start);
+    }
+    pending += decoder.decode();
+    if (pending.trim() !== '') yield JSON.parse(pending) as ExportedRecord;
+  }
+
   return Object.assign(bound, {
     client,
     setToken: (token: string | undefined) => client.setConfig({ auth: token }),
     paginate,
+    exportRecords,
   }) as unknown as NmdcClient;
 }

@@ -13,6 +13,11 @@ export const INVALID_OR_MISSING = 'Access token is invalid or missing. Please lo
 export const EXPIRED = 'Access token has expired. Please log in again.';
 export const INVALIDATED = 'Access token has been invalidated. Please log in again.';
 
+/** Why a token of ours from another public URL is refused, and what to do. */
+export const issuedElsewhere = (tokenIssuer: string, issuer: string) =>
+  `Access token was issued by ${tokenIssuer}, but this service now names itself ${issuer} (PUBLIC_URL). ` +
+  'Please log in again, or run the service with the PUBLIC_URL the token was issued under.';
+
 export const SIGNING_ALGORITHMS = ['RS256', 'ES256', 'PS256', 'EdDSA'];
 
 export class AccessTokenVerifier {
@@ -39,6 +44,10 @@ export class AccessTokenVerifier {
       return payload;
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) throw new Unauthorized(EXPIRED);
+      // Signed with our keys (claims are checked after the signature) but for another issuer: the
+      // service ran under another PUBLIC_URL when it was issued.
+      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'iss')
+        throw new Unauthorized(issuedElsewhere(String(err.payload.iss), this.issuer));
       throw new Unauthorized(INVALID_OR_MISSING);
     }
   }

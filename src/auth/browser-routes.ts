@@ -8,7 +8,9 @@ import type { PendingExternalLogin } from './external-identity.ts';
 import { errorPage, passwordLoginPage, tokenPage } from './pages.ts';
 import { OIDC_PREFIX } from './provider.ts';
 import { ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from './grants/external-id-token.ts';
-import { expiresOf } from './token-endpoint.ts';
+import { expiresOf, type TokenLogins } from './token-endpoint.ts';
+import { runInProcess, type InProcessResponse } from './in-process-request.ts';
+import { DomainError, LoginRateLimited } from '../errors.ts';
 
 const PENDING_KIND = 'external_login';
 const PENDING_TTL_SECONDS = 600;
@@ -253,6 +255,44 @@ export function browserFlowsRouter(deps: Services): express.Router {
     );
   });
 
+  // The token endpoint the discovery document names takes what `POST /token` takes (a user's
+  // password, a site client's credentials) as well as the provider's own grants, so an OAuth
+  // client configured from discovery logs in as the docs and README say. Other grants
+  // (authorization codes of the docs page, token exchange) go on to the provider unchanged.
+  const rawBody = express.raw({ type: () => true, limit: '56kb' });
+  router.post(`${OIDC_PREFIX}/token`, rawBody, async (req, res) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const fields = req.is('application/x-www-form-urlencoded')
+      ? Object.fromEntries(new URLSearchParams(raw.toString('utf8')))
+      : {};
+    if (fields.grant_type === 'password' || fields.grant_type === 'client_credentials') {
+      await oauthLogin(deps.auth.logins, fields, req, res);
+      return;
+    }
+    sendRaw(res, await runInProcess(providerHandler, inProcessRequestOf(req, raw)));
+  });
+
+  // The discovery document, with the grants the token endpoint takes beyond the provider's own.
+  router.get('/.well-known/openid-configuration', async (req, res) => {
+    const answer = await runInProcess(providerHandler, inProcessRequestOf(req));
+    let document: Record<string, unknown>;
+    try {
+      document = JSON.parse(answer.body) as Record<string, unknown>;
+    } catch {
+      sendRaw(res, answer);
+      return;
+    }
+    if (answer.status === 200 && Array.isArray(document.grant_types_supported)) {
+      const grants = new Set([
+        ...(document.grant_types_supported as string[]),
+        'password',
+        'client_credentials',
+      ]);
+      document.grant_types_supported = [...grants];
+    }
+    res.status(answer.status).set('Cache-Control', 'public, max-age=60').json(document);
+  });
+
   // Everything else under /oidc and the discovery document is the provider's.
   router.use((req, res, next) => {
     if (req.path.startsWith(`${OIDC_PREFIX}/`) || req.path === '/.well-known/openid-configuration') {
@@ -263,4 +303,62 @@ export function browserFlowsRouter(deps: Services): express.Router {
     next();
   });
   return router;
+}
+
+/** An Express request as an in-process request to the provider (its body already read). */
+function inProcessRequestOf(req: Request, body?: Buffer): Parameters<typeof runInProcess>[1] {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') headers[name] = value;
+    else if (Array.isArray(value)) headers[name] = value.join(', ');
+  }
+  delete headers['content-length'];
+  delete headers['transfer-encoding'];
+  return {
+    method: req.method,
+    path: req.originalUrl,
+    headers,
+    ...(body && body.length > 0 ? { body: body.toString('utf8') } : {}),
+    remoteAddress: req.ip,
+  };
+}
+
+/** Answers what an in-process request to the provider answered. */
+function sendRaw(res: Response, answer: InProcessResponse): void {
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value === undefined || name === 'content-length' || name === 'transfer-encoding') continue;
+    res.setHeader(name, value as string | string[]);
+  }
+  res.status(answer.status).send(answer.body);
+}
+
+/**
+ * A login of the `/token` form contract answered as OAuth 2.0 answers (RFC 6749 §5):
+ * `{access_token, token_type, expires_in}`, or `{error, error_description}`.
+ */
+async function oauthLogin(
+  logins: TokenLogins,
+  fields: Record<string, string>,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  try {
+    const { accessToken, expiresIn } = await logins.issue(fields, req.headers.authorization, req.ip);
+    res.json({ access_token: accessToken, token_type: 'Bearer', expires_in: expiresIn });
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    const description = typeof err.detail === 'string' ? err.detail : JSON.stringify(err.detail);
+    if (err.kind === 'unauthenticated' && fields.grant_type === 'client_credentials') {
+      res.status(401).set('WWW-Authenticate', 'Basic realm="token"');
+      res.json({ error: 'invalid_client', error_description: description });
+    } else if (err.kind === 'unauthenticated') {
+      res.status(400).json({ error: 'invalid_grant', error_description: description });
+    } else if (err instanceof LoginRateLimited) {
+      res.status(429).set('Retry-After', String(err.retryAfterSeconds));
+      res.json({ error: 'temporarily_unavailable', error_description: description });
+    } else {
+      res.status(400).json({ error: 'invalid_request', error_description: description });
+    }
+  }
 }

@@ -157,6 +157,16 @@ export class TokenLogins {
     authorization: string | undefined,
     remoteAddress: string | undefined,
   ): Promise<TokenAnswer> {
+    const { accessToken, expiresIn } = await this.issue(form, authorization, remoteAddress);
+    return { access_token: accessToken, token_type: 'bearer', expires: expiresOf(expiresIn) };
+  }
+
+  /** The same login, answering the token and its lifetime in seconds (OAuth 2.0's `expires_in`). */
+  async issue(
+    form: unknown,
+    authorization: string | undefined,
+    remoteAddress: string | undefined,
+  ): Promise<{ accessToken: string; expiresIn: number }> {
     const body = (form ?? {}) as Record<string, unknown>;
     const translated = translate(body, authorization, this.options.exchangeEnabled);
     const address = remoteAddress ?? 'unknown';
@@ -164,11 +174,7 @@ export class TokenLogins {
     const result = await this.issuer.issue(translated.form, remoteAddress);
     if ('accessToken' in result) {
       await this.limiter.succeeded(translated.account, address);
-      return {
-        access_token: result.accessToken,
-        token_type: 'bearer',
-        expires: expiresOf(result.expiresIn ?? this.options.tokenTtlSeconds),
-      };
+      return { accessToken: result.accessToken, expiresIn: result.expiresIn ?? this.options.tokenTtlSeconds };
     }
     if (result.error === 'invalid_grant') {
       throw new Unauthorized(translated.failure);

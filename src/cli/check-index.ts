@@ -4,16 +4,32 @@
  * differs) and extra in each.
  * Exits 1 on any drift (fix with `npm run reindex`), 0 when the index is exact.
  */
-import { pino } from 'pino';
+import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
 import { openAdapters } from '../adapters.ts';
 import { checkCollection, coveredBy, hasDrift } from '../../search/maintenance.ts';
+import { collectionArguments } from './usage.ts';
+
+const USAGE = `usage: npm run check-index [-- COLLECTION...]
+
+Compares the search index and the provenance edge index with the records in the configured store
+(DATA_DIR, or MONGO_URL and ELASTICSEARCH_URL) and reports, per collection, records missing from,
+stale in and extra in each index, with a few example ids. Exits 1 when anything drifted (mend it
+with npm run reindex), 0 when every index is exact. Without COLLECTION, every collection that holds
+records.
+
+  COLLECTION    a collection of the NMDC schema, e.g. biosample_set (see GET /nmdcschema/collection_names)
+  -h, --help    show this help
+`;
 
 const SHOWN = 10;
 
 async function main(named: string[]): Promise<number> {
   const config = loadConfig();
-  const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
+  const logger = createLogger(
+    { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
+    process.stderr,
+  );
   const {
     store,
     searchIndex: index,
@@ -73,7 +89,7 @@ async function main(named: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
+main(collectionArguments(process.argv.slice(2), USAGE)).then(
   (code) => process.exit(code),
   (err) => {
     process.stderr.write(`check-index failed: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -11,8 +11,24 @@ import { loadConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { Accounts, RUNTIME_ADMIN_SITE, generateSecret, passwordProblem } from '../accounts/index.ts';
 import { endSignInsOf } from '../auth/state-adapter.ts';
+import { asksForHelp } from './usage.ts';
 
 const USAGE = 'usage: npm run create-admin -- --username U [--password P] [--reset-password]';
+
+export const CREATE_ADMIN_USAGE = `${USAGE}
+
+Creates a runtime administrator (an administrator of the site svc-runtime-useradmin) in the
+configured store (DATA_DIR, or MONGO_URL). An existing user is left alone unless --reset-password
+is given: then the user gets the password, becomes a runtime administrator, and every token and
+sign-in issued to them before stops working. Without --password a password is generated and
+printed once. A chosen password must pass the password rules (12 to 128 characters, not common or
+guessable; see README "Signing in").
+
+  --username U        the account name
+  --password P        the password to set (else a generated one)
+  --reset-password    change an existing user's password (ending their tokens)
+  -h, --help          show this help
+`;
 
 export async function createAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const { values } = parseArgs({
@@ -66,6 +82,10 @@ export async function createAdmin(argv: string[], env: NodeJS.ProcessEnv = proce
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  if (asksForHelp(process.argv.slice(2))) {
+    process.stdout.write(CREATE_ADMIN_USAGE);
+    process.exit(0);
+  }
   createAdmin(process.argv.slice(2)).then(
     (message) => console.log(message),
     (err: unknown) => {

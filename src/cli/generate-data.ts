@@ -6,6 +6,7 @@
  * study sizes: the largest study holds N biosamples, the others share the rest Zipf-like.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
@@ -16,9 +17,24 @@ import {
   plannedCounts,
   type GenerateOptions,
 } from '../data/generator.ts';
+import { asksForHelp } from './usage.ts';
 
-const USAGE =
-  'usage: generate-data --studies N --biosamples N --data-objects N [--seed S] [--largest-study-biosamples N] [--out FILE(.json|.json.gz)]';
+const USAGE = `usage: npm run generate-data -- --studies N --biosamples N --data-objects N [--seed S]
+         [--largest-study-biosamples N] [--out FILE(.json|.json.gz)]
+
+Writes generated NMDC records (studies, biosamples, their sequencing and workflow pipelines, data
+objects) as NMDC Database JSON for npm run load: gzip when FILE ends in .gz, stdout without --out.
+The folder of FILE is created when missing. The ids never collide with the demo data's (or with
+minted ids), so a file can be loaded into a store that holds the demo.
+
+  --studies N                   studies (default 5)
+  --biosamples N                biosamples (default 100)
+  --data-objects N              data objects in all, about 30 per sequenced biosample (default 300)
+  --seed S                      another seed gives other records and ids (default 1)
+  --largest-study-biosamples N  study 0 holds N biosamples, the others share the rest Zipf-like
+  --out FILE                    where to write (.json or .json.gz)
+  -h, --help                    show this help
+`;
 
 export function parseGenerateArgs(argv: string[]): GenerateOptions & { out?: string } {
   const values: Record<string, string> = {};
@@ -42,6 +58,7 @@ export function parseGenerateArgs(argv: string[]): GenerateOptions & { out?: str
   const largest =
     values['largest-study-biosamples'] === undefined ? undefined : count('largest-study-biosamples', 0);
   const options: GenerateOptions & { out?: string } = {
+    idSpace: 'distinct',
     studies: count('studies', 5),
     biosamples: count('biosamples', 100),
     dataObjects: count('data-objects', 300),
@@ -64,12 +81,21 @@ async function write(sink: Writable, options: GenerateOptions): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (asksForHelp(process.argv.slice(2))) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const options = parseGenerateArgs(process.argv.slice(2));
   const started = Date.now();
   const counts = plannedCounts(options);
   if (!options.out) {
     await write(process.stdout, options);
     return;
+  }
+  const folder = path.dirname(path.resolve(options.out));
+  if (!fs.existsSync(folder)) {
+    fs.mkdirSync(folder, { recursive: true });
+    process.stderr.write(`created folder ${path.relative(process.cwd(), folder) || folder}\n`);
   }
   const file = fs.createWriteStream(options.out);
   const sink: Writable = options.out.endsWith('.gz') ? createGzip({ level: 6 }) : file;

@@ -7,8 +7,7 @@
  */
 import fs from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import { SingleBar, Presets } from 'cli-progress';
-import { pino } from 'pino';
+import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
 import { openAdapters } from '../adapters.ts';
 import {
@@ -19,6 +18,7 @@ import {
   type RejectedRecord,
 } from '../data/loader.ts';
 import { SCHEMA_VERSION } from '../schema/nmdc.ts';
+import { RecordProgress, uncompressedSize } from './progress.ts';
 
 const PROGRESS_LINE_EVERY_MS = 5000;
 
@@ -66,11 +66,16 @@ async function main(args: string[]): Promise<number> {
   }
   for (const file of files) if (!fs.existsSync(file)) throw new Error(`no such file: ${file}`);
   const config = loadConfig();
-  const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
+  const logger = createLogger(
+    { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
+    process.stderr,
+  );
   const { store, searchIndex, edgeIndex } = await openAdapters(config, logger);
   const totals: Record<string, number> = {};
   let rejected = 0;
   let written = 0;
+  let counted: Record<string, number> | undefined;
+  let lastIndexLine = Date.now();
   const started = Date.now();
   try {
     if (validate) {
@@ -88,59 +93,36 @@ async function main(args: string[]): Promise<number> {
         return 1;
       }
       process.stderr.write(`checked ${check.records} records in ${check.seconds.toFixed(1)} s: all valid\n`);
+      counted = check.bySource;
     }
     for (const file of files) {
-      const size = fs.statSync(file).size;
-      const tty = process.stderr.isTTY;
-      const bar = tty
-        ? new SingleBar(
-            {
-              format: `${file} [{bar}] {percentage}% | {records} records | {eta_formatted}`,
-              stream: process.stderr,
-            },
-            Presets.shades_classic,
-          )
-        : undefined;
-      bar?.start(size, 0, { records: 0 });
-      let lastLine = Date.now();
-      const raw = fs.createReadStream(file, { highWaterMark: 1 << 20 });
-      let compressedBytes = 0;
-      raw.on('data', (chunk) => (compressedBytes += chunk.length));
-      const input = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
+      // Records counted by the check pass, else estimated from the share of the bytes read.
+      const progress = new RecordProgress({
+        label: file,
+        total: counted?.[file],
+        bytes: uncompressedSize(file),
+      });
       const summary: LoadSummary = await loadRecords({
         store,
         searchIndex,
         edgeIndex,
-        input,
+        input: openInput(file),
         format: formatOfFile(file),
         source: file,
         // Checked above, all files together (references may cross files).
         validate: false,
         bulk,
-        onReject: (r) => {
-          const line = rejectionLine(r);
-          if (bar) bar.stop();
-          process.stderr.write(line);
-          if (bar) bar.start(size, compressedBytes, { records: written });
-        },
+        onReject: (r) => progress.note(rejectionLine(r)),
         onIndexProgress: ({ collection, done }) => {
-          if (Date.now() - lastLine < PROGRESS_LINE_EVERY_MS) return;
-          lastLine = Date.now();
-          bar?.stop();
+          if (Date.now() - lastIndexLine < PROGRESS_LINE_EVERY_MS) return;
+          lastIndexLine = Date.now();
+          progress.stop();
           process.stderr.write(`${file}: building the indexes of ${collection}: ${done} records\n`);
         },
-        onProgress: (p) => {
-          bar?.update(compressedBytes, { records: p.records });
-          if (!bar && Date.now() - lastLine > PROGRESS_LINE_EVERY_MS) {
-            lastLine = Date.now();
-            process.stderr.write(
-              `${file}: ${p.records} records, ${Math.round((100 * compressedBytes) / Math.max(size, 1))}%\n`,
-            );
-          }
-        },
+        onProgress: (p) => progress.update(p.records + p.rejected, p.bytes),
       });
-      bar?.update(size);
-      bar?.stop();
+      progress.update(summary.inserted + summary.updated + summary.rejected.length);
+      progress.stop();
       for (const [c, n] of Object.entries(summary.counts)) totals[c] = (totals[c] ?? 0) + n;
       rejected += summary.rejected.length;
       written += summary.inserted + summary.updated;

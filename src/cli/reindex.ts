@@ -6,18 +6,34 @@
  * transactions (search/sqlite/fts-index.ts); the indexes an interrupted bulk load left unbuilt
  * are built first.
  */
-import { pino } from 'pino';
+import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
 import { openAdapters } from '../adapters.ts';
 import { coveredBy, rebuildEach, reindexCollections } from '../../search/maintenance.ts';
 import { finishInterruptedBulkLoad, isBulkLoadable } from '../store/sqlite/bulk-load.ts';
 import type { MaintainedIndex } from '../../search/port.ts';
+import { collectionArguments } from './usage.ts';
+
+const USAGE = `usage: npm run reindex [-- COLLECTION...]
+
+Rebuilds the search index and the provenance edge index from the records in the configured store
+(DATA_DIR, or MONGO_URL and ELASTICSEARCH_URL), collection by collection, with progress on stderr
+and a line per collection (records, seconds, rate) on stdout. Without COLLECTION, every collection
+that holds records. Entries already right are kept; wrong ones are rewritten and entries of records
+no longer stored are removed.
+
+  COLLECTION    a collection of the NMDC schema, e.g. biosample_set (see GET /nmdcschema/collection_names)
+  -h, --help    show this help
+`;
 
 const PROGRESS_EVERY_MS = 2000;
 
 async function main(named: string[]): Promise<number> {
   const config = loadConfig();
-  const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
+  const logger = createLogger(
+    { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
+    process.stderr,
+  );
   const {
     store,
     searchIndex: index,
@@ -71,7 +87,7 @@ async function main(named: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
+main(collectionArguments(process.argv.slice(2), USAGE)).then(
   (code) => process.exit(code),
   (err) => {
     process.stderr.write(`reindex failed: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -33,7 +33,7 @@ export function* generateRecords(options: GenerateOptions): Generator<GeneratedR
   validate(options);
   const { studies, biosamples, dataObjects } = options;
   const seed = options.seed ?? 1;
-  const ids = generatedIds(seed);
+  const ids = generatedIds(seed, options.idSpace);
   const plan = planOf(options);
   const G = plan.generations;
 

@@ -14,7 +14,7 @@ export function prng(seed: number): () => number {
   };
 }
 
-const BLADE_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+export const BLADE_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 const TWO_20 = 2 ** 20;
 const TWO_40 = 2 ** 40;

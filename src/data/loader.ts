@@ -100,6 +100,8 @@ export interface CheckedInput {
 export interface CheckSummary {
   /** Records read. */
   records: number;
+  /** Records read from each input, by its `source`. */
+  bySource: Record<string, number>;
   rejected: RejectedRecord[];
   seconds: number;
 }
@@ -364,17 +366,20 @@ export async function checkInputs(
     options.onReject?.(r);
   };
   let records = 0;
+  const bySource: Record<string, number> = {};
   for (let origin = 0; origin < inputs.length; origin++) {
     const { source, format } = inputs[origin]!;
     check.origin = origin;
+    bySource[source] ??= 0;
     for await (const read of readRecords(inputs[origin]!.open(), format, { bytes: 0 })) {
       records++;
+      bySource[source]++;
       checkRecord(read, source, check, reject);
     }
   }
   // As the original: references are checked once every record passed the schema.
   if (rejected.length === 0) await checkReferences(check, (o) => inputs[o]!.source, reject);
-  return { records, rejected, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+  return { records, bySource, rejected, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
 }
 
 /** Reads, checks and writes every record of the input; see the module comment. */

@@ -3,7 +3,7 @@
  * pipeline's stages and their outputs, how the data object budget is spent (complete pipelines,
  * one partial, unlinked uploads), the study of each biosample, and the ids of every record.
  */
-import { prng, blade } from './ids.ts';
+import { BLADE_ALPHABET, prng, blade } from './ids.ts';
 
 export interface GenerateOptions {
   studies: number;
@@ -21,6 +21,12 @@ export interface GenerateOptions {
    * study b % studies.
    */
   largestStudyBiosamples?: number;
+  /**
+   * Which ids: `demo` (the default) gives blades of 8 characters, as the demo data set has;
+   * `distinct` blades of 9, so the records can never take the id of a demo record (or of a minted
+   * id, whose blade has 8) whatever the seed: `npm run generate-data` writes these.
+   */
+  idSpace?: 'demo' | 'distinct';
 }
 
 /** A data object a workflow writes: its `data_object_type` and the file name's ending. */
@@ -283,22 +289,29 @@ export function studyIdWithBiosamples(options: GenerateOptions, n: number): stri
   let best = -1;
   for (let s = 0; s < counts.length; s++)
     if (best < 0 || Math.abs(counts[s]! - n) < Math.abs(counts[best]! - n)) best = s;
-  return best < 0 ? undefined : generatedIds(options.seed).study(best);
+  return best < 0 ? undefined : generatedIds(options.seed, options.idSpace).study(best);
 }
 
-/** Ids of the generated records for a seed, by index (the same ids generateRecords gives). */
-export function generatedIds(seed = 1) {
+/**
+ * Ids of the generated records for a seed, by index (the same ids generateRecords gives). In the
+ * `distinct` space every blade has a ninth character, so no id equals one of the `demo` space.
+ */
+export function generatedIds(seed = 1, idSpace: GenerateOptions['idSpace'] = 'demo') {
   const salt = Math.floor(prng(seed)() * 2 ** 32);
+  const bladeOf =
+    idSpace === 'distinct'
+      ? (n: number) => blade(n, salt) + BLADE_ALPHABET[(n * 7 + salt) % 32]!
+      : (n: number) => blade(n, salt);
   return {
-    study: (s: number) => `nmdc:sty-11-${blade(s, salt)}`,
-    biosample: (b: number) => `nmdc:bsm-11-${blade(b, salt)}`,
+    study: (s: number) => `nmdc:sty-11-${bladeOf(s)}`,
+    biosample: (b: number) => `nmdc:bsm-11-${bladeOf(b)}`,
     /** The data generation of biosample g (there is at most one per biosample). */
-    dataGeneration: (g: number) => `nmdc:dgns-11-${blade(g, salt)}`,
+    dataGeneration: (g: number) => `nmdc:dgns-11-${bladeOf(g)}`,
     /** Stage `stage` (0 reads QC ... 4 binning) of data generation g's pipeline. */
-    workflowExecution: (g: number, stage: number) => `nmdc:${STAGES[stage]!.typecode}-11-${blade(g, salt)}.1`,
-    dataObject: (j: number) => `nmdc:dobj-11-${blade(j, salt)}`,
+    workflowExecution: (g: number, stage: number) => `nmdc:${STAGES[stage]!.typecode}-11-${bladeOf(g)}.1`,
+    dataObject: (j: number) => `nmdc:dobj-11-${bladeOf(j)}`,
     /** The blade alone, as in file names. */
-    blade: (n: number) => blade(n, salt),
+    blade: bladeOf,
   };
 }
 

@@ -1,12 +1,15 @@
 /**
  * The interactive docs: `/docs` (Swagger UI, served from our own origin with no outside network),
- * `/openapi.json` (2.13.0) and `/openapi-1.2.0.json`.
+ * `/openapi.json` (2.13.0) and `/openapi-1.2.0.json`, and the same documents as YAML
+ * (`/openapi.yaml`, `/openapi-1.2.0.yaml`).
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
-import { loadApiDocuments } from './openapi-documents.ts';
+import YAML from 'yaml';
+import type { Config } from '../config.ts';
+import { servedDocuments } from './openapi-documents.ts';
 
 const assetsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'docs');
 // swagger-ui-dist ships no type declarations; it only tells where its files are.
@@ -23,7 +26,10 @@ const SWAGGER_UI_ASSETS = [
   'favicon-16x16.png',
 ];
 
-export const DOCS_PAGE = `<!DOCTYPE html>
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The docs page; `externalLabel` names the external sign-in in the banner shown after it. */
+export const docsPage = (externalLabel = 'ORCID') => `<!DOCTYPE html>
 <html lang="en">
   <head>
     <meta charset="UTF-8">
@@ -36,7 +42,7 @@ export const DOCS_PAGE = `<!DOCTYPE html>
   </head>
   <body>
     <div id="nmdc-login-banner" role="status" hidden>
-      <span>Signed in with ORCID. For command-line use, send this header:</span>
+      <span>Signed in with ${escapeHtml(externalLabel)}. For command-line use, send this header:</span>
       <code id="nmdc-login-token"></code>
       <button type="button" id="nmdc-login-show">Show token</button>
       <button type="button" id="nmdc-login-copy">Copy token</button>
@@ -49,21 +55,27 @@ export const DOCS_PAGE = `<!DOCTYPE html>
 </html>
 `;
 
-export function docsRouter(): express.Router {
-  const { current, legacy } = loadApiDocuments();
+export function docsRouter(config: Pick<Config, 'externalOidc'>): express.Router {
+  const { current, legacy } = servedDocuments(config.externalOidc);
+  const page = docsPage(config.externalOidc?.label);
   // Serialized once: the documents never change while the process runs.
   const currentJson = JSON.stringify(current);
   const legacyJson = JSON.stringify(legacy);
+  const currentYaml = YAML.stringify(current, { aliasDuplicateObjects: false, lineWidth: 0 });
+  const legacyYaml = YAML.stringify(legacy, { aliasDuplicateObjects: false, lineWidth: 0 });
   const router = express.Router();
 
   // The root sends people (and liveness probes of existing clients) to the docs, as the original does.
   router.get('/', (_req, res) => res.redirect(303, '/docs'));
   router.get('/openapi.json', (_req, res) => void res.type('json').send(currentJson));
   router.get('/openapi-1.2.0.json', (_req, res) => void res.type('json').send(legacyJson));
+  // application/yaml (RFC 9512).
+  router.get('/openapi.yaml', (_req, res) => void res.type('application/yaml').send(currentYaml));
+  router.get('/openapi-1.2.0.yaml', (_req, res) => void res.type('application/yaml').send(legacyYaml));
 
   router.get(
     ['/docs', '/docs/'],
-    (_req, res) => void res.type('html').set('Cache-Control', 'no-cache').send(DOCS_PAGE),
+    (_req, res) => void res.type('html').set('Cache-Control', 'no-cache').send(page),
   );
   router.get('/docs/docs-init.js', (_req, res) => res.sendFile(path.join(assetsDir, 'docs-init.js')));
   router.get('/docs/docs.css', (_req, res) => res.sendFile(path.join(assetsDir, 'docs.css')));

@@ -3,8 +3,14 @@
  * its kind and the body `{"detail": ...}` (with any members it carries); the framework's own
  * errors (body parsing, request and response validation) and lost connections are mapped here too.
  */
-import type { ErrorRequestHandler, Response } from 'express';
-import { DomainError, LoginRateLimited, StoreUnavailable, type ErrorKind } from '../errors.ts';
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import {
+  DomainError,
+  LoginRateLimited,
+  MethodNotAllowed,
+  StoreUnavailable,
+  type ErrorKind,
+} from '../errors.ts';
 
 /**
  * The status of each kind of refusal. As the original answers: input that can never be valid is
@@ -15,6 +21,8 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   unauthenticated: 401,
   forbidden: 403,
   'not-found': 404,
+  'method-not-allowed': 405,
+  'not-acceptable': 406,
   conflict: 409,
   'too-large': 413,
   unprocessable: 422,
@@ -34,6 +42,7 @@ function setHeadersOf(err: DomainError, res: Response): void {
   if (err.kind === 'unauthenticated') res.set('WWW-Authenticate', 'Bearer');
   if (err instanceof LoginRateLimited || err instanceof StoreUnavailable)
     res.set('Retry-After', String(err.retryAfterSeconds));
+  if (err instanceof MethodNotAllowed) res.set('Allow', err.allow);
 }
 
 interface ValidatorError {
@@ -62,14 +71,42 @@ function withoutOtherShapes(
   return rules.length > 0 ? rules : errors;
 }
 
+/**
+ * A `/queries:run` body that is none of the commands (its only errors say which command keys it
+ * lacks): named as an unknown command, with the commands listed.
+ */
+function unknownCommand(errors: NonNullable<ValidatorError['errors']>, req: Request): string | undefined {
+  if (req.path !== '/queries:run') return undefined;
+  const anyOf = errors.filter((e) => e.errorCode?.startsWith('anyOf'));
+  if (anyOf.length !== 1 || anyOf[0]!.path !== '/body') return undefined;
+  const keys = errors
+    .filter((e) => e !== anyOf[0])
+    .map((e) => /^must have required property '([^']+)'$/.exec(e.message ?? '')?.[1]);
+  if (keys.length === 0 || keys.some((key) => key === undefined)) return undefined;
+  return `Unknown command: the body must name one of the commands ${[...new Set(keys)].join(', ')} (e.g. {"find": "biosample_set", "filter": {}})`;
+}
+
 /** Request-validation messages name the parameter and the rule it broke, e.g. `query.per_page must be >= 1`. */
-function validationDetail(err: ValidatorError): string {
+function validationDetail(err: ValidatorError, req: Request): string {
   if (err.errors?.length) {
-    return withoutOtherShapes(err.errors)
-      .map((e) => `${(e.path ?? '').replace(/^\//, '').replace(/\//g, '.')} ${e.message ?? ''}`.trim())
-      .join('; ');
+    const lines = withoutOtherShapes(err.errors).map((e) =>
+      `${(e.path ?? '').replace(/^\//, '').replace(/\//g, '.')} ${e.message ?? ''}`.trim(),
+    );
+    // A value of no shape at all (not even an object) breaks the same rule once per shape.
+    return unknownCommand(err.errors, req) ?? [...new Set(lines)].join('; ');
   }
   return err.message ?? 'Invalid request';
+}
+
+/** A 415 names the media types the operation takes. */
+function mediaTypeDetail(req: Request): string {
+  const content = (req as Request & { openapi?: { schema?: { requestBody?: { content?: object } } } }).openapi
+    ?.schema?.requestBody?.content;
+  const expected = content ? Object.keys(content) : [];
+  const sent = req.headers['content-type']?.split(';')[0]?.trim();
+  const what = sent ? `Content-Type ${sent}` : 'A body without a Content-Type header';
+  const send = expected.length ? `; send ${expected.join(' or ')}` : '';
+  return `${what} is not accepted by ${req.method} ${req.path}${send}`;
 }
 
 const CONNECTION_ERROR_NAMES = new Set([
@@ -83,6 +120,9 @@ const CONNECTION_ERROR_NAMES = new Set([
   'SearchIndexUnavailable',
 ]);
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+/** When a caller may try again after a lost connection (a reconnect or an election takes seconds). */
+const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
 
 /** A lost database or search-index connection: the caller may retry, so 503 rather than 500. */
 function isConnectionError(err: unknown): boolean {
@@ -124,15 +164,20 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     res.status(422).json({ detail: `Request body is not valid JSON: ${err.message}` });
     return;
   }
+  if (status === 415) {
+    res.status(415).json({ detail: mediaTypeDetail(req) });
+    return;
+  }
   if (status && status >= 400 && status < 500) {
     // Request validation: the original answers 422 for malformed parameters and bodies.
     const code = status === 400 ? 422 : status;
-    res.status(code).json({ detail: validationDetail(err) });
+    res.status(code).json({ detail: validationDetail(err, req) });
     return;
   }
   if (isConnectionError(err)) {
     req.log?.error({ err }, 'backing service unreachable');
     res
+      .set('Retry-After', String(UNREACHABLE_RETRY_AFTER_SECONDS))
       .status(503)
       .json({ detail: 'A backing service (database or search index) is unreachable; try again shortly' });
     return;
@@ -140,7 +185,7 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   req.log?.error({ err }, 'unhandled error');
   if (status === 500 && Array.isArray(err?.errors) && err.errors.length) {
     // Response validation: our handler produced something outside the contract.
-    res.status(500).json({ detail: `Response does not match the contract: ${validationDetail(err)}` });
+    res.status(500).json({ detail: `Response does not match the contract: ${validationDetail(err, req)}` });
     return;
   }
   if (status === 503) {

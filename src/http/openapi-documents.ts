@@ -50,6 +50,44 @@ export function loadValidationDocument(): OpenApiDocument {
   return current;
 }
 
+/** The external sign-in's security scheme in the 2.13.0 document. */
+export const EXTERNAL_LOGIN_SCHEME = 'orcidLogin';
+const LEGACY_EXTERNAL_LINK =
+  '[Sign in with ORCID](/login/external) to get an access token for the private operations.\n\n';
+
+/**
+ * The documents as this service serves them: the external sign-in (ORCID in production) is
+ * offered, under its configured name, only when an external issuer is configured; otherwise its
+ * security scheme and the 1.2.0 link are left out, so no login is offered that cannot work.
+ */
+export function servedDocuments(external: { label: string } | undefined): {
+  current: OpenApiDocument;
+  legacy: OpenApiDocument;
+} {
+  const { current, legacy } = loadApiDocuments();
+  if (external) {
+    const scheme = current.components?.securitySchemes?.[EXTERNAL_LOGIN_SCHEME];
+    if (scheme) scheme.description = `User login with ${external.label}`;
+    legacy.info.description = (legacy.info.description ?? '').replace(
+      LEGACY_EXTERNAL_LINK,
+      `[Sign in with ${external.label}](/login/external) to get an access token for the private operations.\n\n`,
+    );
+    return { current, legacy };
+  }
+  delete current.components?.securitySchemes?.[EXTERNAL_LOGIN_SCHEME];
+  for (const item of Object.values<Record<string, any>>(current.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (Array.isArray(operation?.security))
+        operation.security = operation.security.filter(
+          (requirement: Record<string, unknown>) => !(EXTERNAL_LOGIN_SCHEME in requirement),
+        );
+    }
+  }
+  legacy.info.description = (legacy.info.description ?? '').replace(LEGACY_EXTERNAL_LINK, '');
+  return { current, legacy };
+}
+
 /**
  * The original (FastAPI) reads a query value however it comes: clients send `/`, `:`, `@` and the
  * like unencoded (`?action=/metadata/changesheets:submit`). The validator refuses reserved
@@ -73,11 +111,17 @@ function allowReservedCharacters(document: OpenApiDocument): void {
 export const LEGACY_TAGS = [
   {
     name: 'find',
-    description: 'Find studies, biosamples, data objects and activities with the compact syntax.',
+    description:
+      'Find studies, biosamples, data objects and activities with the compact syntax. These page with ' +
+      '`per_page` (up to 2000) and `page` (the first 10,000 records) or `cursor` (`*`, then ' +
+      '`meta.next_cursor`); `max_page_size` and `page_token` belong to the metadata listings and are ignored here.',
   },
   {
     name: 'metadata',
-    description: 'Schema facts, collections queried with JSON filters, records by id, and service versions.',
+    description:
+      'Schema facts, collections queried with JSON filters, records by id, whole collections exported, and ' +
+      'service versions. The listings page with `max_page_size` (up to 100000) and `page_token` (the ' +
+      "previous answer's `next_page_token`); `per_page`, `page` and `cursor` belong to the finds and are ignored here.",
   },
   {
     name: 'queries',
@@ -124,7 +168,12 @@ export function legacyTagOf(pathName: string): LegacyTag {
   if (pathName.startsWith('/metadata/')) return 'metadata';
   if (pathName === '/token' || pathName === '/logout' || pathName.startsWith('/users')) return 'users';
   if (pathName.startsWith('/queries')) return 'queries';
-  if (pathName.startsWith('/nmdcschema') || pathName === '/version' || pathName === '/health')
+  if (
+    pathName.startsWith('/nmdcschema') ||
+    pathName.startsWith('/export/') ||
+    pathName === '/version' ||
+    pathName === '/health'
+  )
     return 'metadata';
   return 'find';
 }
@@ -167,7 +216,7 @@ const RENAMED_PATHS: Record<
 };
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-const LATER_SCHEME = 'orcidLogin';
+const LATER_SCHEME = EXTERNAL_LOGIN_SCHEME;
 
 /**
  * The 1.2.0 document: the same operations and shapes, grouped in the 1.2.0 tags, planned
@@ -179,9 +228,7 @@ export function deriveLegacyDocument(current: OpenApiDocument): OpenApiDocument 
   doc.info = {
     ...doc.info,
     version: LEGACY_API_VERSION,
-    description:
-      '[Sign in with ORCID](/login/external) to get an access token for the private operations.\n\n' +
-      (doc.info.description ?? ''),
+    description: LEGACY_EXTERNAL_LINK + (doc.info.description ?? ''),
   };
   doc.tags = LEGACY_TAGS.map((t) => ({ ...t }));
 

@@ -4,6 +4,7 @@
  */
 import { BadRequest, Unprocessable } from '../errors.ts';
 import { parseCompactFilter, parseCompactSort, parseFieldList } from '../query/compact.ts';
+import { closestNames, unknownFieldPath } from '../schema/field-paths.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
@@ -54,6 +55,57 @@ interface CursorState {
   count: number;
 }
 
+/** Where a JSON filter for these collections goes: the collection endpoint of one, or the template. */
+function jsonFilterEndpoint(collections: string[]): string {
+  return collections.length === 1 ? `/nmdcschema/${collections[0]}` : '/nmdcschema/{collection_name}';
+}
+
+/**
+ * The compact filter of a request. A JSON text is refused with the way to send it: read as the
+ * compact syntax it would be a filter on an attribute named `{"...` that matches nothing.
+ */
+export function readCompactFilter(collections: string[], text: string | undefined): Filter {
+  const start = text?.trimStart()[0];
+  if (start === '{' || start === '[') {
+    throw new BadRequest(
+      'filter here is the compact syntax attribute:value[,attribute:value]* (e.g. ecosystem_category:Plants), ' +
+        `not JSON. For a JSON (MongoDB) filter use GET ${jsonFilterEndpoint(collections)}?filter=<JSON>, ` +
+        'or POST /queries:run with a find command.',
+    );
+  }
+  return guardFilter(parseCompactFilter(text));
+}
+
+/**
+ * The compact sort of a request, each key a field the collections' records can have by the schema
+ * (MongoDB would accept any name and leave the order as it is).
+ */
+export function readCompactSort(collections: string[], text: string | undefined): Sort | undefined {
+  const sort = parseCompactSort(text);
+  for (const [field] of sort ?? []) {
+    const unknown = unknownFieldPath(collections, field);
+    if (!unknown) continue;
+    let hint = '';
+    if (field.startsWith('-') && !unknownFieldPath(collections, field.slice(1)))
+      hint = ` For descending order write ${field.slice(1)}:desc.`;
+    else {
+      const close = closestNames(unknown.segment, unknown.valid);
+      if (close.length) hint = ` Did you mean ${close.map((c) => `"${c}"`).join(' or ')}?`;
+    }
+    const why =
+      unknown.parent === ''
+        ? `records of ${collections.join(', ')} have no field "${unknown.segment}"`
+        : unknown.valid.length === 0
+          ? `"${unknown.parent}" holds plain values or ids of other records, not objects with a field "${unknown.segment}"`
+          : `"${unknown.parent}" has no field "${unknown.segment}"`;
+    throw new Unprocessable(
+      `Unknown sort field "${field}": ${why}.${hint} ` +
+        'Sort must be of form: attribute[:asc|:desc][,attribute[:asc|:desc]]*',
+    );
+  }
+  return sort;
+}
+
 export class CompactFind {
   constructor(
     private readonly reader: CollectionsReader,
@@ -71,8 +123,8 @@ export class CompactFind {
     }
     if (params.cursor !== undefined) return this.cursorPage(collections, params, started);
 
-    const filter = guardFilter(parseCompactFilter(params.filter));
-    const sort = parseCompactSort(params.sort);
+    const filter = readCompactFilter(collections, params.filter);
+    const sort = readCompactSort(collections, params.sort);
     const projection = parseFieldList(params.fields);
     const page = params.page ?? 1;
     const skip = (page - 1) * params.per_page;
@@ -98,11 +150,11 @@ export class CompactFind {
   ): Promise<FindResponse> {
     let state: CursorState;
     if (params.cursor === '*') {
-      const filter = guardFilter(parseCompactFilter(params.filter));
+      const filter = readCompactFilter(collections, params.filter);
       state = {
         collections,
         filter,
-        sort: parseCompactSort(params.sort) ?? null,
+        sort: readCompactSort(collections, params.sort) ?? null,
         fields: params.fields ?? null,
         perPage: params.per_page,
         offset: 0,

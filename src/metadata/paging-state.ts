@@ -5,6 +5,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { StateStore } from '../store/port.ts';
+import { Unprocessable } from '../errors.ts';
 
 export type ContinuationKind = 'find-cursor' | 'page-token' | 'query-cursor';
 
@@ -70,4 +71,33 @@ export async function loadContinuation<T>(
 ): Promise<T | undefined> {
   if (!/^[\w-]{1,64}$/.test(key)) return undefined;
   return state.get<T>(kind, key);
+}
+
+/**
+ * The most records one page of a listing holds (`max_page_size`); a size below 1 asks for every
+ * matching record in one page, allowed while they are at most this many. Larger answers are paged
+ * with `next_page_token`, or streamed whole by `GET /export/{collection_name}`.
+ */
+export const MAX_PAGE_SIZE = 100_000;
+
+const PAGING_INSTEAD = `page through them with max_page_size up to ${MAX_PAGE_SIZE} and next_page_token`;
+
+/** What to do instead of a larger page: paging, and for a collection its export. */
+export function largerPageInstead(collection?: string): string {
+  return collection
+    ? `${PAGING_INSTEAD}, or stream them all with GET /export/${collection} (NDJSON, JSON, CSV or TSV)`
+    : PAGING_INSTEAD;
+}
+
+/** Refuses a `max_page_size` above the ceiling (422 saying what to use instead). */
+export function checkMaxPageSize(size: number, instead: string = PAGING_INSTEAD): void {
+  if (size > MAX_PAGE_SIZE)
+    throw new Unprocessable(`max_page_size must be at most ${MAX_PAGE_SIZE} (got ${size}); ${instead}`);
+}
+
+/** The refusal of an every-record page (`max_page_size` below 1) when more records match than a page holds. */
+export function tooManyForOnePage(instead: string = PAGING_INSTEAD): Unprocessable {
+  return new Unprocessable(
+    `More than ${MAX_PAGE_SIZE} records match, more than one page holds (max_page_size below 1 asks for all of them); ${instead}`,
+  );
 }

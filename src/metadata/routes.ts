@@ -16,6 +16,8 @@ import {
   isCollectionName,
 } from '../schema/nmdc.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
+import { Exporter } from './export.ts';
+import { exportCollection } from './export-routes.ts';
 
 function compactParams(req: Request): CompactFindParams {
   return {
@@ -61,6 +63,9 @@ export function metadataRouter(deps: Services): express.Router {
       res.json(found.doc);
     });
   }
+
+  const exporter = new Exporter(reader, deps.store);
+  router.get('/export/:collection_name', (req, res) => exportCollection(exporter, req, res));
 
   router.get('/nmdcschema/version', (_req, res) => void res.json(SCHEMA_VERSION));
   router.get(

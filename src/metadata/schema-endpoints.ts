@@ -9,6 +9,7 @@ import { COLLECTION_NAMES, collectionOfId, isCollectionName, isTypecode } from '
 import type { Doc, StateStore } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { tokenPage, type TokenPage } from './token-pages.ts';
+import { largerPageInstead } from './paging-state.ts';
 import { shownRecord } from '../store/record-keys.ts';
 
 export interface ListParams {
@@ -39,6 +40,7 @@ export class SchemaEndpoints {
       collection,
       { ...params, filter: () => parseJsonFilter(params.filter) },
       (filter, page) => this.reader.find([collection], filter, page),
+      largerPageInstead(collection),
     );
     return { ...page, resources: page.resources.map((doc) => shownRecord(collection, doc)) };
   }

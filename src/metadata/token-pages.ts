@@ -7,7 +7,13 @@
 import { BadRequest } from '../errors.ts';
 import { parseFieldList } from '../query/compact.ts';
 import type { Doc, Filter, StateStore } from '../store/port.ts';
-import { loadContinuation, saveContinuationOnce } from './paging-state.ts';
+import {
+  MAX_PAGE_SIZE,
+  checkMaxPageSize,
+  loadContinuation,
+  saveContinuationOnce,
+  tooManyForOnePage,
+} from './paging-state.ts';
 
 export interface TokenPageParams {
   /** Parsed only for a first page; a continuation reads the filter it was given. */
@@ -36,12 +42,18 @@ interface PageTokenState {
   lastId: string;
 }
 
+/**
+ * One page of a listing. `instead` is what a refusal of a too large page suggests (paging with
+ * `next_page_token` when not given).
+ */
 export async function tokenPage(
   state: StateStore,
   scope: string,
   params: TokenPageParams,
   read: IdOrderedSource,
+  instead?: string,
 ): Promise<TokenPage> {
+  checkMaxPageSize(params.max_page_size, instead);
   let filter: Filter;
   let projectionText: string | undefined;
   let afterId: string | undefined;
@@ -55,7 +67,12 @@ export async function tokenPage(
     projectionText = params.projection;
   }
   const projection = parseFieldList(projectionText);
-  if (params.max_page_size < 1) return { resources: await read(filter, { projection, afterId }) };
+  if (params.max_page_size < 1) {
+    // Every matching record, as the original answers, while one page can hold them.
+    const resources = await read(filter, { projection, afterId, limit: MAX_PAGE_SIZE + 1 });
+    if (resources.length > MAX_PAGE_SIZE) throw tooManyForOnePage(instead);
+    return { resources };
+  }
 
   const batch = await read(filter, { projection, afterId, limit: params.max_page_size + 1 });
   const resources = batch.slice(0, params.max_page_size);

@@ -16,7 +16,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { update as applyOperators } from 'mingo';
+import { updateMany } from 'mingo';
 import type { Logger } from 'pino';
 import { BrokenReferences, Conflict, InvalidAfterUpdate, Unprocessable } from '../errors.ts';
 import type { Doc, DocumentStore, Filter, ReadModifyWriteDecision, RecordKey } from '../store/port.ts';
@@ -24,7 +24,6 @@ import { compileFilter } from '../store/filter.ts';
 import { keyedRecord, shownRecord } from '../store/record-keys.ts';
 import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
 import { DatabaseCheck } from '../validation/index.ts';
-import { pyRepr } from '../validation/rule-messages.ts';
 import type { BrokenReference, IncomingReferences } from '../validation/incoming-references.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import {
@@ -48,8 +47,12 @@ export interface WriteOptions {
   allowBrokenRefs: boolean;
 }
 
+/** Schema messages listed at most (the records are checked until there are this many). */
+const MESSAGES_LISTED = 100;
 /** Broken references looked for (and listed in `broken_references`) at most. */
 export const BROKEN_REFERENCES_LISTED = 100;
+/** Records one pass of the update operators changes before other requests get a turn. */
+const APPLY_CHUNK = 500;
 /** Records read per page while matching statements. */
 const MATCH_PAGE = 1000;
 /** Longest the event loop is held between turns given to other requests. */
@@ -57,6 +60,12 @@ const TURN_MS = 20;
 
 const BROKEN_PREFIX =
   'The operation was not performed, because performing it would have left behind one or more broken references.';
+
+/** A string as Python's `repr` quotes it. */
+const pyQuoted = (s: string) =>
+  s.includes("'") && !s.includes('"')
+    ? `"${s.replace(/\\/g, '\\\\')}"`
+    : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 const keyOf = (collection: string, id: string) => `${collection}\u0000${id}`;
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -79,6 +88,8 @@ interface Touched {
   before: Doc | null;
   /** As answers show it (no store key). */
   after: Record<string, unknown>;
+  /** Whether a statement changed it (a record changed back is written as it was). */
+  modified: boolean;
 }
 
 export class WriteCommands {
@@ -161,35 +172,51 @@ export class WriteCommands {
         candidates.length = 1;
       }
       n += candidates.length;
-      for (const c of candidates) {
-        const next = applyUpdate(c.current, statement, place, false);
-        const existing = touched.get(c.key);
-        touched.set(c.key, {
-          storedId: existing ? existing.storedId : c.key,
-          before: c.stored,
-          after: next,
-        });
-        if (!isDeepStrictEqual(next, c.current)) nModified++;
+      for (let from = 0; from < candidates.length; from += APPLY_CHUNK) {
+        const chunk = candidates.slice(from, from + APPLY_CHUNK);
+        const updated = applyUpdate(
+          chunk.map((c) => c.current),
+          statement,
+          place,
+          false,
+        );
+        for (const [k, c] of chunk.entries()) {
+          const next = updated[k]!;
+          const existing = touched.get(c.key);
+          const modified = !isDeepStrictEqual(next, c.current);
+          touched.set(c.key, {
+            storedId: existing ? existing.storedId : c.key,
+            before: c.stored,
+            after: next,
+            modified: modified || (existing?.modified ?? false),
+          });
+          if (modified) nModified++;
+        }
         await turn();
       }
       if (candidates.length === 0 && statement.upsert) {
-        const doc = applyUpdate(upsertBase(statement.q), statement, place, true);
+        const [doc] = applyUpdate([upsertBase(statement.q)], statement, place, true) as [
+          Record<string, unknown>,
+        ];
         if (!unidentified && typeof doc.id !== 'string')
           throw new Unprocessable(`${place}: an upsert must give the new record an id, in q or in u`);
-        touched.set(`upsert:${index}`, { storedId: null, before: null, after: doc });
+        touched.set(`upsert:${index}`, { storedId: null, before: null, after: doc, modified: true });
         upserted.push({ index, ...(typeof doc.id === 'string' ? { id: doc.id } : {}) });
         n++;
       }
     }
 
-    const changed = [...touched.values()].filter(
-      (t) => t.before === null || !isDeepStrictEqual(t.after, shownRecord(collection, t.before)),
-    );
+    const changed = [...touched.values()].filter((t) => t.modified);
     if (changed.length === 0) return { ok: 1, n, nModified, ...(upserted.length ? { upserted } : {}) };
 
+    // Records that go away (deleted or moved to another id) are known once the schema passed.
+    const gone = new Set<string>();
+    const check = new DatabaseCheck(this.store, { gone: (c, id) => gone.has(keyOf(c, id)) });
+    await checkSchema(check, collection, changed, turn);
     const plan = this.planWrite(collection, changed);
+    for (const id of plan.gone) gone.add(keyOf(collection, id));
     await this.ensureNewIdsFree(collection, plan);
-    await this.validate(collection, changed, plan, options, turn);
+    await this.checkReferences(check, collection, changed, plan, options);
     await this.writes.readModifyWrite(plan.keys, (current) => decide(collection, plan, current));
     return { ok: 1, n, nModified, ...(upserted.length ? { upserted } : {}) };
   }
@@ -242,28 +269,14 @@ export class WriteCommands {
     }
   }
 
-  /** The records as they would become: the schema, then (unless allowed to break them) references. */
-  private async validate(
+  /** Unless allowed to break them: the references of the records as they would become, and to those that go. */
+  private async checkReferences(
+    check: DatabaseCheck,
     collection: string,
     changed: Touched[],
     plan: WritePlan,
     options: WriteOptions,
-    turn: () => Promise<void>,
   ): Promise<void> {
-    const gone = new Set(plan.gone.map((id) => keyOf(collection, id)));
-    const check = new DatabaseCheck(this.store, { gone: (c, id) => gone.has(keyOf(c, id)) });
-    const messages: string[] = [];
-    for (const [k, t] of changed.entries()) {
-      messages.push(...check.record(collection, k, t.after));
-      await turn();
-    }
-    if (messages.length > 0) {
-      const detail = { [collection]: messages };
-      throw new InvalidAfterUpdate(
-        `Schema document(s) would be invalid after proposed update: ${pyRepr(detail)}`,
-        { validation_errors: detail },
-      );
-    }
     if (options.allowBrokenRefs) {
       this.logger?.info(
         { collection, records: changed.length },
@@ -298,6 +311,28 @@ export class WriteCommands {
     }
     if (broken.length > 0) throw brokenByUpdate(broken);
   }
+}
+
+/** The records as they would become, against the schema: a 422 with the messages when any fails. */
+async function checkSchema(
+  check: DatabaseCheck,
+  collection: string,
+  changed: Touched[],
+  turn: () => Promise<void>,
+): Promise<void> {
+  const messages: string[] = [];
+  for (const [k, t] of changed.entries()) {
+    messages.push(...check.record(collection, k, t.after));
+    if (messages.length >= MESSAGES_LISTED) break;
+    await turn();
+  }
+  if (messages.length === 0) return;
+  const listed = messages.slice(0, MESSAGES_LISTED);
+  // As the original words it: the validator's answer as Python prints a dict of lists.
+  throw new InvalidAfterUpdate(
+    `Schema document(s) would be invalid after proposed update: {${pyQuoted(collection)}: [${listed.map(pyQuoted).join(', ')}]}`,
+    { validation_errors: { [collection]: listed } },
+  );
 }
 
 interface WritePlan {
@@ -366,33 +401,47 @@ function setPath(target: Record<string, unknown>, segments: string[], value: unk
 }
 
 /**
- * `u` applied to a copy of `record` (an upsert's new record when `inserting`): update operators
- * by mingo, after the checks MongoDB makes of the record's values, or a whole replacement (which
- * keeps the record's id when it names none). Answers the record as plain JSON, as it is stored.
+ * `u` applied to copies of `records` (an upsert's new record when `inserting`): update operators
+ * by mingo, in one pass for all of them, after the checks MongoDB makes of each record's values,
+ * or a whole replacement (which keeps the record's id when it names none). Answers plain JSON
+ * records, as they are stored.
  */
 function applyUpdate(
-  record: Record<string, unknown>,
+  records: Array<Record<string, unknown>>,
   statement: UpdateStatement,
   place: string,
   inserting: boolean,
-): Record<string, unknown> {
+): Array<Record<string, unknown>> {
   if (statement.u.kind === 'replacement') {
-    const replacement = structuredClone(statement.u.record);
-    return replacement.id === undefined && record.id !== undefined
-      ? { id: record.id, ...replacement }
-      : replacement;
+    const replacement = statement.u.record;
+    return records.map((record) =>
+      replacement.id === undefined && record.id !== undefined
+        ? { id: record.id, ...structuredClone(replacement) }
+        : structuredClone(replacement),
+    );
   }
-  const next = structuredClone(record);
   const operators = operatorsFor(statement.u, inserting);
-  checkTargets(next, operators, `${place}.u`);
+  const copies = records.map((record) => {
+    const copy = structuredClone(record);
+    checkTargets(copy, operators, `${place}.u`);
+    return copy;
+  });
+  if (copies.length === 0) return copies;
   try {
     // The filter only places a positional `$` (the records already matched it, by the store's rules).
-    const condition = usesPositional(statement.u) ? statement.q : undefined;
-    applyOperators(next, operators as never, statement.arrayFilters, condition as never);
+    const condition = usesPositional(statement.u) ? statement.q : {};
+    updateMany(copies, condition as never, operators as never, {
+      arrayFilters: statement.arrayFilters,
+      // Every record gets its own copy of each value set (a later statement may change one of them).
+      cloneMode: 'deep',
+    });
   } catch (err) {
     throw new Unprocessable(`${place}.u: ${(err as Error).message}`);
   }
-  return JSON.parse(JSON.stringify(next)) as Record<string, unknown>;
+  // `$currentDate` sets dates: stored as their JSON text, as every value is.
+  return '$currentDate' in operators
+    ? copies.map((c) => JSON.parse(JSON.stringify(c)) as Record<string, unknown>)
+    : copies;
 }
 
 /** The operators mingo runs: `$setOnInsert` is `$set` when inserting, and nothing otherwise. */

@@ -12,6 +12,7 @@
  */
 import type { Doc, DocumentStore } from '../store/port.ts';
 import { Forbidden, NotFound, Unprocessable } from '../errors.ts';
+import { collectionOfId } from '../schema/nmdc.ts';
 import { randomBlade, type BladeSource } from './blade.ts';
 import { typecodeOfClass, type TypecodeOfClass } from './schema-classes.ts';
 
@@ -90,6 +91,9 @@ export interface PidRecord {
   client_id: string;
   created_at: string;
   bound_at?: string;
+  /** When a stored record first had the id, and that record's id (the minted id, or it with a version). */
+  registered_at?: string;
+  registered_by_record?: string;
 }
 
 export interface MinterOptions {
@@ -235,7 +239,44 @@ export class Minter {
     throw unknownId(idName);
   }
 
+  /** The id's record; a draft whose id a stored record now has is registered first (see `registerIfStored`). */
   private async record(idName: string): Promise<PidRecord | null> {
-    return (await this.store.getById(PIDS, idName)) as unknown as PidRecord | null;
+    const record = (await this.store.getById(PIDS, idName)) as unknown as PidRecord | null;
+    if (!record || record.status !== 'draft') return record;
+    return (await this.registerIfStored(record)) ?? record;
+  }
+
+  /**
+   * A draft id stops being one once a metadata record with it is stored (a workflow execution's
+   * id is the minted id and a version, `<id>.1`): it becomes `registered`, as DataCite's DOIs do
+   * when they are first used, and can no longer be bound again or deleted. Decided when the id is
+   * next looked at, whichever way the record came in (a submission, a changesheet, a load, another
+   * process), and kept in the store.
+   */
+  private async registerIfStored(record: PidRecord): Promise<PidRecord | undefined> {
+    const collection = collectionOfId(record.id);
+    if (!collection) return undefined;
+    const stored =
+      (await this.store.getById(collection, record.id, ['id'])) ??
+      // `<id>.<version>`: ids greater than `<id>.` and less than `<id>/` ('/' follows '.').
+      (
+        await this.store.find(
+          collection,
+          { id: { $gt: `${record.id}.`, $lt: `${record.id}/` } },
+          { limit: 1 },
+        )
+      )[0];
+    if (!stored) return undefined;
+    return this.store.readModifyWrite([{ collection: PIDS, id: record.id }], ([current]) => {
+      const pid = current as unknown as PidRecord | null;
+      if (!pid || pid.status !== 'draft') return { writes: [], value: pid ?? record };
+      const registered: PidRecord = {
+        ...pid,
+        status: 'registered',
+        registered_at: new Date().toISOString(),
+        registered_by_record: String(stored.id),
+      };
+      return { writes: [{ collection: PIDS, docs: [registered as unknown as Doc] }], value: registered };
+    });
   }
 }

@@ -12,7 +12,14 @@ import {
   matchingTypes,
   NAMED_THING,
 } from '../schema/class-tree.ts';
-import { loadContinuation, newContinuationKey, saveContinuation } from '../metadata/paging-state.ts';
+import {
+  MAX_PAGE_SIZE,
+  checkMaxPageSize,
+  loadContinuation,
+  newContinuationKey,
+  saveContinuation,
+  tooManyForOnePage,
+} from '../metadata/paging-state.ts';
 import { STEP_BATCH, type EdgeIndex, type NodeInfo } from './port.ts';
 import { walk, stepAll, WalkTooLarge, type Reached } from './walk.ts';
 
@@ -119,6 +126,7 @@ export class ProvenanceGraph {
   async linkedInstances(
     params: LinkedInstancesParams,
   ): Promise<{ resources: LinkedInstance[]; next_page_token?: string }> {
+    checkMaxPageSize(params.max_page_size);
     if (params.page_token !== undefined) return this.continueLinked(params);
     const ids = [...new Set(params.ids)];
     if (ids.length === 0) throw new Unprocessable('`ids`: give at least one id');
@@ -151,6 +159,7 @@ export class ProvenanceGraph {
     add(downstream, '_downstream_of');
     add(upstream, '_upstream_of');
     const sorted = [...all.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (params.max_page_size < 1 && sorted.length > MAX_PAGE_SIZE) throw tooManyForOnePage();
     const size = params.max_page_size >= 1 ? params.max_page_size : sorted.length;
     const resources = await this.shown(sorted.slice(0, size), params.hydrate);
     if (sorted.length <= size) return { resources };
@@ -177,6 +186,7 @@ export class ProvenanceGraph {
   ): Promise<{ resources: LinkedInstance[]; next_page_token?: string }> {
     const saved = await loadContinuation<LinkedPageState>(this.state, 'page-token', params.page_token!);
     if (!saved || saved.scope !== 'linked_instances') throw new BadRequest('`page_token` not found');
+    if (params.max_page_size < 1 && saved.total - saved.offset > MAX_PAGE_SIZE) throw tooManyForOnePage();
     const end =
       params.max_page_size >= 1 ? Math.min(saved.total, saved.offset + params.max_page_size) : saved.total;
     const items: LinkedItem[] = [];

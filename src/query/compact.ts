@@ -111,7 +111,10 @@ export function parseCompactSort(text: string | undefined): Sort | undefined {
     checkAttribute(attribute, SORT_FORM);
     if (direction === undefined || direction === 'asc') sort.push([attribute, 1]);
     else if (direction === 'desc') sort.push([attribute, -1]);
-    else throw new InvalidQuery(SORT_FORM);
+    else
+      throw new InvalidQuery(
+        `Sort direction "${direction}" of "${attribute}" must be asc or desc. ${SORT_FORM}`,
+      );
   }
   return sort;
 }

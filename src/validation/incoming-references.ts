@@ -8,6 +8,7 @@
  * writes of other processes count). Records of collections without ids are not in the graph; the
  * few slots they have (`was_generated_by` of functional annotations) are asked of the store.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DocumentStore } from '../store/port.ts';
 import type { EdgeIndex } from '../provenance/port.ts';
 import { STEP_BATCH } from '../provenance/port.ts';
@@ -54,6 +55,8 @@ export class IncomingReferences {
     if (!this.edges.synchronous) await catchUp(this.store, this.edges);
     const found: BrokenReference[] = [];
     for (let i = 0; i < ids.length && found.length < limit; i += STEP_BATCH) {
+      // Each batch is a synchronous query on the embedded store: other requests get a turn between.
+      if (i > 0) await nextTurn();
       const batch = ids.slice(i, i + STEP_BATCH);
       const excluded = new Set<string>();
       const page = Math.max(PAGE, limit);

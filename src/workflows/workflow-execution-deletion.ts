@@ -60,6 +60,7 @@ export class WorkflowExecutionDeletion {
   constructor(
     private readonly store: Pick<DocumentStore, 'getById' | 'find'>,
     private readonly writes: Pick<RecordWriter, 'readModifyWrite'>,
+    private readonly maxRecords = MAX_CASCADE_RECORDS,
   ) {}
 
   /** The records deleting `id` would remove; 404 when no workflow execution has that id. */
@@ -74,9 +75,9 @@ export class WorkflowExecutionDeletion {
     let count = 1;
     const tally = (n: number) => {
       count += n;
-      if (count > MAX_CASCADE_RECORDS) {
+      if (count > this.maxRecords) {
         throw new Unprocessable(
-          `Deleting workflow execution ${id} would delete more than ${MAX_CASCADE_RECORDS} records; ` +
+          `Deleting workflow execution ${id} would delete more than ${this.maxRecords} records; ` +
             'delete some of its downstream workflow executions first.',
         );
       }

@@ -243,7 +243,10 @@ describe('POST /metadata/changesheets:validate', () => {
 
     const json = await request(t.app).post('/metadata/changesheets:validate').send({ uploaded_file: 'x' });
     expect(json.status).toBe(415);
-    expect(json.body.detail).toContain('unsupported media type application/json');
+    expect(json.body).toEqual({
+      detail:
+        'Content-Type application/json is not accepted by POST /metadata/changesheets:validate; send multipart/form-data',
+    });
   });
 
   it('refuses a file larger than MAX_BODY_BYTES (413)', async () => {

@@ -299,6 +299,37 @@ describe('POST /pids/delete', () => {
     });
   });
 
+  it('registers a draft id once a record with it is stored, after which it cannot be bound or deleted', async () => {
+    const id = await mintOne(siteA);
+    expect((await resolve(siteB, id)).body.status).toBe('draft');
+    // Stored by any path (a submission, a changesheet, npm run load): here straight into the store.
+    await t.store.upsertMany('biosample_set', [{ id, type: 'nmdc:Biosample', name: 'Uses a minted id' }]);
+    expect((await resolve(siteB, id)).body).toEqual({
+      id,
+      name: id,
+      typecode: BIOSAMPLE_TYPECODE,
+      shoulder: SHOULDER,
+      status: 'registered',
+      bindings: null,
+    });
+    expect(await t.store.getById(PIDS, id)).toMatchObject({ status: 'registered', registered_by_record: id });
+    expect((await bind(siteA, { id_name: id, metadata_record: { name: 'x' } })).body).toEqual({
+      detail: "Status not 'draft'. Can't change bound metadata",
+    });
+    expect((await del(siteA, { id_name: id })).status).toBe(403);
+  });
+
+  it("registers a workflow execution's id when its versioned record (<id>.1) is stored", async () => {
+    const id = await mintOne(siteA, 'nmdc:MetagenomeAssembly');
+    await t.store.upsertMany('workflow_execution_set', [
+      { id: `nmdc:${id.slice(5)}x.1`, type: 'nmdc:MetagenomeAssembly' }, // another id that only starts alike
+    ]);
+    expect((await resolve(siteA, id)).body.status).toBe('draft');
+    await t.store.upsertMany('workflow_execution_set', [{ id: `${id}.1`, type: 'nmdc:MetagenomeAssembly' }]);
+    expect((await resolve(siteA, id)).body.status).toBe('registered');
+    expect(await t.store.getById(PIDS, id)).toMatchObject({ registered_by_record: `${id}.1` });
+  });
+
   it('answers 404 for an unknown id and 422 without id_name', async () => {
     const unknown = await del(siteA, { id_name: 'nmdc:sty-11-00016j82' });
     expect(unknown.status).toBe(404);

@@ -12,6 +12,12 @@ import { setBcryptCost } from '../../src/accounts/index.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import type { Doc } from '../../src/store/port.ts';
 import { createTestApp, passwordToken, type TestApp } from '../support/server.ts';
+import { QueryPlanner } from '../../src/query/planner/planner.ts';
+import { CollectionsReader } from '../../src/metadata/collections-reader.ts';
+import { WriteCommands, type RecordWrites } from '../../src/metadata/write-commands.ts';
+import { updateStatementsOf } from '../../src/metadata/write-statements.ts';
+import { IncomingReferences } from '../../src/validation/incoming-references.ts';
+import { Conflict } from '../../src/errors.ts';
 
 setBcryptCost(4);
 
@@ -288,6 +294,17 @@ describe('updates are checked, applied to copies and validated against the schem
     expect(del.body).toEqual({ ok: 1, n: 1 });
   });
 
+  it('refuses an update that takes the id away or makes it no string, by the schema', async () => {
+    const { bsmA } = await seedGraph();
+    for (const u of [{ $unset: { id: '' } }, { $rename: { id: 'former_id' } }, { $set: { id: 5 } }])
+      await refused(
+        { update: 'biosample_set', updates: [{ q: { id: bsmA.id }, u }] },
+        422,
+        'Schema document(s) would be invalid after proposed update',
+      );
+    expect(await t.store.getById('biosample_set', bsmA.id)).toEqual(bsmA);
+  });
+
   it('writes all statements or none: a valid first statement is not applied when the second breaks the schema', async () => {
     const { bsmA, bsmB } = await seedGraph();
     await refused(
@@ -354,6 +371,93 @@ describe('updates are checked, applied to copies and validated against the schem
       'associated_studies',
     );
     expect(await t.store.getById('biosample_set', other)).toBeNull();
+  });
+
+  it('updates and deletes records of a collection without ids (kept under a key of their content)', async () => {
+    const tag = randomBytes(3).toString('hex');
+    const wfe = `nmdc:wfmgan-11-${tag}.1`;
+    await writer.upsert('workflow_execution_set', [{ id: wfe, type: 'nmdc:MetagenomeAnnotation' }]);
+    const member = (gene: string, count: number) => ({
+      type: 'nmdc:FunctionalAnnotationAggMember',
+      was_generated_by: wfe,
+      gene_function_id: gene,
+      count,
+    });
+    await writer.upsert('functional_annotation_agg', [
+      member('KEGG.ORTHOLOGY:K00001', 3),
+      member('KEGG.ORTHOLOGY:K00002', 5),
+    ]);
+    const res = await run({
+      update: 'functional_annotation_agg',
+      updates: [
+        {
+          q: { was_generated_by: wfe, gene_function_id: 'KEGG.ORTHOLOGY:K00001' },
+          u: { $inc: { count: 4 } },
+        },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ ok: 1, n: 1, nModified: 1 });
+    const found = await run({
+      find: 'functional_annotation_agg',
+      filter: { was_generated_by: wfe },
+      sort: { count: 1 },
+    });
+    expect(found.body.cursor.batch).toEqual([
+      member('KEGG.ORTHOLOGY:K00002', 5),
+      member('KEGG.ORTHOLOGY:K00001', 7),
+    ]);
+    // One record each: the old content's key is gone.
+    expect(await t.store.count('functional_annotation_agg', { was_generated_by: wfe })).toBe(2);
+    await refused(
+      {
+        update: 'functional_annotation_agg',
+        updates: [{ q: { was_generated_by: wfe }, u: { $set: { count: 'many' } }, multi: true }],
+      },
+      422,
+      'Schema document(s) would be invalid after proposed update',
+    );
+    const del = await run({
+      delete: 'functional_annotation_agg',
+      deletes: [{ q: { was_generated_by: wfe }, limit: 0 }],
+    });
+    expect(del.body).toEqual({ ok: 1, n: 2 });
+    expect(await t.store.count('functional_annotation_agg', { was_generated_by: wfe })).toBe(0);
+  });
+
+  it('writes nothing and answers 409 when a record changes between the check and the write', async () => {
+    const { bsmA, bsmB } = await seedGraph();
+    // Someone else's write lands just before this command's transaction.
+    const racing: RecordWrites = {
+      readModifyWrite: async (keys, decide) => {
+        await writer.upsert('biosample_set', [{ ...bsmB, description: 'written meanwhile' }]);
+        return writer.readModifyWrite(keys, decide);
+      },
+      delete: (collection, filter) => writer.delete(collection, filter),
+    };
+    const commands = new WriteCommands(
+      new CollectionsReader(new QueryPlanner(t.store, t.searchIndex)),
+      t.store,
+      racing,
+      new IncomingReferences(t.store, t.edgeIndex),
+    );
+    const statements = await updateStatementsOf({
+      updates: [
+        { q: { id: { $in: [bsmA.id, bsmB.id] } }, u: { $set: { name: 'both renamed' } }, multi: true },
+      ],
+    });
+    const error = await commands
+      .update('biosample_set', statements, { allowBrokenRefs: false })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(Conflict);
+    expect(error.detail).toBe(
+      `The record '${bsmB.id}' of biosample_set changed while this update was checked: run it again`,
+    );
+    expect(await t.store.getById('biosample_set', bsmA.id)).toEqual(bsmA);
+    expect(await t.store.getById('biosample_set', bsmB.id)).toEqual({
+      ...bsmB,
+      description: 'written meanwhile',
+    });
   });
 
   it('replaces a record with a replacement record, which keeps its id', async () => {

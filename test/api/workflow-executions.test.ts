@@ -336,6 +336,22 @@ describe('DELETE /workflows/workflow_executions/{id}', () => {
     expect(res.body.deleted_job_ids).toEqual([]);
   });
 
+  it('answers hostile ids and a malformed dry_run with a 4xx and a detail', async () => {
+    for (const id of ['x'.repeat(10_000), encodeURIComponent('nmdc:a/b\u0000é'), '(a+)+$']) {
+      const res = await remove(admin, id);
+      expect(res.status, id.slice(0, 40)).toBe(404);
+      expect(res.body.detail).toMatch(/^Workflow execution .* not found$/s);
+    }
+    // A path that is not valid percent-encoded UTF-8.
+    const undecodable = await remove(admin, 'nmdc:wfmgan-11-%ff.1');
+    expect(undecodable.status).toBeGreaterThanOrEqual(400);
+    expect(undecodable.status).toBeLessThan(500);
+    expect(typeof undecodable.body.detail).toBe('string');
+    const dry = await remove(admin, 'nmdc:wfmgan-11-x.1', { dry_run: 'banana' });
+    expect(dry.status).toBe(422);
+    expect(dry.body.detail).toMatch(/dry_run/);
+  });
+
   it('answers 404 for an unknown id, naming it', async () => {
     const id = 'nmdc:wfmgan-00-nonexistent.1';
     const res = await remove(admin, id);

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { getJson, passwordToken, startAuthServer, type AuthServer } from './auth-server.ts';
+import { issuedElsewhere } from '../../src/auth/access-tokens.ts';
 
 setBcryptCost(4);
 
@@ -77,11 +78,15 @@ describe('bearer guard on private routes', () => {
     const wrongIssuer = await forge({ iss: 'http://127.0.0.1:1' });
     const wrongAudience = await forge({ aud: 'urn:some-other-api' });
     const tampered = `${header}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), sub: 'someone' })).toString('base64url')}.${token.split('.')[2]}`;
-    for (const bad of ['not-a-jwt', unsigned, foreign, wrongIssuer, wrongAudience, tampered]) {
+    for (const bad of ['not-a-jwt', unsigned, foreign, wrongAudience, tampered]) {
       const { status, body } = await getJson(`${server.url}/private/whoami`, bad);
       expect(status).toBe(401);
       expect(body).toEqual(INVALID);
     }
+    // Signed with the service's key for another issuer: issued while the service had another PUBLIC_URL.
+    const elsewhere = await getJson(`${server.url}/private/whoami`, wrongIssuer);
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.body).toEqual({ detail: issuedElsewhere('http://127.0.0.1:1', server.url) });
     // The same claims with the service's key and the right issuer/audience pass: the checks above are what failed.
     expect((await getJson(`${server.url}/private/whoami`, await forge({}))).status).toBe(200);
   });

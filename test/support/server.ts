@@ -10,6 +10,7 @@ import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
+import { answerClientErrors } from '../../src/http/client-errors.ts';
 import { openServices, type Services } from '../../src/services.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import type express from 'express';
@@ -68,6 +69,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   const server = await new Promise<Server>((resolve) => {
     const s = testApp.app.listen(port, '127.0.0.1', () => resolve(s));
   });
+  answerClientErrors(server);
   return {
     ...testApp,
     url,

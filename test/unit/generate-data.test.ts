@@ -10,6 +10,7 @@ import {
   type GenerateOptions,
 } from '../../src/data/generator.ts';
 import { parseGenerateArgs } from '../../src/cli/generate-data.ts';
+import { DEMO_DATA_SET } from '../../src/startup.ts';
 import { collectionOfId, ID_PATTERN } from '../../src/schema/nmdc.ts';
 import type { Doc } from '../../src/store/port.ts';
 
@@ -396,12 +397,35 @@ describe('generate-data arguments', () => {
         'x.json.gz',
       ]),
     ).toEqual({
+      idSpace: 'distinct',
       studies: 2,
       biosamples: 30,
       dataObjects: 7,
       seed: 9,
       out: 'x.json.gz',
     });
+  });
+
+  it('gives ids that never collide with the demo data set, whatever the seed', () => {
+    const demoIds = new Set([...generateRecords(DEMO_DATA_SET)].map((r) => r.doc.id as string));
+    expect(demoIds.size).toBeGreaterThan(2000);
+    for (const seed of ['1', '2', '7']) {
+      const options = parseGenerateArgs([
+        '--studies',
+        '10',
+        '--biosamples',
+        '300',
+        '--data-objects',
+        '3000',
+        '--seed',
+        seed,
+      ]);
+      const ids = [...generateRecords(options)].map((r) => r.doc.id as string);
+      expect(ids.filter((id) => demoIds.has(id))).toEqual([]);
+      expect(new Set(ids).size).toBe(ids.length);
+      // Still NMDC ids of the central shoulder, nine-character blades.
+      expect(ids.every((id) => /^nmdc:[a-z]+-11-[0-9a-z]{9}(\.1)?$/.test(id))).toBe(true);
+    }
   });
 
   it('reads the largest study size, and checks it against the other counts', () => {

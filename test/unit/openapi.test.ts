@@ -172,7 +172,7 @@ describe('the 2.13.0 document', () => {
       'post /users/me:changePassword',
       'put /users',
     ]);
-    expect(byTag['System administration']?.sort()).toEqual(['get /health', 'get /version']);
+    expect(byTag['System administration']?.sort()).toEqual(['get /health', 'get /metrics', 'get /version']);
     expect(byTag['Persistent identifiers']?.sort()).toEqual([
       'get /pids/resolve/{id_name}',
       'post /pids/bind',

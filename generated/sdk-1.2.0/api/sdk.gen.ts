@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.ts';
-import type { BindIdData, BindIdErrors, BindIdResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, FindActivitiesData, FindActivitiesErrors, FindActivitiesResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetActivityData, GetActivityErrors, GetActivityResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJobData, GetJobErrors, GetJobResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
+import type { BindIdData, BindIdErrors, BindIdResponses, ClaimJobData, ClaimJobErrors, ClaimJobResponses, CreateObjectData, CreateObjectErrors, CreateObjectResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateUserData, CreateUserErrors, CreateUserResponses, DeleteIdData, DeleteIdErrors, DeleteIdResponses, ExportCollectionData, ExportCollectionErrors, ExportCollectionResponses, FindActivitiesData, FindActivitiesErrors, FindActivitiesResponses, FindBiosamplesData, FindBiosamplesErrors, FindBiosamplesResponses, FindDataObjectsData, FindDataObjectsErrors, FindDataObjectsResponses, FindStudiesData, FindStudiesErrors, FindStudiesResponses, GenerateSiteCredentialsData, GenerateSiteCredentialsErrors, GenerateSiteCredentialsResponses, GetActivityData, GetActivityErrors, GetActivityResponses, GetBiosampleData, GetBiosampleErrors, GetBiosampleResponses, GetCapabilityData, GetCapabilityErrors, GetCapabilityResponses, GetCollectionRecordData, GetCollectionRecordErrors, GetCollectionRecordResponses, GetCollectionStatsData, GetCollectionStatsErrors, GetCollectionStatsResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetDataObjectData, GetDataObjectErrors, GetDataObjectResponses, GetDataObjectsForStudyData, GetDataObjectsForStudyErrors, GetDataObjectsForStudyResponses, GetDrsObjectData, GetDrsObjectErrors, GetDrsObjectResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJobData, GetJobErrors, GetJobResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetObjectAccessUrlData, GetObjectAccessUrlErrors, GetObjectAccessUrlResponses, GetObjectData, GetObjectErrors, GetObjectResponses, GetObjectTypeData, GetObjectTypeErrors, GetObjectTypeResponses, GetOperationData, GetOperationErrors, GetOperationResponses, GetRecordByIdData, GetRecordByIdErrors, GetRecordByIdResponses, GetRunData, GetRunErrors, GetRunResponses, GetSchemaVersionData, GetSchemaVersionErrors, GetSchemaVersionResponses, GetSiteData, GetSiteErrors, GetSiteResponses, GetStudyData, GetStudyErrors, GetStudyResponses, GetTriggerData, GetTriggerErrors, GetTriggerResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWorkflowData, GetWorkflowErrors, GetWorkflowResponses, ListCapabilitiesData, ListCapabilitiesErrors, ListCapabilitiesResponses, ListCollectionRecordsData, ListCollectionRecordsErrors, ListCollectionRecordsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListObjectsData, ListObjectsErrors, ListObjectsResponses, ListObjectTypesData, ListObjectTypesErrors, ListObjectTypesOfObjectData, ListObjectTypesOfObjectErrors, ListObjectTypesOfObjectResponses, ListObjectTypesResponses, ListObjectTypeWorkflowsData, ListObjectTypeWorkflowsErrors, ListObjectTypeWorkflowsResponses, ListOperationsData, ListOperationsErrors, ListOperationsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListTriggersData, ListTriggersErrors, ListTriggersResponses, ListTypecodesData, ListTypecodesErrors, ListTypecodesResponses, ListWorkflowCapabilitiesData, ListWorkflowCapabilitiesErrors, ListWorkflowCapabilitiesResponses, ListWorkflowObjectTypesData, ListWorkflowObjectTypesErrors, ListWorkflowObjectTypesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LoginData, LoginErrors, LoginResponses, LogoutData, LogoutErrors, LogoutResponses, MintIdsData, MintIdsErrors, MintIdsResponses, PostRunEventData, PostRunEventErrors, PostRunEventResponses, ReplaceObjectTypesData, ReplaceObjectTypesErrors, ReplaceObjectTypesResponses, RequestRunData, RequestRunErrors, RequestRunResponses, ResolveIdData, ResolveIdErrors, ResolveIdResponses, RunQueryData, RunQueryErrors, RunQueryResponses, SubmitChangesheetData, SubmitChangesheetErrors, SubmitChangesheetResponses, SubmitJsonData, SubmitJsonErrors, SubmitJsonResponses, UpdateObjectData, UpdateObjectErrors, UpdateObjectResponses, UpdateOperationData, UpdateOperationErrors, UpdateOperationResponses, ValidateChangesheetData, ValidateChangesheetErrors, ValidateChangesheetResponses, ValidateJsonData, ValidateJsonErrors, ValidateJsonResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -112,12 +112,46 @@ export const getRecordById = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Query a collection with a JSON filter
  *
- * Records of one collection matching a MongoDB-style JSON filter, paged with tokens. When
- * paging, records are ordered by `id`; `next_page_token` is present only while more records
- * remain.
+ * Records of one collection matching a MongoDB-style JSON filter, paged with tokens
+ * (`max_page_size`, `page_token`; not `per_page`, `page` or `cursor`, which are the compact
+ * finds' vocabulary and are ignored here). When paging, records are ordered by `id`;
+ * `next_page_token` is present only while more records remain. A page holds at most 100000
+ * records; for a whole collection or a large filtered set, `GET /export/{collection_name}`
+ * streams every match as NDJSON, JSON, CSV or TSV.
  *
  */
 export const listCollectionRecords = <ThrowOnError extends boolean = false>(options: Options<ListCollectionRecordsData, ThrowOnError>) => (options.client ?? client).get<ListCollectionRecordsResponses, ListCollectionRecordsErrors, ThrowOnError>({ url: '/nmdcschema/{collection_name}', ...options });
+
+/**
+ * Export a collection (NDJSON, JSON, CSV, TSV), streamed
+ *
+ * Every record of one collection, or every record matching a MongoDB-style JSON filter, in
+ * `id` order, in one streamed answer: no paging, and the same small memory on the server
+ * for a hundred records or ten million. The format is the `format` parameter, else the
+ * best match of the `Accept` header; NDJSON (one JSON record per line) when either allows
+ * anything.
+ *
+ * - `ndjson`: `application/x-ndjson` (also asked as `application/ndjson` or `application/jsonl`).
+ * - `json`: `application/json`, one JSON array.
+ * - `csv`: `text/csv` (RFC 4180, CRLF line ends, a header row).
+ * - `tsv`: `text/tab-separated-values` (tabs, line breaks and `\` in values written `\t`,
+ * `\n`, `\r`, `\\`).
+ *
+ * CSV and TSV have one column per dotted path of a value (`lat_lon.latitude`); a list of
+ * plain values is one column with its values joined by `|` (a `|` or `\` inside a value
+ * written `\|`, `\\`); a list of objects has a column per position
+ * (`has_credit_associations.0.applies_to_person.name`). The columns are those the matching
+ * records have, `id` first, found by a first pass over them (so a table export reads the
+ * records twice); a field that first appears in a record written while the export runs has
+ * no column. The answer is sent with `Content-Disposition: attachment`.
+ *
+ * Refusals (a filter that is not valid, an unknown collection, an `Accept` naming none of
+ * the formats: 406) come before the first byte. A failure while streaming ends the
+ * connection without the final chunk, so a client sees an incomplete answer rather than a
+ * short one.
+ *
+ */
+export const exportCollection = <ThrowOnError extends boolean = false>(options: Options<ExportCollectionData, ThrowOnError>) => (options.client ?? client).get<ExportCollectionResponses, ExportCollectionErrors, ThrowOnError>({ url: '/export/{collection_name}', ...options });
 
 /**
  * Get one record of a collection
@@ -870,6 +904,22 @@ export const deleteId = <ThrowOnError extends boolean = false>(options: Options<
  * Service, schema and API versions
  */
 export const getVersion = <ThrowOnError extends boolean = false>(options?: Options<GetVersionData, ThrowOnError>) => (options?.client ?? client).get<GetVersionResponses, GetVersionErrors, ThrowOnError>({ url: '/version', ...options });
+
+/**
+ * Metrics for Prometheus
+ *
+ * The Prometheus text format: `nmdc_http_requests_total` and
+ * `nmdc_http_request_duration_seconds` by `method`, `route` (the path template, e.g.
+ * `/nmdcschema/{collection_name}`) and `status`; `nmdc_http_requests_in_flight`;
+ * `nmdc_collection_records` and `nmdc_collection_bytes` (`kind` records or indexes) per
+ * collection; `nmdc_index_pending_changes` (writes the search or edge index still has to
+ * catch up on; 0 on the embedded store); `nmdc_queue_depth` (`queue` trigger_firings_pending,
+ * jobs_unclaimed, operations_running); and the process (`nmdc_process_*`, `nmdc_nodejs_*`:
+ * CPU, memory, event-loop delay, garbage collection). With `WORKERS` > 1 each process
+ * answers its own request counters.
+ *
+ */
+export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>) => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({ url: '/metrics', ...options });
 
 /**
  * Liveness

@@ -1100,7 +1100,9 @@ export type CompactSort = string;
 export type Page = number;
 
 /**
- * Records per page.
+ * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+ * here is ignored.)
+ *
  */
 export type PerPage = number;
 
@@ -1188,7 +1190,9 @@ export type FindStudiesData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1310,7 +1314,9 @@ export type FindBiosamplesData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1432,7 +1438,9 @@ export type FindDataObjectsData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1592,7 +1600,9 @@ export type FindActivitiesData = {
          */
         page?: number;
         /**
-         * Records per page.
+         * Records per page. (The `/nmdcschema` listings take `max_page_size` instead; `max_page_size`
+         * here is ignored.)
+         *
          */
         per_page?: number;
         /**
@@ -1809,7 +1819,7 @@ export type ListCollectionRecordsData = {
          */
         projection?: string;
         /**
-         * Records per page; a value below 1 returns every match on one page.
+         * Records per page, at most 100000 (422 above); a value below 1 returns every match on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -1845,6 +1855,63 @@ export type ListCollectionRecordsResponses = {
 };
 
 export type ListCollectionRecordsResponse = ListCollectionRecordsResponses[keyof ListCollectionRecordsResponses];
+
+export type ExportCollectionData = {
+    body?: never;
+    path: {
+        /**
+         * A collection of the schema's Database class.
+         */
+        collection_name: string;
+    };
+    query?: {
+        /**
+         * A JSON object in MongoDB query syntax, as `GET /nmdcschema/{collection_name}` takes it
+         * (`$regex` answered from the search index). Absent: the whole collection.
+         *
+         */
+        filter?: string;
+        /**
+         * Comma-separated fields to export; `id` is always included.
+         */
+        projection?: string;
+        /**
+         * The format, over the `Accept` header.
+         */
+        format?: 'ndjson' | 'json' | 'csv' | 'tsv';
+    };
+    url: '/export/{collection_name}';
+};
+
+export type ExportCollectionErrors = {
+    /**
+     * The request cannot be answered as asked.
+     */
+    400: ErrorDetail;
+    /**
+     * The `Accept` header names none of the formats.
+     */
+    406: ErrorDetail;
+    /**
+     * A parameter or body breaks the contract.
+     */
+    422: ErrorDetail;
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type ExportCollectionError = ExportCollectionErrors[keyof ExportCollectionErrors];
+
+export type ExportCollectionResponses = {
+    /**
+     * Every matching record, streamed.
+     */
+    200: Array<SchemaRecord>;
+};
+
+export type ExportCollectionResponse = ExportCollectionResponses[keyof ExportCollectionResponses];
 
 export type GetCollectionRecordData = {
     body?: never;
@@ -2358,7 +2425,7 @@ export type ListSitesData = {
          */
         filter?: string;
         /**
-         * Sites per page; a value below 1 returns every site on one page.
+         * Sites per page, at most 100000 (422 above); a value below 1 returns every site on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -2530,7 +2597,7 @@ export type ListJobsData = {
          */
         filter?: string;
         /**
-         * Records per page; a value below 1 returns every match on one page.
+         * Records per page, at most 100000 (422 above); a value below 1 returns every match on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -2661,7 +2728,7 @@ export type ListOperationsData = {
          */
         filter?: string;
         /**
-         * Records per page; a value below 1 returns every match on one page.
+         * Records per page, at most 100000 (422 above); a value below 1 returns every match on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -2795,7 +2862,7 @@ export type ListObjectsData = {
          */
         filter?: string;
         /**
-         * Objects per page; a value below 1 returns every match on one page.
+         * Objects per page, at most 100000 (422 above); a value below 1 returns every match on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -3581,7 +3648,7 @@ export type ListRunEventsData = {
     };
     query?: {
         /**
-         * Events per page; a value below 1 returns every event on one page.
+         * Events per page, at most 100000 (422 above); a value below 1 returns every event on one page while they are at most 100000 (422 beyond).
          */
         max_page_size?: number;
         /**
@@ -3884,6 +3951,31 @@ export type GetVersionResponses = {
 };
 
 export type GetVersionResponse = GetVersionResponses[keyof GetVersionResponses];
+
+export type GetMetricsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/metrics';
+};
+
+export type GetMetricsErrors = {
+    /**
+     * Any other error.
+     */
+    default: ErrorDetail;
+};
+
+export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
+
+export type GetMetricsResponses = {
+    /**
+     * The metrics.
+     */
+    200: string;
+};
+
+export type GetMetricsResponse = GetMetricsResponses[keyof GetMetricsResponses];
 
 export type GetHealthData = {
     body?: never;

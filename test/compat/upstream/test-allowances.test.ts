@@ -3,17 +3,14 @@
  * testuser, who holds only the `/admin/allowances` allowance; before each test every other
  * allowance is put aside, and afterwards restored (the original's autouse fixture).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ALLOWANCE_ACTIONS, type Allowance } from '../../../src/accounts/index.ts';
-import { TEST_USER, startUpstreamServer, type UpstreamServer } from './support/harness.ts';
+import { TEST_USER, withUpstreamServer, type UpstreamServer } from './support/harness.ts';
 
 let server: UpstreamServer;
 let before: Allowance[] = [];
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
+withUpstreamServer((started) => (server = started));
 
 async function removeAll(): Promise<void> {
   for (const allowance of await server.allowances.list()) await server.allowances.remove(allowance);

@@ -2,20 +2,16 @@
  * Port of the original's tests/test_api/test_delete_workflow_execution.py (v2.13.0):
  * `DELETE /workflows/workflow_executions/{id}` as testuser, with and without the delete allowance.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JOBS } from '../../../src/workflows/jobs.ts';
-import { TEST_USER, startUpstreamServer, type UpstreamServer } from './support/harness.ts';
+import { TEST_USER, withUpstreamServer, type UpstreamServer } from './support/harness.ts';
 import { Faker, type Record_ } from './support/faker.ts';
 
 let server: UpstreamServer;
 const faker = new Faker();
 const DELETE = '/queries:run(query_cmd:DeleteCommand)';
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
-afterEach(async () => server.cleanup());
+withUpstreamServer((started) => (server = started));
 
 const idsOf = (records: Array<{ id: string }>) => records.map((r) => r.id);
 
@@ -28,6 +24,25 @@ async function foundation(): Promise<Record_> {
   await server.add('biosample_set', [biosample]);
   await server.add('data_generation_set', [dataGeneration]);
   return dataGeneration;
+}
+
+/** The simple cases' records: an assembly taking one data object and producing another, stored. */
+async function oneAssembly(): Promise<{ input: Record_; output: Record_; execution: Record_ }> {
+  const dataGeneration = await foundation();
+  const [input] = faker.dataObjects(1, { name: 'input_data' }) as [Record_];
+  const [output] = faker.dataObjects(1, { name: 'output_data' }) as [Record_];
+  const [execution] = faker.workflowExecutions(
+    1,
+    'nmdc:MetagenomeAssembly',
+    [dataGeneration.id],
+    [input.id],
+    {
+      has_output: [output.id],
+    },
+  ) as [Record_];
+  await server.add('data_object_set', [input, output]);
+  await server.add('workflow_execution_set', [execution]);
+  return { input, output, execution };
 }
 
 describe('tests/test_api/test_delete_workflow_execution.py', () => {
@@ -161,20 +176,7 @@ describe('tests/test_api/test_delete_workflow_execution.py', () => {
 
   it('test_delete_workflow_execution.py::test_delete_workflow_execution_simple_case', async () => {
     await server.allow(TEST_USER.username, DELETE);
-    const dataGeneration = await foundation();
-    const [input] = faker.dataObjects(1, { name: 'input_data' }) as [Record_];
-    const [output] = faker.dataObjects(1, { name: 'output_data' }) as [Record_];
-    const [execution] = faker.workflowExecutions(
-      1,
-      'nmdc:MetagenomeAssembly',
-      [dataGeneration.id],
-      [input.id],
-      {
-        has_output: [output.id],
-      },
-    ) as [Record_];
-    await server.add('data_object_set', [input, output]);
-    await server.add('workflow_execution_set', [execution]);
+    const { input, output, execution } = await oneAssembly();
     expect(await server.count('workflow_execution_set', { id: execution.id })).toBe(1);
     expect(await server.count('data_object_set', { id: input.id })).toBe(1);
     expect(await server.count('data_object_set', { id: output.id })).toBe(1);
@@ -194,20 +196,7 @@ describe('tests/test_api/test_delete_workflow_execution.py', () => {
 
   it('test_delete_workflow_execution.py::test_delete_workflow_execution_unauthorized_user', async () => {
     expect((await server.allowances.list({ username: TEST_USER.username, action: DELETE })).length).toBe(0);
-    const dataGeneration = await foundation();
-    const [input] = faker.dataObjects(1, { name: 'input_data' }) as [Record_];
-    const [output] = faker.dataObjects(1, { name: 'output_data' }) as [Record_];
-    const [execution] = faker.workflowExecutions(
-      1,
-      'nmdc:MetagenomeAssembly',
-      [dataGeneration.id],
-      [input.id],
-      {
-        has_output: [output.id],
-      },
-    ) as [Record_];
-    await server.add('data_object_set', [input, output]);
-    await server.add('workflow_execution_set', [execution]);
+    const { input, output, execution } = await oneAssembly();
 
     const response = await server
       .userClient()

@@ -3,8 +3,8 @@
  * submitting metadata (`/metadata/json:*`, changesheets, `POST /workflows/workflow_executions`),
  * the collection of an id, and planned processes.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_USER, startUpstreamServer, type UpstreamServer } from './support/harness.ts';
+import { describe, expect, it } from 'vitest';
+import { TEST_USER, withUpstreamServer, type UpstreamServer } from './support/harness.ts';
 import { Faker, type Record_ } from './support/faker.ts';
 import { plainRequest } from './support/client.ts';
 import { fixtureJson, uploadChangesheet } from './support/files.ts';
@@ -12,11 +12,7 @@ import { fixtureJson, uploadChangesheet } from './support/files.ts';
 let server: UpstreamServer;
 const faker = new Faker();
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
-afterEach(async () => server.cleanup());
+withUpstreamServer((started) => (server = started));
 
 const validate = async (database: Record<string, unknown>) =>
   (await server.siteClient().request('POST', '/metadata/json:validate', database)).json;

@@ -4,19 +4,15 @@
  * `/workflow_executions/{id}/related_resources`). The original refreshes its `alldocs` copy of the
  * graph after seeding; here the edges are written with the records, so there is nothing to refresh.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstreamServer, type UpstreamServer } from './support/harness.ts';
+import { describe, expect, it } from 'vitest';
+import { withUpstreamServer, type UpstreamServer } from './support/harness.ts';
 import { Faker, type Record_ } from './support/faker.ts';
 import { plainRequest } from './support/client.ts';
 
 let server: UpstreamServer;
 const faker = new Faker();
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
-afterEach(async () => server.cleanup());
+withUpstreamServer((started) => (server = started));
 
 const ids = (records: Array<{ id: string }>) => new Set(records.map((r) => r.id));
 
@@ -247,30 +243,37 @@ describe('tests/test_api/test_endpoints.py: TestFindDataObjectsForStudy', () => 
     for (const id of dataObjectIds) expect(found).toContain(id);
   });
 
-  it('test_endpoints.py::TestFindDataObjectsForStudy::test_it_finds_data_objects_in_chain_where_data_objects_are_inputs', async () => {
+  /**
+   * The two chain fixtures (`seeded_db_with_data_object_chain`, `seeded_db_with_informed_by_workflow`):
+   * the biosample sequenced again (`sequencingId`) into raw data (`rawId`), annotated (informed by
+   * that sequencing, taking the raw data) into a result (`resultId`). Answers the data objects the
+   * study's one biosample group then holds.
+   */
+  async function chain(sequencingId: string, rawId: string, annotationId: string, resultId: string) {
     await seededDb();
-    // `seeded_db_with_data_object_chain`: biosample -> sequencing -> raw data -> annotation -> result.
-    const [raw] = seedFaker.dataObjects(1, {
-      id: 'nmdc:dobj-00-000004',
-      data_category: 'instrument_data',
-    }) as [Record_];
+    const [raw] = seedFaker.dataObjects(1, { id: rawId, data_category: 'instrument_data' }) as [Record_];
     const [sequencing] = seedFaker.nucleotideSequencings(1, [studyId], [biosampleId], {
-      id: 'nmdc:ntseq-00-000001',
+      id: sequencingId,
       has_output: [raw.id],
     }) as [Record_];
-    const [result] = seedFaker.dataObjects(1, {
-      id: 'nmdc:dobj-00-000005',
-      data_category: 'processed_data',
-    }) as [Record_];
+    const [result] = seedFaker.dataObjects(1, { id: resultId, data_category: 'processed_data' }) as [Record_];
     const [annotation] = seedFaker.metagenomeAnnotations(1, [sequencing.id], [raw.id], {
-      id: 'nmdc:wfmgan-00-000001.1',
+      id: annotationId,
       has_output: [result.id],
     }) as [Record_];
     await server.add('data_generation_set', [sequencing]);
     await server.add('workflow_execution_set', [annotation]);
     await server.add('data_object_set', [raw, result]);
+    return dataObjectsOfTheBiosample();
+  }
 
-    const found = await dataObjectsOfTheBiosample();
+  it('test_endpoints.py::TestFindDataObjectsForStudy::test_it_finds_data_objects_in_chain_where_data_objects_are_inputs', async () => {
+    const found = await chain(
+      'nmdc:ntseq-00-000001',
+      'nmdc:dobj-00-000004',
+      'nmdc:wfmgan-00-000001.1',
+      'nmdc:dobj-00-000005',
+    );
     expect(found).toHaveLength(4);
     expect(new Set(found)).toEqual(
       new Set([dataObjectIds[0], dataObjectIds[1], 'nmdc:dobj-00-000004', 'nmdc:dobj-00-000005']),
@@ -278,29 +281,12 @@ describe('tests/test_api/test_endpoints.py: TestFindDataObjectsForStudy', () => 
   });
 
   it('test_endpoints.py::TestFindDataObjectsForStudy::test_it_finds_data_objects_via_informed_by_workflow_linking', async () => {
-    await seededDb();
-    // `seeded_db_with_informed_by_workflow`: as above, the annotation also informed by the sequencing.
-    const [raw] = seedFaker.dataObjects(1, {
-      id: 'nmdc:dobj-00-000006',
-      data_category: 'instrument_data',
-    }) as [Record_];
-    const [sequencing] = seedFaker.nucleotideSequencings(1, [studyId], [biosampleId], {
-      id: 'nmdc:ntseq-00-000002',
-      has_output: [raw.id],
-    }) as [Record_];
-    const [result] = seedFaker.dataObjects(1, {
-      id: 'nmdc:dobj-00-000007',
-      data_category: 'processed_data',
-    }) as [Record_];
-    const [annotation] = seedFaker.metagenomeAnnotations(1, [sequencing.id], [raw.id], {
-      id: 'nmdc:wfmgan-00-000002.1',
-      has_output: [result.id],
-    }) as [Record_];
-    await server.add('data_generation_set', [sequencing]);
-    await server.add('workflow_execution_set', [annotation]);
-    await server.add('data_object_set', [raw, result]);
-
-    const found = await dataObjectsOfTheBiosample();
+    const found = await chain(
+      'nmdc:ntseq-00-000002',
+      'nmdc:dobj-00-000006',
+      'nmdc:wfmgan-00-000002.1',
+      'nmdc:dobj-00-000007',
+    );
     expect(found).toHaveLength(4);
     expect(new Set(found)).toEqual(
       new Set([dataObjectIds[0], dataObjectIds[1], 'nmdc:dobj-00-000006', 'nmdc:dobj-00-000007']),

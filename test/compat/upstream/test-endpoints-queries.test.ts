@@ -9,8 +9,8 @@
  * whose records lack `_id` pages like any other here, where the original answers its first batch
  * with a null `cursor.id` and the rest is lost.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_USER, startUpstreamServer, type UpstreamServer } from './support/harness.ts';
+import { describe, expect, it } from 'vitest';
+import { TEST_USER, withUpstreamServer, type UpstreamServer } from './support/harness.ts';
 import { Faker, type Record_ } from './support/faker.ts';
 import { fixtureJson } from './support/files.ts';
 import type { RuntimeApiSiteClient, RuntimeApiUserClient } from './support/client.ts';
@@ -18,11 +18,7 @@ import type { RuntimeApiSiteClient, RuntimeApiUserClient } from './support/clien
 let server: UpstreamServer;
 const faker = new Faker();
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
-afterEach(async () => server.cleanup());
+withUpstreamServer((started) => (server = started));
 
 const STUDY_TITLE = 'My study';
 const AGGREGATE = '/queries:run(query_cmd:AggregateCommand)';
@@ -49,13 +45,61 @@ const find = (batchSize?: number, title = STUDY_TITLE) =>
     filter: { title },
     ...(batchSize === undefined ? {} : { batchSize }),
   });
-const aggregate = (batchSize: number, title = STUDY_TITLE) =>
+/** The original's aggregate tests send a batch size of 5 where its find tests send none. */
+const aggregate = (batchSize: number | undefined, title = STUDY_TITLE) =>
   run(server.userClient(), {
     aggregate: 'study_set',
     pipeline: [{ $match: { title } }],
-    cursor: { batchSize },
+    cursor: { batchSize: batchSize ?? 5 },
   });
 const getMore = (cursorId: string) => run(server.userClient(), { getMore: cursorId });
+
+/** Opens a cursor over the studies titled `title` (find or aggregate) with a batch size. */
+type Opener = (batchSize: number | undefined, title?: string) => Promise<Cursor>;
+
+/**
+ * The original's first-batch cases, alike for find and aggregate over six studies: an empty
+ * batch, a partly full one, a full one holding the last match (no cursor here; the original
+ * answers an id) and a full one with more to come.
+ */
+async function firstBatchCases(open: Opener): Promise<void> {
+  let cursor = await open(undefined, 'Nonexistent study');
+  expect(cursor.batch).toHaveLength(0);
+  expect(cursor.id).toBeNull();
+  cursor = await open(10);
+  expect(cursor.batch).toHaveLength(6);
+  expect(cursor.id).toBeNull();
+  cursor = await open(6);
+  expect(cursor.batch).toHaveLength(6);
+  expect(cursor.id).toBeNull();
+  cursor = await open(5);
+  expect(cursor.batch).toHaveLength(5);
+  expect(typeof cursor.id).toBe('string');
+}
+
+/**
+ * The original's second-batch cases over six studies: batch size 6 holds them all (no second
+ * batch here; the original's is empty), a partly full second batch, a full one holding the last
+ * match (no cursor after it here; the original answers an id), a full one with more to come.
+ */
+async function secondBatchCases(open: Opener): Promise<void> {
+  let cursor = await open(6);
+  expect(cursor.batch).toHaveLength(6);
+  expect(cursor.id).toBeNull();
+  for (const [size, second, more] of [
+    [5, 1, false],
+    [3, 3, false],
+    [2, 2, true],
+  ] as const) {
+    cursor = await open(size);
+    expect(cursor.batch).toHaveLength(size);
+    expect(typeof cursor.id).toBe('string');
+    cursor = await getMore(cursor.id!);
+    expect(cursor.batch, `batch size ${size}`).toHaveLength(second);
+    if (more) expect(typeof cursor.id).toBe('string');
+    else expect(cursor.id).toBeNull();
+  }
+}
 
 describe('tests/test_api/test_endpoints.py: find and delete as a user and as a site', () => {
   /** `_test_run_query_find_as`. */
@@ -131,57 +175,12 @@ describe('tests/test_api/test_endpoints.py: find batches and cursor ids', () => 
   it('test_endpoints.py::test_run_query_find__first_batch_and_its_cursor_id', async () => {
     await myStudies();
     expect(await server.count('study_set', { title: 'Nonexistent study' })).toBe(0);
-
-    // An empty first batch: no cursor.
-    let cursor = await find(undefined, 'Nonexistent study');
-    expect(cursor.batch).toHaveLength(0);
-    expect(cursor.id).toBeNull();
-    // A partly full first batch: no cursor.
-    cursor = await find(10);
-    expect(cursor.batch).toHaveLength(6);
-    expect(cursor.id).toBeNull();
-    // A full first batch holding the last match: no cursor here (the original: an id).
-    cursor = await find(6);
-    expect(cursor.batch).toHaveLength(6);
-    expect(cursor.id).toBeNull();
-    // A full first batch with more to come: a cursor.
-    cursor = await find(5);
-    expect(cursor.batch).toHaveLength(5);
-    expect(typeof cursor.id).toBe('string');
+    await firstBatchCases(find);
   });
 
   it('test_endpoints.py::test_run_query_find__second_batch_and_its_cursor_id', async () => {
     await myStudies();
-
-    // Batch size 6: the first batch holds every match, so there is no second (the original's
-    // second batch is empty, with a null id).
-    let cursor = await find(6);
-    expect(cursor.batch).toHaveLength(6);
-    expect(cursor.id).toBeNull();
-
-    // A partly full second batch: no cursor after it.
-    cursor = await find(5);
-    expect(cursor.batch).toHaveLength(5);
-    expect(typeof cursor.id).toBe('string');
-    cursor = await getMore(cursor.id!);
-    expect(cursor.batch).toHaveLength(1);
-    expect(cursor.id).toBeNull();
-
-    // A full second batch holding the last match: no cursor after it (the original: an id).
-    cursor = await find(3);
-    expect(cursor.batch).toHaveLength(3);
-    expect(typeof cursor.id).toBe('string');
-    cursor = await getMore(cursor.id!);
-    expect(cursor.batch).toHaveLength(3);
-    expect(cursor.id).toBeNull();
-
-    // A full second batch with more to come: a cursor.
-    cursor = await find(2);
-    expect(cursor.batch).toHaveLength(2);
-    expect(typeof cursor.id).toBe('string');
-    cursor = await getMore(cursor.id!);
-    expect(cursor.batch).toHaveLength(2);
-    expect(typeof cursor.id).toBe('string');
+    await secondBatchCases(find);
   });
 
   it('test_endpoints.py::test_run_query_find__three_batches_and_their_items', async () => {
@@ -220,50 +219,13 @@ describe('tests/test_api/test_endpoints.py: aggregate batches and cursor ids', (
     await myStudies();
     expect(await server.count('study_set', { title: 'Nonexistent study' })).toBe(0);
     await server.allow(TEST_USER.username, AGGREGATE);
-
-    let cursor = await aggregate(5, 'Nonexistent study');
-    expect(cursor.batch).toHaveLength(0);
-    expect(cursor.id).toBeNull();
-    cursor = await aggregate(10);
-    expect(cursor.batch).toHaveLength(6);
-    expect(cursor.id).toBeNull();
-    // Full, and holding the last result: no cursor here (the original: an id).
-    cursor = await aggregate(6);
-    expect(cursor.batch).toHaveLength(6);
-    expect(cursor.id).toBeNull();
-    cursor = await aggregate(5);
-    expect(cursor.batch).toHaveLength(5);
-    expect(typeof cursor.id).toBe('string');
+    await firstBatchCases(aggregate);
   });
 
   it('test_endpoints.py::test_run_query_aggregate__second_batch_and_its_cursor_id', async () => {
     await myStudies();
     await server.allow(TEST_USER.username, AGGREGATE);
-
-    let cursor = await aggregate(6);
-    expect(cursor.batch).toHaveLength(6);
-    expect(cursor.id).toBeNull();
-
-    cursor = await aggregate(5);
-    expect(cursor.batch).toHaveLength(5);
-    expect(typeof cursor.id).toBe('string');
-    cursor = await getMore(cursor.id!);
-    expect(cursor.batch).toHaveLength(1);
-    expect(cursor.id).toBeNull();
-
-    cursor = await aggregate(3);
-    expect(cursor.batch).toHaveLength(3);
-    expect(typeof cursor.id).toBe('string');
-    cursor = await getMore(cursor.id!);
-    expect(cursor.batch).toHaveLength(3);
-    expect(cursor.id).toBeNull();
-
-    cursor = await aggregate(2);
-    expect(cursor.batch).toHaveLength(2);
-    expect(typeof cursor.id).toBe('string');
-    cursor = await getMore(cursor.id!);
-    expect(cursor.batch).toHaveLength(2);
-    expect(typeof cursor.id).toBe('string');
+    await secondBatchCases(aggregate);
   });
 
   it('test_endpoints.py::test_run_query_aggregate__three_batches_and_their_items', async () => {

@@ -2,27 +2,24 @@
  * Port of the original's tests/test_api/test_endpoints.py (v2.13.0), part 3 of 4: users, jobs
  * and operations, and the file staging records (`/wf_file_staging/...`).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RUNTIME_ADMIN_SITE, USERS } from '../../../src/accounts/index.ts';
+import { describe, expect, it } from 'vitest';
+import { RUNTIME_ADMIN_SITE, USERS, verifySecret, type UserRecord } from '../../../src/accounts/index.ts';
 import { JOBS } from '../../../src/workflows/jobs.ts';
 import { GLOBUS_TASKS, JGI_SAMPLES, JGI_SEQUENCING_PROJECTS } from '../../../src/workflows/file-staging.ts';
 import {
   TEST_JOB,
   TEST_SITE,
   TEST_USER,
-  startUpstreamServer,
+  withUpstreamServer,
   type UpstreamServer,
 } from './support/harness.ts';
 import { Faker } from './support/faker.ts';
+import { plainRequest } from './support/client.ts';
 
 let server: UpstreamServer;
 const faker = new Faker();
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
-afterEach(async () => server.cleanup());
+withUpstreamServer((started) => (server = started));
 
 /** A password the way the original's `generate_secret` makes one. */
 const generateSecret = () => `s3cret-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`;
@@ -68,6 +65,40 @@ describe('tests/test_api/test_endpoints.py: users, jobs and operations', () => {
       // A `User`: its username and site_admin, never a password or its hash.
       expect(rv.json).toMatchObject({ username: 'foo', site_admin: [] });
       expect(JSON.stringify(rv.json)).not.toMatch(/password|hash/i);
+    });
+  });
+
+  it('test_endpoints.py::test_update_user', async () => {
+    await asUserAdmin('foo', async () => {
+      const client = server.userClient();
+      // The original's passwords ('oldpass', 'newpass') are shorter than the 12 characters the
+      // password rules ask here (a documented difference): refused, naming the rule.
+      const short = await client.failing('POST', '/users', { username: 'foo', password: 'oldpass' });
+      expect(short.status).toBe(422);
+      expect(short.json.detail).toMatch(/12/);
+
+      const created = await client.request('POST', '/users', {
+        username: 'foo',
+        password: 'oldpass-foo-1234',
+      });
+      const before = (await server.accounts.getUser('foo')) as UserRecord;
+      const updated = await client.request('PUT', '/users', {
+        username: 'foo',
+        password: 'newpass-foo-5678',
+      });
+      const after = (await server.accounts.getUser('foo')) as UserRecord;
+      expect(created.status).toBe(201);
+      expect(updated.status).toBe(200);
+      expect(after.password_hash).not.toBe(before.password_hash);
+      expect(await verifySecret('newpass-foo-5678', after.password_hash!)).toBe(true);
+      const login = await plainRequest(server.url, 'POST', '/token', {
+        form: [
+          ['grant_type', 'password'],
+          ['username', 'foo'],
+          ['password', 'newpass-foo-5678'],
+        ],
+      });
+      expect(login.status).toBe(200);
     });
   });
 

@@ -7,17 +7,13 @@
  * (`update_cmd`) and, per record, `doc_after` and `validation_errors` from a copy, leaving the
  * records untouched. The fixture files are the original's (files/SOURCE.md).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstreamServer, type UpstreamServer } from './support/harness.ts';
+import { describe, expect, it } from 'vitest';
+import { withUpstreamServer, type UpstreamServer } from './support/harness.ts';
 import { fixtureJson, fixtureText, uploadChangesheet } from './support/files.ts';
 
 let server: UpstreamServer;
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
-afterEach(async () => server.cleanup());
+withUpstreamServer((started) => (server = started));
 
 /** The record of a fixture file, stored (the original inserts it when absent). */
 async function seed(collection: string, file: string): Promise<Record<string, any>> {

@@ -3,8 +3,8 @@
  * deleting an id as the site client, for the first schema class the original's minter lists
  * (`nmdc:Biosample`, the first class of the schema whose id pattern carries a typecode).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startUpstreamServer, type UpstreamServer } from './support/harness.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { withUpstreamServer, type UpstreamServer } from './support/harness.ts';
 import { HttpError } from './support/client.ts';
 
 const SCHEMA_CLASS = 'nmdc:Biosample';
@@ -13,10 +13,7 @@ let server: UpstreamServer;
 /** The fixture `mint_one_id_response`: the minted ids. */
 let minted: string[];
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
+withUpstreamServer((started) => (server = started));
 
 beforeEach(async () => {
   minted = (await server.siteClient().mintId(SCHEMA_CLASS)).json as string[];

@@ -6,19 +6,15 @@
  * schema the service vendors. Tests of Python helpers, pymongo transactions and MongoDB indexes
  * are listed in README.md with the reason.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { schemaView, slotOf } from '../../../src/schema/schema-view.ts';
 import { classAndDescendants } from '../../../src/schema/class-tree.ts';
-import { startUpstreamServer, type UpstreamServer } from './support/harness.ts';
+import { withUpstreamServer, type UpstreamServer } from './support/harness.ts';
 import { plainRequest } from './support/client.ts';
 
 let server: UpstreamServer;
 
-beforeAll(async () => {
-  server = await startUpstreamServer();
-});
-afterAll(async () => server?.close());
-afterEach(async () => server.cleanup());
+withUpstreamServer((started) => (server = started));
 
 const OK = { result: 'All Okay!' };
 

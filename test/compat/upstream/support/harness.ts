@@ -6,6 +6,7 @@
  * indexes, the Allowances of the accounts module), never by reaching under the store, and
  * `cleanup` takes them away again, as the original's tests clean up after themselves.
  */
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startTestServer, type TestServer } from '../../../support/server.ts';
 import { Accounts, Allowances, setBcryptCost, type AllowanceAction } from '../../../../src/accounts/index.ts';
 import { RecordWriter } from '../../../../search/writer.ts';
@@ -117,4 +118,18 @@ export async function startUpstreamServer(): Promise<UpstreamServer> {
       for (const allowance of granted.splice(0)) await allowances.remove(allowance);
     },
   });
+}
+
+/**
+ * A test file's server: started before its tests (handed to `use`), cleaned up after each test
+ * and closed after the last.
+ */
+export function withUpstreamServer(use: (server: UpstreamServer) => void): void {
+  let server: UpstreamServer | undefined;
+  beforeAll(async () => {
+    server = await startUpstreamServer();
+    use(server);
+  });
+  afterEach(async () => server?.cleanup());
+  afterAll(async () => server?.close());
 }

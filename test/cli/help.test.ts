@@ -1,0 +1,82 @@
+/**
+ * Every command-line tool answers `--help` with its usage on stdout and exit status 0, before
+ * opening any store; collection arguments are checked; generate-data creates its output folder.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-cli-help-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(TSX, args, {
+      cwd: ROOT,
+      // A data folder that must not come into being: --help opens nothing.
+      env: { ...process.env, DATA_DIR: path.join(dir, 'never'), LOG_LEVEL: 'silent' },
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const TOOLS: Array<[string, string]> = [
+  ['src/cli/reindex.ts', 'usage: npm run reindex [-- COLLECTION...]'],
+  ['src/cli/check-index.ts', 'usage: npm run check-index [-- COLLECTION...]'],
+  ['src/cli/create-admin.ts', 'usage: npm run create-admin -- --username U [--password P]'],
+  ['src/cli/generate-data.ts', 'usage: npm run generate-data -- --studies N'],
+  ['src/cli/load.ts', 'usage: load [--no-validate] FILE...'],
+];
+
+describe('--help', () => {
+  it.each(TOOLS)('%s prints the usage and exits 0, touching no store', async (tool, first) => {
+    const result = await run([tool, '--help']);
+    expect(result.code, `${tool}: ${result.stderr}`).toBe(0);
+    expect(result.stdout.startsWith(first), `${tool}: ${result.stdout}`).toBe(true);
+    expect(result.stdout).toContain('-h, --help');
+    expect(fs.existsSync(path.join(dir, 'never'))).toBe(false);
+  });
+
+  it('check-index refuses an unknown collection with the usage and exit status 2', async () => {
+    const result = await run(['src/cli/check-index.ts', 'sample_set']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^unknown collection: sample_set\ncollections: biosample_set, /);
+    expect(result.stderr).toContain('usage: npm run check-index');
+  });
+
+  it('reindex refuses an unknown option with the usage and exit status 2', async () => {
+    const result = await run(['src/cli/reindex.ts', '--all']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^unknown option: --all\nusage: npm run reindex/);
+  });
+});
+
+describe('generate-data --out', () => {
+  it('creates the folder it writes into, and says so', async () => {
+    const out = path.join(dir, 'data', 'nested', 'sample.json.gz');
+    const result = await run([
+      'src/cli/generate-data.ts',
+      '--studies',
+      '1',
+      '--biosamples',
+      '2',
+      '--data-objects',
+      '0',
+      '--out',
+      out,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`created folder ${path.relative(ROOT, path.dirname(out))}\n`);
+    expect(result.stderr).toMatch(/wrote .*sample\.json\.gz: study_set=1 biosample_set=2/);
+    expect(fs.statSync(out).size).toBeGreaterThan(100);
+  });
+});
