@@ -22,12 +22,16 @@ async function main(): Promise<void> {
   console.log('\nMetadata submission on the embedded default (SQLite + FTS5 + edge index)\n');
   console.log(
     table([
-      {
-        measure: 'validation throughput (MetadataValidator, service layer)',
-        figure: `${Math.round(f.validateRate!).toLocaleString('en-US')} biosamples/s`,
-        detail: `${f.validateCount} biosamples in ${f.validateSeconds!.toFixed(2)} s`,
-        target: '>= 20,000/s',
-      },
+      ...(f.validateRate === undefined
+        ? []
+        : [
+            {
+              measure: 'validation throughput (MetadataValidator, service layer)',
+              figure: `${Math.round(f.validateRate).toLocaleString('en-US')} biosamples/s`,
+              detail: `${f.validateCount} biosamples in ${f.validateSeconds!.toFixed(2)} s`,
+              target: '>= 20,000/s',
+            },
+          ]),
       {
         measure: `submit ${biosamples.toLocaleString('en-US')} biosamples (HTTP, 127.0.0.1)`,
         figure: `${f.submitSeconds.toFixed(1)} s`,
