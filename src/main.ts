@@ -95,7 +95,12 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
       server.closeAllConnections();
     }, 10_000);
     force.unref();
+    // Node keeps a connection open after the response to a request that was in flight (keep-alive):
+    // close each one as soon as it is idle, so the process exits once the last response is sent.
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    idle.unref();
     server.close(() => {
+      clearInterval(idle);
       services.stop().then(
         () => {
           logger.info('stopped');

@@ -86,9 +86,9 @@ async function untilHealthy<S extends ServerProcess>(server: S, attempts = 300):
   throw new Error(`server did not become healthy: ${server.stderr().slice(-2000)}`);
 }
 
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  // Start-up with demo data and two server processes takes 15-40 s on two busy cores.
-  return untilHealthy(spawnServer(env, await freePort()), 900);
+/** Spawns the server and waits until it is healthy (`attempts` tenths of a second at most). */
+export async function startServer(env: Record<string, string>, attempts?: number): Promise<ServerProcess> {
+  return untilHealthy(spawnServer(env, await freePort()), attempts);
 }
 
 /**
@@ -138,6 +138,22 @@ export function processTree(pid: number): number[] {
   };
   visit(pid);
   return out;
+}
+
+/**
+ * The server processes a `WORKERS` > 1 server forked (its descendants running `src/main.ts`; tsx
+ * may run an esbuild service beside them while it compiles files it has not cached).
+ */
+export function workersOf(server: ServerProcess): number[] {
+  return processTree(server.child.pid!)
+    .slice(1)
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('src/main.ts');
+      } catch {
+        return false; // exited meanwhile
+      }
+    });
 }
 
 /** One request on a fresh connection (so each may land on another worker); the JSON body, if any. */
@@ -221,19 +237,19 @@ export async function inParallel<T>(width: number, tasks: Array<() => Promise<T>
 }
 
 /**
- * A `WORKERS=2` server over `dataDir` with an administrator (`ADMIN_USERNAME`/`ADMIN_PASSWORD` in
- * `admin`), once its primary and both workers run, and JSON request headers carrying the
- * administrator's token.
+ * A `WORKERS=2` server over `dataDir` (and `env`) with an administrator (`ADMIN_USERNAME`/
+ * `ADMIN_PASSWORD` in `admin`), once its primary and both workers run, and JSON request headers
+ * carrying the administrator's token. Three processes start, so on a busy machine it is given a
+ * minute and a half to answer.
  */
 export async function startClusterAsAdmin(
   dataDir: string,
   admin: { ADMIN_USERNAME: string; ADMIN_PASSWORD: string },
+  env: Record<string, string> = {},
 ): Promise<{ server: ServerProcess; asAdmin: Record<string, string> }> {
-  const server = await startServer({ DATA_DIR: dataDir, WORKERS: '2', ...admin });
-  // The primary and its two workers (tsx may add an esbuild helper process beside them).
-  for (let i = 0; i < 300 && processTree(server.child.pid!).length < 3; i++)
-    await new Promise((r) => setTimeout(r, 100));
-  if (processTree(server.child.pid!).length < 3) throw new Error('the server did not start two workers');
+  const server = await startServer({ DATA_DIR: dataDir, WORKERS: '2', ...admin, ...env }, 900);
+  for (let i = 0; i < 300 && workersOf(server).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+  if (workersOf(server).length < 2) throw new Error('the server did not start two workers');
   const login = await requestOnFreshConnection(
     `${server.url}/token`,
     form({ grant_type: 'password', username: admin.ADMIN_USERNAME, password: admin.ADMIN_PASSWORD }),
