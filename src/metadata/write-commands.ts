@@ -227,7 +227,15 @@ export class WriteCommands {
       );
       return;
     }
+    // As the original lists them: first the references other records hold to records the update
+    // moves to another id, then those the updated records hold.
     const broken: BrokenReference[] = [];
+    if (plan.gone.length > 0) {
+      const changing = new Set(plan.keys.map((k) => keyOf(k.collection, k.id)));
+      broken.push(
+        ...(await this.references.heldTo(collection, plan.gone, changing, BROKEN_REFERENCES_LISTED)),
+      );
+    }
     for (const problem of await check.references()) {
       if (!problem.reference || broken.length >= BROKEN_REFERENCES_LISTED) continue;
       const t = changed[problem.index]!;
@@ -240,17 +248,6 @@ export class WriteCommands {
         target: problem.reference.target,
         target_collection: '',
       });
-    }
-    if (plan.gone.length > 0 && broken.length < BROKEN_REFERENCES_LISTED) {
-      const changing = new Set(plan.keys.map((k) => keyOf(k.collection, k.id)));
-      broken.push(
-        ...(await this.references.heldTo(
-          collection,
-          plan.gone,
-          changing,
-          BROKEN_REFERENCES_LISTED - broken.length,
-        )),
-      );
     }
     if (broken.length > 0) throw brokenByUpdate(broken);
   }
