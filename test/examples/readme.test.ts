@@ -259,7 +259,25 @@ function tail(text: string, lines = 60): string {
   return text.split('\n').slice(-lines).join('\n');
 }
 
-/** Runs the session in its own process group (killed whole if it outlives the timeout). */
+/** The session's process group while it runs (ended by afterAll if the test is cut short). */
+let session: number | undefined;
+/** Longest a block may run: one that does not end (a server started in it) fails the test. */
+const BLOCK_LIMIT_MS = 150_000;
+
+/** Kills the session's whole process group (gone already: nothing to do). */
+function stopSession(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group has ended.
+  }
+}
+
+afterAll(() => {
+  if (session !== undefined) stopSession(session);
+});
+
+/** Runs the session in its own process group, killed whole when a block outlives its limit. */
 function runSession(
   script: string,
   env: Record<string, string>,
@@ -271,13 +289,24 @@ function runSession(
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    session = child.pid;
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    let blockStarted = Date.now();
+    child.stdout.on('data', (d: Buffer) => {
+      const text = d.toString();
+      if (text.includes('::README.md:')) blockStarted = Date.now();
+      stdout += text;
+    });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 360_000);
+    const watch = setInterval(() => {
+      if (Date.now() - blockStarted < BLOCK_LIMIT_MS) return;
+      stderr += `\nREADME: the block ran longer than ${BLOCK_LIMIT_MS / 1000} s; stopped`;
+      stopSession(child.pid!);
+    }, 1_000);
     child.on('close', (code) => {
-      clearTimeout(timer);
+      clearInterval(watch);
+      session = undefined;
       resolve({ code, stdout, stderr });
     });
   });
