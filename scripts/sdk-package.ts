@@ -3,9 +3,9 @@
  * (TypeScript, as `npm run generate` writes it and `npm run generate:check` keeps in step with
  * openapi.yaml) to ESM JavaScript with `.d.ts` declarations, in a temporary copy of the folder (so
  * nothing built is ever committed or left in generated/), and packs it with `npm pack` into
- * `artifacts/`, e.g. `artifacts/nmdc-service-sdk-2.13.0-2.13.0.tgz`, which any project installs
- * with `npm install <tarball>`: the packages have no dependencies, and run on Node.js 20.19+ and in
- * browsers (the global `fetch`).
+ * `artifacts/`, e.g. `artifacts/nmdc-service-sdk-2.13.0-2.13.0.tgz` (`npm run sdk:pack -- 2.13.0`
+ * packs that version only), which any project installs with `npm install <tarball>`: the packages
+ * have no dependencies, and run on Node.js 20.19+ and in browsers (the global `fetch`).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -113,8 +113,14 @@ export function packSdk(dir: string, destination: string): string {
   }
 }
 
-function main(): void {
-  for (const dir of sdkFolders()) {
+/** `npm run sdk:pack [-- VERSION...]`: the SDKs of those API versions, or of every version. */
+function main(versions: string[]): void {
+  const folders = sdkFolders();
+  const known = folders.map((dir) => path.basename(dir).slice('sdk-'.length));
+  const unknown = versions.filter((v) => !known.includes(v));
+  if (unknown.length > 0)
+    throw new Error(`no SDK of version ${unknown.join(', ')}; there are ${known.join(', ')}`);
+  for (const dir of folders.filter((_, i) => versions.length === 0 || versions.includes(known[i]!))) {
     const tarball = packSdk(dir, path.join(process.cwd(), 'artifacts'));
     console.log(`${path.relative(root, dir)}: ${path.relative(process.cwd(), tarball)}`);
   }
@@ -122,7 +128,7 @@ function main(): void {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
-    main();
+    main(process.argv.slice(2));
   } catch (err) {
     console.error(err instanceof Error ? err.message : String(err));
     process.exit(1);

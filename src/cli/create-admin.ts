@@ -17,7 +17,7 @@ const USAGE = 'usage: npm run create-admin -- --username U [--password P] [--res
 
 export const CREATE_ADMIN_USAGE = `${USAGE}
 
-Creates a runtime administrator (an administrator of the site svc-runtime-useradmin) in the
+Creates a runtime administrator (an administrator of the site ${RUNTIME_ADMIN_SITE}) in the
 configured store (DATA_DIR, or MONGO_URL). An existing user is left alone unless --reset-password
 is given: then the user gets the password, becomes a runtime administrator, and every token and
 sign-in issued to them before stops working. Without --password a password is generated and

@@ -46,6 +46,11 @@ describe('--help', () => {
     expect(fs.existsSync(path.join(dir, 'never'))).toBe(false);
   });
 
+  it("create-admin's usage names the site its administrators belong to", async () => {
+    const result = await run(['src/cli/create-admin.ts', '--help']);
+    expect(result.stdout).toContain('(an administrator of the site nmdc-runtime-useradmin)');
+  });
+
   it('check-index refuses an unknown collection with the usage and exit status 2', async () => {
     const result = await run(['src/cli/check-index.ts', 'sample_set']);
     expect(result.code).toBe(2);
