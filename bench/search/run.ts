@@ -8,8 +8,13 @@
  * then a compact find with a large `meta.count` (first request and p50 after it) against
  * PostgreSQL's `count(*)`, and the load rates and index sizes of both. Both sides must return the
  * same ids for every shape, or the run stops. Without PostgreSQL it says so and measures our side.
+ * Around the query (service.ts): the request floor of the service in its own process against bare
+ * `node:http` answering the same bytes, throughput by id, sorted pages (first, deepest, cursor);
+ * then a submit of `--submit` biosamples to a fresh store. Every figure a target names is printed
+ * first in one table, under the command line.
  *
  *   npm run bench:search -- [--sizes 100000,1000000] [--requests 200] [--seconds 30] [--without-postgres]
+ *                           [--submit 100000] [--throughput-seconds 10]
  *                           [--with-scan [--scan-seconds 10]]
  *
  * Each p50/p99 is over `--requests` sequential requests, or as many as fit in `--seconds` (at least
@@ -32,6 +37,9 @@ import {
   type PeerLoad,
 } from './peer.ts';
 import { rebuildRow, scanRows, timedRequests } from './scan-comparison.ts';
+import { serviceRows } from './service.ts';
+import { summarize, summarizeAbsolute, summaryRows } from './summary.ts';
+import { measureSubmit, type SubmitFigures } from '../support/submit.ts';
 import {
   countPath,
   countShape,
@@ -56,6 +64,10 @@ const budget = flag('seconds', 30);
 const scanSeconds = flag('scan-seconds', 10);
 const withScan = process.argv.includes('--with-scan');
 const withoutPostgres = process.argv.includes('--without-postgres');
+/** Biosamples submitted through `POST /metadata/json:submit` on a fresh store (0: not measured). */
+const submitSize = flag('submit', 100_000);
+/** Seconds of autocannon per side for the throughput by id. */
+const throughputSeconds = flag('throughput-seconds', 10);
 
 const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
@@ -155,11 +167,20 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
       };
     }
     console.error(countRow);
+    summarizeAbsolute({
+      measure: `first exact count, ${countShape.label} (${first.count} matches)`,
+      size,
+      ours: first.ms,
+      unit: 'ms',
+      limit: 100,
+      peer:
+        countRow['PG first ms'] === '-' ? '-' : `PostgreSQL count(*), first: ${countRow['PG first ms']} ms`,
+    });
 
     const floorPath = pagePath({});
     const shapes = pageShapes(size);
     for (const [i, shape] of shapes.entries()) {
-      pageRows.push(await measureShape(bench, cluster, shape, i, floorPath));
+      pageRows.push(await measureShape(bench, cluster, shape, i, floorPath, size));
       console.error(pageRows[pageRows.length - 1]);
     }
     const floor = await timedRequests(bench.url, [floorPath], requests, budget);
@@ -175,6 +196,8 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
       'runs ours/PG': `${floor.length}/-`,
     });
 
+    const service = await serviceRows(bench, size, { requests, seconds: budget, throughputSeconds });
+
     if (withScan) {
       extraRows.scan = await scanRows(bench, size, requests, scanSeconds);
       extraRows.rebuild = await rebuildRow(bench, size);
@@ -183,6 +206,29 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
     const fts = bench.searchIndex as Partial<FtsSearchIndex>;
     const searchBytes = fts.sizeBytes?.() ?? NaN;
     const ourTables = ourTableBytes(bench);
+    summarize({
+      measure: 'load, store and every index',
+      size,
+      ours: size / bench.loadSeconds,
+      peer: peer ? size / (peer.copySeconds + peer.indexSeconds) : NaN,
+      unit: 'rec/s',
+      limit: 1,
+      target: '>= PostgreSQL',
+      higherIsBetter: true,
+      peerLabel: 'PostgreSQL COPY + indexes',
+      digits: 0,
+    });
+    summarize({
+      measure: 'index size (search + attribute)',
+      size,
+      ours: (searchBytes + ourTables.attribute) / 2 ** 20,
+      peer: peer ? peer.indexBytes / 2 ** 20 : NaN,
+      unit: 'MiB',
+      limit: 3,
+      target: '<= 3x PostgreSQL',
+      peerLabel: 'PostgreSQL trigram + pkey',
+      digits: 1,
+    });
     const loadRow: Row = {
       biosamples: size.toLocaleString('en-US'),
       'ours rec/s (store + every index)': ourRate,
@@ -194,7 +240,7 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
       'ours records MiB': mib(ourTables.records),
       'PG table MiB': peer ? mib(peer.tableBytes) : '-',
     };
-    return { pageRows, countRow, loadRow, ...extraRows };
+    return { pageRows, countRow, loadRow, service, ...extraRows };
   } finally {
     await bench.close();
   }
@@ -206,6 +252,7 @@ async function measureShape(
   shape: PageShape,
   index: number,
   floorPath: string,
+  size: number,
 ): Promise<Row> {
   const path = pagePath(pageFilter(shape));
   const checked = await ourPage(bench.url, path);
@@ -219,6 +266,16 @@ async function measureShape(
   const theirs = cluster
     ? await timePeerPage(cluster.client, shape, `page_${index}`, requests, budget)
     : undefined;
+  summarize({
+    measure: `${shape.label}, first page p50 above our floor`,
+    size,
+    ours: oursP50 - floorP50,
+    peer: theirs?.p50 ?? NaN,
+    unit: 'ms',
+    limit: 1,
+    target: '<= 1.0x PostgreSQL',
+    peerLabel: 'PostgreSQL',
+  });
   return {
     shape: shape.label,
     matches: cluster
@@ -252,16 +309,55 @@ async function main() {
   } finally {
     await cluster?.stop();
   }
+  let submitted: SubmitFigures | undefined;
+  if (submitSize > 0) {
+    console.error(`submitting ${submitSize.toLocaleString('en-US')} biosamples to a fresh store ...`);
+    submitted = await measureSubmit({ biosamples: submitSize });
+    summarizeAbsolute({
+      measure: 'submit through POST /metadata/json:submit',
+      size: submitSize,
+      ours: submitted.submitSeconds,
+      unit: 's',
+      limit: 15,
+      peer: `${Math.round(submitSize / submitted.submitSeconds).toLocaleString('en-US')} biosamples/s`,
+    });
+  }
 
   const [load1] = os.loadavg();
+  console.log(`npm run bench:search -- ${process.argv.slice(2).join(' ')}`.trimEnd());
   console.log(
-    `\n${os.cpus().length} cores, load average ${load1!.toFixed(2)} at the end; ` +
+    `${os.cpus().length} cores, load average ${load1!.toFixed(2)} at the end; ` +
       (install
         ? `${install.version}, stock settings (${Object.entries(cluster!.settings)
             .map(([k, v]) => `${k}=${v}`)
             .join(', ')})`
         : 'no PostgreSQL'),
   );
+  console.log(
+    `\nEvery target in one table (p50 over ${requests} sequential requests or ${budget} s; ` +
+      `the request floor and sorted pages from the service in its own process, NODE_ENV=production)\n`,
+  );
+  console.log(table(summaryRows().map((r) => ({ ...r, size: r.size.toLocaleString('en-US') }))));
+  console.log('\nThe details\n');
+  for (const r of results) {
+    console.log(
+      `\nRequest floor, ${r.size.toLocaleString('en-US')} biosamples: the service (src/main.ts, own process) ` +
+        `against bare node:http (own process) answering the same bytes; server CPU from /proc\n`,
+    );
+    console.log(table(r.service.floor));
+    console.log(
+      `\nSorted listings, ${r.size.toLocaleString('en-US')} biosamples (page 401: 10,000 records skipped)\n`,
+    );
+    console.log(table(r.service.sorted));
+  }
+  if (submitted) {
+    console.log(
+      `\nSubmit ${submitted.biosamples.toLocaleString('en-US')} biosamples: ${submitted.submitSeconds.toFixed(1)} s; ` +
+        `server phases ${Object.entries(submitted.timingsMs)
+          .map(([phase, t]) => `${phase} ${(t / 1000).toFixed(1)} s`)
+          .join(', ')}; payload ${(submitted.payloadBytes / 1e6).toFixed(1)} MB`,
+    );
+  }
   for (const r of results) {
     console.log(
       `\nFirst page of 25 by id, ${r.size.toLocaleString('en-US')} biosamples: ours through HTTP ` +

@@ -25,6 +25,8 @@ import { startServerProcess, type Memory } from './server-process.ts';
 
 export interface BenchServer {
   url: string;
+  /** The data folder of the store (another server process may serve it too). */
+  dataDir: string;
   store: DocumentStore;
   searchIndex: SearchIndex;
   edgeIndex: EdgeIndex;
@@ -40,6 +42,23 @@ export interface BenchServer {
 export function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+/**
+ * The configuration of a bench's service over a fresh temporary data folder: no demo data, quiet,
+ * on loopback, and as deployed (answers are not checked against the contract on the way out).
+ */
+export function benchConfig(prefix: string, extra: Record<string, string> = {}) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DEMO_DATA: 'false',
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    NODE_ENV: 'production',
+    ...extra,
+  });
+  return { dataDir, config };
 }
 
 /**
@@ -63,14 +82,7 @@ export async function startBenchServer(
     env?: Record<string, string>;
   } = {},
 ): Promise<BenchServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-bench-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    DEMO_DATA: 'false',
-    LOG_LEVEL: 'silent',
-    HOST: '127.0.0.1',
-    ...serving.env,
-  });
+  const { dataDir, config } = benchConfig('nmdc-bench-', serving.env);
   const logger = pino({ level: 'silent' });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
@@ -106,7 +118,7 @@ export async function startBenchServer(
   const buildStarted = performance.now();
   edgeIndex ??= await openEdgeIndex(config, store, logger);
   const edgeBuildSeconds = serving.edges === 'after' ? (performance.now() - buildStarted) / 1000 : undefined;
-  const common = { store, searchIndex, edgeIndex, loadSeconds, edgeBuildSeconds, records };
+  const common = { dataDir, store, searchIndex, edgeIndex, loadSeconds, edgeBuildSeconds, records };
   const cleanUp = async () => {
     await searchIndex.close();
     await store.close();

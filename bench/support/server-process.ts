@@ -25,11 +25,25 @@ function memoryMiB(pid: number): Memory {
   }
 }
 
+/** CPU seconds (user + system) a process has used, from /proc (0 when it cannot be read). */
+export function cpuSeconds(pid: number): number {
+  try {
+    // Fields after the command (which may hold spaces): state is the 3rd field, utime the 14th.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks: 100 per second on Linux
+  } catch {
+    return 0;
+  }
+}
+
 export interface ServerProcess {
   url: string;
   workers: number;
   /** Resident memory of the server and all its workers, MiB. */
   memory(): Memory;
+  /** CPU seconds the server and its workers have used. */
+  cpu(): number;
   stop(): Promise<void>;
 }
 
@@ -47,6 +61,7 @@ export async function startServerProcess(
       processTree(server.child.pid!)
         .map(memoryMiB)
         .reduce((a, b) => ({ rss: a.rss + b.rss, anon: a.anon + b.anon }), { rss: 0, anon: 0 }),
+    cpu: () => processTree(server.child.pid!).reduce((sum, pid) => sum + cpuSeconds(pid), 0),
     stop: async () => {
       if (server.child.exitCode === null) await kill(server, 'SIGTERM');
     },

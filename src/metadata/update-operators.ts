@@ -3,7 +3,8 @@
  * (update operators by mingo, after the checks MongoDB makes of the values they act on, or a whole
  * replacement), and the new record an upsert starts from.
  */
-import { updateMany } from 'mingo';
+// Updates run on mingo with their regular expressions (`$pull` conditions) on the linear-time engine.
+import { updateManyLinear } from './pipeline-engine.ts';
 import { Unprocessable } from '../errors.ts';
 import type { Filter } from '../store/port.ts';
 import { usesPositional, type UpdateOperators, type UpdateStatement } from './write-statements.ts';
@@ -73,7 +74,7 @@ export function applyUpdate(
   try {
     // The filter only places a positional `$` (the records already matched it, by the store's rules).
     const condition = usesPositional(statement.u) ? statement.q : {};
-    updateMany(copies, condition as never, operators as never, {
+    updateManyLinear(copies, condition, operators, {
       arrayFilters: statement.arrayFilters,
       // Every record gets its own copy of each value set (a later statement may change one of them).
       cloneMode: 'deep',

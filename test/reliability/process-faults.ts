@@ -32,11 +32,11 @@ export async function freePort(): Promise<number> {
 export function spawnServer(
   env: Record<string, string>,
   port: number,
-  { withStdout = false }: { withStdout?: boolean } = {},
+  { withStdout = false, cwd = ROOT }: { withStdout?: boolean; cwd?: string } = {},
 ): ServerProcess & { output: () => string; onOutput: (listener: () => boolean) => void } {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
+    cwd,
     env: {
       ...process.env,
       DEMO_DATA: 'false',
@@ -81,7 +81,9 @@ async function untilHealthy<S extends ServerProcess>(server: S, attempts = 300):
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('server did not become healthy');
+  // Not left running behind a failed test.
+  signalServer(server.child, 'SIGKILL');
+  throw new Error(`server did not become healthy: ${server.stderr().slice(-2000)}`);
 }
 
 /** Spawns the server and waits until it is healthy (`attempts` tenths of a second at most). */
@@ -89,11 +91,30 @@ export async function startServer(env: Record<string, string>, attempts?: number
   return untilHealthy(spawnServer(env, await freePort()), attempts);
 }
 
+/**
+ * Sends `signal` to the server. SIGKILL goes to every process of the service (its server processes
+ * first, then the primary), as a crash of the machine or the out-of-memory killer would end them:
+ * a server process whose primary is gone would otherwise finish its current work before it leaves.
+ */
+export function signalServer(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (signal === 'SIGKILL' && child.pid !== undefined && child.exitCode === null) {
+    for (const pid of processTree(child.pid).reverse()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    return;
+  }
+  child.kill(signal);
+}
+
 export async function kill(
   server: ServerProcess,
   signal: NodeJS.Signals = 'SIGKILL',
 ): Promise<number | null> {
-  server.child.kill(signal);
+  signalServer(server.child, signal);
   return server.exited;
 }
 
@@ -166,9 +187,11 @@ export interface LoggingServer {
 }
 
 /** Starts `src/main.ts` (one process, info logs) over `env` and waits until it is healthy. */
-export async function startLoggingServer(env: Record<string, string>): Promise<LoggingServer> {
+/** `cwd`: another checkout whose `src/main.ts` runs (to compare with an older version). */
+export async function startLoggingServer(env: Record<string, string>, cwd = ROOT): Promise<LoggingServer> {
   const server = spawnServer({ LOG_LEVEL: 'info', WORKERS: '1', ...env }, await freePort(), {
     withStdout: true,
+    cwd,
   });
   const waitForLog = (message: string, timeoutMs: number) =>
     new Promise<void>((resolve, reject) => {
@@ -190,7 +213,7 @@ export async function startLoggingServer(env: Record<string, string>): Promise<L
     logs: server.output,
     waitForLog,
     exited: server.exited,
-    kill: (signal) => server.child.kill(signal),
+    kill: (signal) => signalServer(server.child, signal),
   };
 }
 

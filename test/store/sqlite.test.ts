@@ -418,6 +418,41 @@ describe('SQLite sorted pages read off the attribute index', () => {
       await expectSortedLikeMongo(store, now, { ecosystem_category: 'Plants' }, PAGES);
     }));
 
+  /** attr_index holds exactly the entries of `docs` (values as the index compares them). */
+  function expectEntryRows(store: SqliteDocumentStore, docs: Doc[]): void {
+    const rows = store.db
+      .prepare(
+        'SELECT p.path, x.value, x.id FROM attr_index x JOIN attr_paths p ON p.key = x.key WHERE p.collection = ?',
+      )
+      .raw()
+      .all(C) as Array<[string, string | number, string]>;
+    const want = docs.flatMap((d) => indexRecord(d).entries.map(([p, v]) => JSON.stringify([p, v, d.id])));
+    expect(rows.map((r) => JSON.stringify(r)).sort()).toEqual(want.sort());
+  }
+
+  it('indexes the last version of a record written several times in one write', () =>
+    withTemporaryStore(async (store) => {
+      const docs = records(600);
+      await store.upsertMany(C, docs);
+      // Each of the first 200 records twice more in one batch (other values, other kinds at the
+      // sort path each time), and 100 new records twice, their first version with more entries.
+      const again = (d: Doc, i: number, shift: number): Doc => {
+        const { depth: _depth, ...rest } = d;
+        return { ...rest, ecosystem_type: `Type ${(i + shift) % 4}`, ...depthOf(i + shift) };
+      };
+      const fresh = records(100).map((d) => ({ ...d, id: `${d.id}-new` }));
+      const batch = [
+        ...docs.slice(0, 200).map((d, i) => again(d, i, 1)),
+        ...fresh.map((d, i) => ({ ...d, part_of: [`nmdc:sty-${i}`, 'nmdc:sty-x'] })),
+        ...docs.slice(0, 200).map((d, i) => again(d, i, 2)),
+        ...fresh,
+      ];
+      await store.upsertMany(C, batch);
+      const now = [...docs.slice(0, 200).map((d, i) => again(d, i, 2)), ...docs.slice(200), ...fresh];
+      expectEntryRows(store, now);
+      expectIrregularRows(store, now);
+    }));
+
   it('rebuilds the side tables of a file written before them when it opens', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
     const file = path.join(dir, 'nmdc.sqlite');

@@ -3,14 +3,14 @@
  * record bodies, and the write path that keeps the attribute index, change log, statistics and
  * write hooks in the same transaction as the records.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Database as Db } from 'better-sqlite3';
 import { cleanDocs } from '../clean-docs.ts';
 import { keysByCollection } from '../record-keys.ts';
+import { preparePrivateDatabaseFile } from '../private-files.ts';
 import type { Doc, ReadModifyWriteDecision, RecordKey, WriteResult } from '../port.ts';
-import { addEntries, removeEntries } from './attribute-index.ts';
+import { removeEntries } from './attribute-index.ts';
+import { AttributeBatch } from './attribute-writes.ts';
 import type { ChangeLog } from './change-log.ts';
 import type { StatementCache } from './statement-cache.ts';
 import { adjustStats } from './statistics.ts';
@@ -30,7 +30,8 @@ export const RECORDS_SCHEMA = `
 
 /** Opens (creating it and its folder when missing) the database file with the store's settings. */
 export function openDatabase(file: string): Db {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  // Owner-only folder and files: the store holds signing keys and password hashes.
+  preparePrivateDatabaseFile(file);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -166,6 +167,7 @@ export class RecordWrites {
     let updated = 0;
     let sizeDelta = 0;
     const changed: Doc[] = [];
+    const attributes = new AttributeBatch(this.ctx, collection);
     for (const doc of clean) {
       const body = JSON.stringify(doc);
       const size = Buffer.byteLength(body);
@@ -176,17 +178,18 @@ export class RecordWrites {
         if (before.body === body) continue;
         const seq = this.changeLog.append(collection, doc.id, false);
         updateDoc.run(body, size, seq, collection, doc.id);
-        addEntries(this.ctx, collection, doc, parseBody(this.ctx, before.body));
+        attributes.add(doc, parseBody(this.ctx, before.body));
         sizeDelta += size - before.size;
       } else {
         inserted++;
         const seq = this.changeLog.append(collection, doc.id, false);
         insertDoc.run(collection, doc.id, body, size, seq);
-        addEntries(this.ctx, collection, doc);
+        attributes.add(doc);
         sizeDelta += size;
       }
       changed.push(doc);
     }
+    attributes.flush();
     adjustStats(statements, collection, inserted, sizeDelta);
     if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed);
     return { inserted, updated };

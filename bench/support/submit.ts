@@ -1,0 +1,156 @@
+/**
+ * A metadata submission through HTTP on the embedded default, timed: a fresh store, the app
+ * listening on 127.0.0.1 in this process, one generated study submitted first, then (optionally)
+ * the validation throughput of the service layer, then `POST /metadata/json:submit` of generated
+ * biosamples, with the server's own phases from `GET /runs/{run_id}`.
+ */
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { pino } from 'pino';
+import { benchConfig } from './embedded.ts';
+import { buildApp } from '../../src/app.ts';
+import { openServices } from '../../src/services.ts';
+import { generateDatabase } from '../../src/data/generator.ts';
+import { MetadataValidator } from '../../src/validation/index.ts';
+
+const ADMIN = { username: 'bench-admin', password: 'bench-admin-password-5531' };
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Prints the seconds elapsed every second on one line until `work` settles. */
+async function withProgress<T>(label: string, work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const tick = setInterval(() => {
+    process.stderr.write(`\r  ${label}: ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }, 1000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(tick);
+    process.stderr.write(`\r  ${label}: done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
+}
+
+export interface SubmitFigures {
+  biosamples: number;
+  /** From sending the (already serialised) body to the answer. */
+  submitSeconds: number;
+  /** The server's phases, from the run record. */
+  timingsMs: Record<string, number>;
+  counts: Record<string, { inserted: number }>;
+  payloadBytes: number;
+  /** Biosamples per second of `MetadataValidator.validateDatabase`, when measured. */
+  validateRate?: number;
+  validateCount?: number;
+  validateSeconds?: number;
+}
+
+export async function measureSubmit(options: {
+  biosamples: number;
+  validate?: number;
+}): Promise<SubmitFigures> {
+  const { biosamples } = options;
+  const validateCount = options.validate ?? 0;
+  const { dataDir, config } = benchConfig('nmdc-bench-submit-', {
+    MAX_BODY_BYTES: String(1024 * 1024 * 1024),
+    ADMIN_USERNAME: ADMIN.username,
+    ADMIN_PASSWORD: ADMIN.password,
+  });
+  const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2));
+  const services = await openServices(config, logger);
+  const { store } = services;
+  const app = buildApp(services);
+  services.start();
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  server.requestTimeout = 0;
+  // Idle keep-alive sockets outlive the in-process validation pass, so the client never reuses
+  // one the server has just closed.
+  server.keepAliveTimeout = 65_000;
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  try {
+    log(`generating ${Math.max(biosamples, validateCount)} biosamples of one study`);
+    const db = generateDatabase({
+      studies: 1,
+      biosamples: Math.max(biosamples, validateCount),
+      dataObjects: 0,
+    });
+    const study = db.study_set![0]!;
+    const all = db.biosample_set!;
+
+    const token = (
+      (await (
+        await fetch(`${url}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'password', ...ADMIN }),
+        })
+      ).json()) as { access_token: string }
+    ).access_token;
+    const submit = async (payload: string) => {
+      const res = await fetch(`${url}/metadata/json:submit`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: payload,
+      });
+      const body = (await res.json()) as { detail: { run_id: string } };
+      if (res.status !== 200) throw new Error(`submit: ${res.status} ${JSON.stringify(body).slice(0, 500)}`);
+      return body.detail.run_id;
+    };
+
+    // The study the biosamples belong to, submitted first (references must resolve).
+    await submit(JSON.stringify({ study_set: [study] }));
+
+    const figures: Partial<SubmitFigures> = {};
+    if (validateCount > 0) {
+      // Validation throughput (the study is in the store; biosamples reference it).
+      const validator = new MetadataValidator(store);
+      const warm = await validator.validateDatabase({ biosample_set: all.slice(0, 2000) });
+      if (!warm.valid)
+        throw new Error(`generated biosamples do not validate: ${JSON.stringify(warm).slice(0, 500)}`);
+      const toValidate = { biosample_set: all.slice(0, validateCount) };
+      const v0 = performance.now();
+      const outcome = await withProgress(`validating ${validateCount} biosamples`, () =>
+        validator.validateDatabase(toValidate),
+      );
+      const validateSeconds = (performance.now() - v0) / 1000;
+      if (!outcome.valid) throw new Error('validation failed');
+      Object.assign(figures, {
+        validateSeconds,
+        validateCount,
+        validateRate: validateCount / validateSeconds,
+      });
+    }
+
+    const payload = JSON.stringify({ biosample_set: all.slice(0, biosamples) });
+    const s0 = performance.now();
+    const runId = await withProgress(
+      `submitting ${biosamples} biosamples (${(payload.length / 1e6).toFixed(0)} MB of JSON)`,
+      () => submit(payload),
+    );
+    const submitSeconds = (performance.now() - s0) / 1000;
+    const run = (await (
+      await fetch(`${url}/runs/${encodeURIComponent(runId)}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).json()) as { timings_ms: Record<string, number>; counts: Record<string, { inserted: number }> };
+    const stored = await store.count('biosample_set', {});
+    if (stored !== biosamples) throw new Error(`expected ${biosamples} biosamples stored, found ${stored}`);
+    return {
+      ...figures,
+      biosamples,
+      submitSeconds,
+      timingsMs: run.timings_ms,
+      counts: run.counts,
+      payloadBytes: payload.length,
+    };
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await services.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The attribute index's writes for a batch of records in one statement each rather than a few
+ * per record: the entries and irregular marks of the batch's records inserted in key order from
+ * one JSON array, and each path's record count adjusted once. What a record's new version no
+ * longer has is deleted first, record by record (updates only). A record written twice in a batch
+ * is indexed at its last version.
+ */
+import type { Doc } from '../port.ts';
+import {
+  coveredPaths,
+  indexRecord,
+  type EntryWriter,
+  type IndexValue,
+  type RecordIndex,
+} from './attribute-index.ts';
+
+/**
+ * Inserts entries given as JSON `[key, value, id]` rows. A JSON integer is made REAL: that is how
+ * a JS number is bound, so entries written one at a time and in batches hold the same values.
+ */
+const INSERT_ENTRIES =
+  'INSERT OR IGNORE INTO attr_index(key, value, id) SELECT value ->> 0, ' +
+  "CASE json_type(value, '$[1]') WHEN 'integer' THEN CAST(value ->> 1 AS REAL) ELSE value ->> 1 END, " +
+  'value ->> 2 FROM json_each(?)';
+const INSERT_IRREGULAR =
+  'INSERT OR IGNORE INTO attr_irregular(key, id) SELECT value ->> 0, value ->> 1 FROM json_each(?)';
+const DELETE_ENTRY = 'DELETE FROM attr_index WHERE key = ? AND value = ? AND id = ?';
+const DELETE_IRREGULAR = 'DELETE FROM attr_irregular WHERE key = ? AND id = ?';
+const ADD_RECORDS = 'UPDATE attr_paths SET records = records + ? WHERE key = ?';
+
+const entryKey = (p: string, v: IndexValue) => `${p}\u0000${typeof v}\u0000${v}`;
+
+/** Orders index rows as the index does: key, then value (numbers before text), then id. */
+function byIndexOrder(a: [number, IndexValue, string], b: [number, IndexValue, string]): number {
+  if (a[0] !== b[0]) return a[0] - b[0];
+  const [x, y] = [a[1], b[1]];
+  if (x !== y) {
+    if (typeof x === 'number') return typeof y === 'number' ? x - y : -1;
+    if (typeof y === 'number') return 1;
+    return x < y ? -1 : 1;
+  }
+  return a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0;
+}
+
+/** The attribute index writes of one batch of records of one collection, inside the caller's transaction. */
+export class AttributeBatch {
+  /** The last version of each record written in the batch. */
+  private readonly now = new Map<string, RecordIndex>();
+  /** Records covered, by key: versions written less the versions they replace. */
+  private readonly records = new Map<number, number>();
+
+  constructor(
+    private readonly w: EntryWriter,
+    private readonly collection: string,
+  ) {}
+
+  private count(path: string, by: number): void {
+    const key = this.w.keys.ensure(this.collection, path);
+    this.records.set(key, (this.records.get(key) ?? 0) + by);
+  }
+
+  /** A record written; `before` is the version it replaces (the stored one, or one written earlier in the batch). */
+  add(doc: Doc, before?: Doc): void {
+    const { statements, keys } = this.w;
+    const now = indexRecord(doc);
+    const paths = coveredPaths(now);
+    if (before) {
+      // Entries in the table that the new version does not keep; those it keeps are inserted
+      // again and ignored. (A version written earlier in this batch has none in the table yet.)
+      const keep = new Set(now.entries.map(([p, v]) => entryKey(p, v)));
+      const old = indexRecord(before);
+      const deleteEntry = statements.get(DELETE_ENTRY);
+      const deleteIrregular = statements.get(DELETE_IRREGULAR);
+      for (const [p, v] of old.entries)
+        if (!keep.has(entryKey(p, v))) deleteEntry.run(keys.get(this.collection, p), v, doc.id);
+      for (const p of old.irregular)
+        if (!now.irregular.includes(p)) deleteIrregular.run(keys.get(this.collection, p), doc.id);
+      for (const p of coveredPaths(old)) {
+        if (paths.has(p)) paths.delete(p);
+        else this.count(p, -1);
+      }
+    }
+    for (const p of paths) this.count(p, 1);
+    this.now.set(doc.id, now);
+  }
+
+  /** Writes the batch's entries, irregular marks and record counts. */
+  flush(): void {
+    const { statements, keys } = this.w;
+    const entries: Array<[number, IndexValue, string]> = [];
+    const irregular: Array<[number, string]> = [];
+    for (const [id, r] of this.now) {
+      for (const [p, v] of r.entries) entries.push([keys.ensure(this.collection, p), v, id]);
+      for (const p of r.irregular) irregular.push([keys.ensure(this.collection, p), id]);
+    }
+    entries.sort(byIndexOrder);
+    if (entries.length > 0) statements.get(INSERT_ENTRIES).run(JSON.stringify(entries));
+    if (irregular.length > 0) statements.get(INSERT_IRREGULAR).run(JSON.stringify(irregular));
+    const addRecords = statements.get(ADD_RECORDS);
+    for (const [key, n] of this.records) if (n !== 0) addRecords.run(n, key);
+    this.now.clear();
+    this.records.clear();
+  }
+}
