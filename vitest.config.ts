@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,6 +7,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One test file per core. Vitest's default leaves one core idle (cores - 1), which on two cores
+    // runs the files one at a time; the main process only reports, and the process-level tests
+    // spend much of their time waiting on the servers they spawned.
+    maxWorkers: Math.max(2, os.availableParallelism()),
     reporters: ['default', 'json', './test/support/slowest-reporter.ts'],
     outputFile: { json: 'artifacts/vitest.json' },
     env: { LOG_LEVEL: 'silent', PACT_DO_NOT_TRACK: 'true' },

@@ -11,8 +11,6 @@ import type { DocumentStore } from '../src/store/port.ts';
 import { preparePrivateDatabaseFile } from '../src/store/private-files.ts';
 import type { SearchIndex } from './port.ts';
 import { FtsSearchIndex, type HookableStore } from './sqlite/fts-index.ts';
-import { ElasticsearchIndex } from './elasticsearch/elasticsearch-index.ts';
-import { originsOf } from './elasticsearch/client.ts';
 import { keepCaughtUp } from './maintenance.ts';
 
 export function isHookable(store: DocumentStore): store is DocumentStore & HookableStore {
@@ -36,6 +34,9 @@ export async function openSearchIndex(
 ): Promise<SearchIndex> {
   const everyMs = options.catchUpEveryMs ?? 2000;
   if (config.elasticsearchUrl) {
+    // Loaded only when configured: the Elasticsearch client is a large module graph.
+    const { ElasticsearchIndex } = await import('./elasticsearch/elasticsearch-index.ts');
+    const { originsOf } = await import('./elasticsearch/client.ts');
     const index = await ElasticsearchIndex.connect(
       {
         url: config.elasticsearchUrl,

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import { Client, type ClientOptions } from '@elastic/elasticsearch';
+import { SearchIndexUnavailable } from '../errors.ts';
 
 export interface ElasticsearchConnection {
   /** One URL or several, comma-separated (ELASTICSEARCH_URL). */
@@ -51,6 +52,30 @@ export function createClient(connection: ElasticsearchConnection): Client {
   return new Client(clientOptions(connection));
 }
 
+/**
+ * A client that reached the cluster; otherwise an error whose message names the setting at fault
+ * (start-up fails with it).
+ */
+export async function connectClient(connection: ElasticsearchConnection): Promise<Client> {
+  const client = createClient(connection);
+  try {
+    await client.info({}, { requestTimeout: 5000, maxRetries: 0 });
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    const status = statusOf(err);
+    const hint =
+      status === 401
+        ? ' (check ELASTICSEARCH_API_KEY or the user and password in ELASTICSEARCH_URL)'
+        : /certificate|self.signed|fingerprint/i.test(String((err as Error).message))
+          ? " (set ELASTICSEARCH_CA_CERT or ELASTICSEARCH_CA_FINGERPRINT to trust the cluster's CA)"
+          : '';
+    throw new Error(
+      `cannot reach Elasticsearch at ELASTICSEARCH_URL (${originsOf(connection.url)}): ${describeError(err)}${hint}`,
+    );
+  }
+  return client;
+}
+
 /** The HTTP status of an Elasticsearch response error (undefined for connection failures). */
 export function statusOf(err: unknown): number | undefined {
   return (err as { meta?: { statusCode?: number } })?.meta?.statusCode;
@@ -72,4 +97,18 @@ export function describeError(err: unknown): string {
   const body = (err as { meta?: { body?: any } })?.meta?.body;
   const reason = body?.error?.root_cause?.[0]?.reason ?? body?.error?.reason ?? (err as Error)?.message;
   return `${status ?? (err as Error)?.name ?? 'error'}${errorTypesOf(err)[0] ? ` ${errorTypesOf(err)[0]}` : ''}: ${String(reason).slice(0, 300)}`;
+}
+
+/**
+ * Runs one of the index's operations, turning Elasticsearch's own errors (a refused credential, a
+ * full queue, a lost connection) into SearchIndexUnavailable: a 503 for a user, with nothing of
+ * the engine's text in it; the cause stays for the logs.
+ */
+export async function guarded<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof SearchIndexUnavailable) throw err;
+    throw new SearchIndexUnavailable(`Elasticsearch ${what} failed: ${describeError(err)}`, { cause: err });
+  }
 }

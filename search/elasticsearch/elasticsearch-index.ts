@@ -3,15 +3,8 @@
  * front of one concrete index, explicit mappings, bulk writes split by bytes and answered per item,
  * versioned by the change sequence, and ids-only candidate queries.
  *
- * Mapping design (no nested documents, no dynamic fields):
- * - `values` (wildcard): one entry per indexed string, `path + US + value` (US = U+001F). A
- *   regexp query `PATH(\..*)?US(REGEXP)` binds the value to its path inside a single entry,
- *   which an array of plain objects could not do (their fields flatten independently), and the
- *   wildcard type verifies regexps over whole values of any length (no ignore_above).
- * - `text` (text, `nmdc_words` analyzer: the word rule of search/words.ts, words cut at 1,000
- *   characters so none breaks Lucene's term limit) and `paths` (keyword): word predicates. Words
- *   are not bound to their path (a superset; the source of truth decides).
- * - `fingerprint` (keyword): content hash for check-index.
+ * The settings, mappings, stored form and queries are in mapping.ts; paging through hits in
+ * hits.ts; refused records on their way to the meta document in refusal-ledger.ts.
  *
  * Running beside a live service:
  * - Writes go through the alias and require it to be one (`require_alias`), and an index template
@@ -31,122 +24,21 @@ import type { Client } from '@elastic/elasticsearch';
 import type { Logger } from 'pino';
 import type { Doc } from '../../src/store/port.ts';
 import type { Candidates, Freshness, IndexablePredicate, IndexWrite, SearchIndex } from '../port.ts';
-import { fingerprintOf, indexedPathScope, indexedValuesOf } from '../indexed-values.ts';
-import { luceneRegexpOfPredicate } from '../predicates.ts';
-import { constrainsOnlyLength } from '../regex/lucene-regexp.ts';
-import { wordsOf } from '../words.ts';
 import { isCollectionName } from '../../src/schema/nmdc.ts';
 import { SearchIndexUnavailable } from '../errors.ts';
-import { BulkWriter, MissingIndex, type BulkOp, type BulkOutcome } from './bulk.ts';
+import { BulkWriter, MissingIndex, type BulkOp } from './bulk.ts';
 import {
-  createClient,
+  connectClient,
   describeError,
   errorTypesOf,
-  originsOf,
+  guarded,
   statusOf,
   type ElasticsearchConnection,
 } from './client.ts';
-import { IndexMeta, withRefusals, withoutRefusals, type MetaState, type Refusal } from './meta.ts';
-
-/** Separates path and value inside a `values` entry. */
-export const PATH_SEPARATOR = '\u001f';
-/** Hits per search request (Elasticsearch's `index.max_result_window`). */
-const PAGE = 10_000;
-const KEEP_ALIVE = '1m';
-/** Words longer than this are cut in the index and in queries alike (Lucene refuses terms over 32,766 bytes). */
-const MAX_WORD_LENGTH = 1000;
-
-/**
- * Longest regexp Elasticsearch accepts (its `index.max_regex_length`, set explicitly on our
- * indexes); a longer translation is not sent and the index declines to narrow.
- */
-export const MAX_REGEX_LENGTH = 1000;
-
-export const INDEX_SETTINGS = {
-  number_of_shards: 1,
-  max_regex_length: MAX_REGEX_LENGTH,
-  analysis: {
-    tokenizer: { nmdc_words: { type: 'pattern', pattern: '[^\\p{L}\\p{N}]+' } },
-    filter: { nmdc_word_length: { type: 'truncate', length: MAX_WORD_LENGTH } },
-    analyzer: {
-      nmdc_words: { type: 'custom', tokenizer: 'nmdc_words', filter: ['lowercase', 'nmdc_word_length'] },
-    },
-  },
-};
-
-export const INDEX_MAPPINGS = {
-  dynamic: false,
-  properties: {
-    fingerprint: { type: 'keyword' },
-    paths: { type: 'keyword' },
-    values: { type: 'wildcard' },
-    text: { type: 'text', analyzer: 'nmdc_words' },
-  },
-};
-
-/** The stored form of a record. */
-export function documentOf(doc: Doc): {
-  fingerprint: string;
-  paths: string[];
-  values: string[];
-  text: string[];
-} {
-  const values = indexedValuesOf(doc);
-  return {
-    fingerprint: fingerprintOf(doc),
-    paths: [...new Set(values.map((v) => v.path))],
-    values: values.map((v) => `${v.path}${PATH_SEPARATOR}${v.value}`),
-    text: [...new Set(values.map((v) => v.value))],
-  };
-}
-
-const escapeLucene = (s: string) => s.replace(/[^A-Za-z0-9_]/g, (c) => `\\${c}`);
-
-/** The query that narrows one predicate, or null when it cannot narrow. */
-export function queryOf(predicate: IndexablePredicate): Record<string, unknown> | null {
-  const scope = indexedPathScope(predicate.path);
-  if (predicate.kind === 'words') {
-    const words = wordsOf(predicate.text);
-    if (words.length === 0) return null;
-    return {
-      bool: {
-        filter: [
-          { match: { text: { query: words.join(' '), operator: 'and' } } },
-          ...(scope === '' ? [] : [{ prefix: { paths: { value: scope } } }]),
-        ],
-      },
-    };
-  }
-  const lucene = luceneRegexpOfPredicate(predicate);
-  if (constrainsOnlyLength(lucene.regexp)) return null;
-  const pathPart = scope === '' ? '.*' : `${escapeLucene(scope)}(\\..*)?`;
-  const value = `${pathPart}${PATH_SEPARATOR}(${lucene.regexp})`;
-  if (value.length > MAX_REGEX_LENGTH) return null;
-  return {
-    regexp: {
-      values: {
-        value,
-        flags: 'NONE',
-        case_insensitive: lucene.caseInsensitive,
-        max_determinized_states: 10_000,
-      },
-    },
-  };
-}
-
-/**
- * Runs one of the index's operations, turning Elasticsearch's own errors (a refused credential, a
- * full queue, a lost connection) into SearchIndexUnavailable: a 503 for a user, with nothing of
- * the engine's text in it; the cause stays for the logs.
- */
-async function guarded<T>(what: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof SearchIndexUnavailable) throw err;
-    throw new SearchIndexUnavailable(`Elasticsearch ${what} failed: ${describeError(err)}`, { cause: err });
-  }
-}
+import { pages, searchIds } from './hits.ts';
+import { documentOf, INDEX_MAPPINGS, INDEX_SETTINGS, queryOf } from './mapping.ts';
+import { IndexMeta, type Refusal } from './meta.ts';
+import { RefusalLedger } from './refusal-ledger.ts';
 
 export interface ElasticsearchIndexOptions {
   logger?: Logger;
@@ -167,12 +59,8 @@ export class ElasticsearchIndex implements SearchIndex {
   private readonly meta: IndexMeta;
   private readonly bulkWriter: BulkWriter;
   private readonly logger?: Logger;
-  /** Refusals not yet in the meta document (written with the next watermark). */
-  private pendingRefusals: Refusal[] = [];
-  /** Refused records since written successfully (dropped from the meta document with the next watermark). */
-  private pendingCleared: Array<{ collection: string; id: string; index: string; version: number }> = [];
-  /** The refusals of the last meta document read: `${index}\0${id}` -> version. */
-  private knownRefused = new Map<string, number>();
+  /** The records Elasticsearch refused, on their way to the meta document. */
+  private readonly ledger: RefusalLedger;
   /** Queries Elasticsearch refused (400): each one could not narrow. */
   refusedQueries = 0;
 
@@ -183,6 +71,7 @@ export class ElasticsearchIndex implements SearchIndex {
   ) {
     this.logger = options.logger;
     this.meta = new IndexMeta(client, `${prefix}--meta`);
+    this.ledger = new RefusalLedger(this.meta, this.logger);
     this.bulkWriter = new BulkWriter(client, {
       maxBytes: options.bulkBytes ?? 8 * 1024 * 1024,
       ...(options.bulkAttempts ? { attempts: options.bulkAttempts } : {}),
@@ -198,22 +87,7 @@ export class ElasticsearchIndex implements SearchIndex {
     connection: ElasticsearchConnection & { prefix: string },
     options: ElasticsearchIndexOptions = {},
   ): Promise<ElasticsearchIndex> {
-    const client = createClient(connection);
-    try {
-      await client.info({}, { requestTimeout: 5000, maxRetries: 0 });
-    } catch (err) {
-      await client.close().catch(() => undefined);
-      const status = statusOf(err);
-      const hint =
-        status === 401
-          ? ' (check ELASTICSEARCH_API_KEY or the user and password in ELASTICSEARCH_URL)'
-          : /certificate|self.signed|fingerprint/i.test(String((err as Error).message))
-            ? " (set ELASTICSEARCH_CA_CERT or ELASTICSEARCH_CA_FINGERPRINT to trust the cluster's CA)"
-            : '';
-      throw new Error(
-        `cannot reach Elasticsearch at ELASTICSEARCH_URL (${originsOf(connection.url)}): ${describeError(err)}${hint}`,
-      );
-    }
+    const client = await connectClient(connection);
     const index = new ElasticsearchIndex(client, connection.prefix, options);
     await index.installTemplate();
     return index;
@@ -345,7 +219,7 @@ export class ElasticsearchIndex implements SearchIndex {
           for (const index of targets)
             ops.push({ action: 'index', index, id, version: write.version, document });
         try {
-          this.record(collection, write, await this.bulkWriter.write(ops));
+          this.ledger.record(collection, write, await this.bulkWriter.write(ops));
           return;
         } catch (err) {
           if (!(err instanceof MissingIndex)) throw err;
@@ -366,61 +240,14 @@ export class ElasticsearchIndex implements SearchIndex {
       const ops: BulkOp[] = [];
       for (const id of ids)
         for (const index of targets) ops.push({ action: 'delete', index, id, version: write.version });
-      this.record(collection, write, await this.bulkWriter.write(ops));
+      this.ledger.record(collection, write, await this.bulkWriter.write(ops));
     });
-  }
-
-  /** Notes refusals (logged now, written to the meta document with the next watermark) and records written since. */
-  private record(collection: string, write: IndexWrite, outcome: BulkOutcome): void {
-    const version = write.version ?? Number.MAX_SAFE_INTEGER;
-    for (const { op, index, failure } of outcome.refused) {
-      this.logger?.warn(
-        { collection, id: op.id, index, status: failure.status, type: failure.type, reason: failure.reason },
-        'Elasticsearch refused a record: it stays a search candidate; `npm run check-index` lists it',
-      );
-      this.pendingRefusals.push({
-        collection,
-        id: op.id,
-        index,
-        version: write.version ?? 0,
-        ...failure,
-        at: new Date().toISOString(),
-      });
-    }
-    if (write.rebuild || this.knownRefused.size === 0) return;
-    for (const { op, index } of outcome.done) {
-      const refused = this.knownRefused.get(`${index}\u0000${op.id}`);
-      if (refused !== undefined && refused < version)
-        this.pendingCleared.push({ collection, id: op.id, index, version });
-    }
-  }
-
-  private remember(state: MetaState): MetaState {
-    this.knownRefused = new Map(state.refused.map((r) => [`${r.index}\u0000${r.id}`, r.version]));
-    return state;
-  }
-
-  /** Writes pending refusals (and clearances) to the meta document, with `change` applied too. */
-  private async flushMeta(change: (m: MetaState) => MetaState = (m) => m): Promise<void> {
-    const refusals = this.pendingRefusals;
-    const cleared = this.pendingCleared;
-    this.pendingRefusals = [];
-    this.pendingCleared = [];
-    try {
-      this.remember(
-        await this.meta.update((m) => change(withoutRefusals(withRefusals(m, refusals), cleared))),
-      );
-    } catch (err) {
-      this.pendingRefusals.unshift(...refusals);
-      this.pendingCleared.unshift(...cleared);
-      throw err;
-    }
   }
 
   /** Refusals recorded so far (check-index). */
   async refusals(): Promise<Refusal[]> {
     return guarded('read of its state', async () => {
-      return this.remember(await this.meta.get()).refused;
+      return (await this.ledger.read()).refused;
     });
   }
 
@@ -432,7 +259,7 @@ export class ElasticsearchIndex implements SearchIndex {
     const index = this.indexName(collection);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.searchIds(index, query, limit);
+        return await searchIds(this.client, index, query, limit);
       } catch (err) {
         const status = statusOf(err);
         const types = errorTypesOf(err);
@@ -462,60 +289,6 @@ export class ElasticsearchIndex implements SearchIndex {
           cause: err,
         });
       }
-    }
-  }
-
-  /**
-   * One request answers most queries: up to `limit + 1` ids with the count up to `limit + 1`. Only
-   * a set larger than one page but within the limit is paged, in a point in time.
-   */
-  private async searchIds(index: string, query: unknown, limit: number): Promise<Candidates> {
-    const res = await this.client.search({
-      index,
-      size: Math.min(limit + 1, PAGE),
-      _source: false,
-      query: query as never,
-      sort: ['_doc'],
-      track_total_hits: limit + 1,
-    });
-    if ((res._shards?.failed ?? 0) > 0) throw new Error('shard failures');
-    const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
-    if (total > limit) return { all: true };
-    const ids = new Set(res.hits.hits.map((h) => h._id!));
-    if (ids.size >= total) return { all: false, ids };
-    ids.clear();
-    for await (const hits of this.pages(index, query, {})) {
-      for (const h of hits) ids.add(h._id);
-      if (ids.size > limit) return { all: true };
-    }
-    return { all: false, ids };
-  }
-
-  /** Pages through every hit of a query in a point in time. */
-  private async *pages(index: string, query: unknown, extra: Record<string, unknown>): AsyncIterable<any[]> {
-    const pit = await this.client.openPointInTime({ index, keep_alive: KEEP_ALIVE });
-    try {
-      let searchAfter: unknown[] | undefined;
-      for (;;) {
-        const res = await this.client.search({
-          size: PAGE,
-          _source: false,
-          query: query as never,
-          pit: { id: pit.id, keep_alive: KEEP_ALIVE },
-          sort: [{ _shard_doc: 'asc' }] as never,
-          track_total_hits: false,
-          ...(searchAfter ? { search_after: searchAfter as never } : {}),
-          ...extra,
-        });
-        if ((res._shards?.failed ?? 0) > 0) throw new Error('shard failures');
-        const hits: any[] = res.hits.hits;
-        if (hits.length === 0) return;
-        yield hits;
-        if (hits.length < PAGE) return;
-        searchAfter = hits[hits.length - 1].sort;
-      }
-    } finally {
-      await this.client.closePointInTime({ id: pit.id }).catch(() => undefined);
     }
   }
 
@@ -558,7 +331,7 @@ export class ElasticsearchIndex implements SearchIndex {
       }
       const alias = this.indexName(collection);
       await this.client.indices.refresh({ index: name });
-      await this.flushMeta();
+      await this.ledger.flush();
       const old = await this.aliasTargets(alias);
       const legacy = old.length === 0 && (await this.client.indices.exists({ index: alias }));
       await this.client.indices.updateAliases({
@@ -570,7 +343,7 @@ export class ElasticsearchIndex implements SearchIndex {
         ],
       });
       this.ready.add(collection);
-      await this.flushMeta((m) => ({
+      await this.ledger.flush((m) => ({
         ...m,
         collections: m.collections.includes(collection) ? m.collections : [...m.collections, collection],
         overflow: m.overflow.filter((c) => c !== collection),
@@ -584,20 +357,25 @@ export class ElasticsearchIndex implements SearchIndex {
     const index = this.indexName(collection);
     if (!(await this.client.indices.exists({ index }))) return;
     await this.client.indices.refresh({ index });
-    for await (const hits of this.pages(index, { match_all: {} }, { docvalue_fields: ['fingerprint'] })) {
+    for await (const hits of pages(
+      this.client,
+      index,
+      { match_all: {} },
+      { docvalue_fields: ['fingerprint'] },
+    )) {
       yield hits.map((h) => ({ id: h._id as string, fingerprint: String(h.fields?.fingerprint?.[0] ?? '') }));
     }
   }
 
   async watermark(): Promise<number> {
     return guarded('read of its state', async () => {
-      return this.remember(await this.meta.get()).seq;
+      return (await this.ledger.read()).seq;
     });
   }
 
   async freshness(collection: string): Promise<Freshness> {
     return guarded('read of its state', async () => {
-      const state = this.remember(await this.meta.get());
+      const state = await this.ledger.read();
       // A collection with refusals past the cap may lack records nobody knows: read its whole log.
       if (state.overflow.includes(collection)) return { since: 0, missing: [] };
       return {
@@ -614,7 +392,7 @@ export class ElasticsearchIndex implements SearchIndex {
   async setWatermark(seq: number): Promise<void> {
     return guarded('refresh and state write', async () => {
       await this.client.indices.refresh({ index: `${this.prefix}-*`, ignore_unavailable: true });
-      await this.flushMeta((m) => ({ ...m, seq: Math.max(m.seq, seq) }));
+      await this.ledger.flush((m) => ({ ...m, seq: Math.max(m.seq, seq) }));
     });
   }
 

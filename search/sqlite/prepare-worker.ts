@@ -31,7 +31,9 @@ function readerOf(file: string, cacheKib: number): KeysOf | null {
   if (reader?.file !== file) {
     let db: Database.Database | undefined;
     try {
-      db = new Database(file, { readonly: true, fileMustExist: true });
+      // A lock is waited on for a moment only (better-sqlite3 waits 5 s by default): a file held
+      // locked for longer means the main thread looks the keys up.
+      db = new Database(file, { readonly: true, fileMustExist: true, timeout: 250 });
       db.pragma(`cache_size = -${cacheKib}`);
       reader = { file, keys: keyReader(db) };
     } catch {

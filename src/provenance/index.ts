@@ -6,12 +6,10 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { DocumentStore } from '../store/port.ts';
-import { MongoDocumentStore } from '../store/mongo/document-store.ts';
 import { isHookable } from '../../search/index.ts';
 import { keepCaughtUp, reindexCollections } from '../../search/maintenance.ts';
 import type { EdgeIndex } from './port.ts';
 import { SqliteEdgeIndex } from './sqlite/edge-index.ts';
-import { MongoEdgeIndex } from './mongo/edge-index.ts';
 
 export type { EdgeIndex } from './port.ts';
 
@@ -56,7 +54,10 @@ export async function openEdgeIndex(
     await buildOnce(index, store, logger);
     return index;
   }
+  // Loaded only for a MongoDB store: the driver is a large module graph.
+  const { MongoDocumentStore } = await import('../store/mongo/document-store.ts');
   if (store instanceof MongoDocumentStore) {
+    const { MongoEdgeIndex } = await import('./mongo/edge-index.ts');
     // Versioned writes on a replica set (several processes catch up at once).
     const index = new MongoEdgeIndex(store.database, {
       client: store.transactionClient,

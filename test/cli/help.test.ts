@@ -10,13 +10,13 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-cli-help-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(TSX, args, {
+    // One Node process per tool (`node_modules/.bin/tsx` would start a second one to run it).
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', ...args], {
       cwd: ROOT,
       // A data folder that must not come into being: --help opens nothing.
       env: { ...process.env, DATA_DIR: path.join(dir, 'never'), LOG_LEVEL: 'silent' },
@@ -29,20 +29,22 @@ async function run(args: string[]): Promise<{ code: number; stdout: string; stde
   }
 }
 
-const TOOLS: Array<[string, string]> = [
-  ['src/cli/reindex.ts', 'usage: npm run reindex [-- COLLECTION...]'],
-  ['src/cli/check-index.ts', 'usage: npm run check-index [-- COLLECTION...]'],
-  ['src/cli/create-admin.ts', 'usage: npm run create-admin -- --username U [--password P]'],
-  ['src/cli/generate-data.ts', 'usage: npm run generate-data -- --studies N'],
-  ['src/cli/load.ts', 'usage: load [--no-validate] FILE...'],
+/** Each tool, the first words of its usage, and what else the usage must say. */
+const TOOLS: Array<[string, string, string[]]> = [
+  ['src/cli/reindex.ts', 'usage: npm run reindex [-- COLLECTION...]', []],
+  ['src/cli/check-index.ts', 'usage: npm run check-index [-- COLLECTION...]', []],
+  ['src/cli/create-admin.ts', 'usage: npm run create-admin -- --username U [--password P]', []],
+  ['src/cli/generate-data.ts', 'usage: npm run generate-data -- --studies N', []],
+  ['src/cli/load.ts', 'usage: load [--no-validate] FILE...', ['NOTHING is written', '--no-validate']],
 ];
 
 describe('--help', () => {
-  it.each(TOOLS)('%s prints the usage and exits 0, touching no store', async (tool, first) => {
+  it.each(TOOLS)('%s prints the usage and exits 0, touching no store', async (tool, first, says) => {
     const result = await run([tool, '--help']);
     expect(result.code, `${tool}: ${result.stderr}`).toBe(0);
     expect(result.stdout.startsWith(first), `${tool}: ${result.stdout}`).toBe(true);
     expect(result.stdout).toContain('-h, --help');
+    for (const words of says) expect(result.stdout).toContain(words);
     expect(fs.existsSync(path.join(dir, 'never'))).toBe(false);
   });
 

@@ -23,7 +23,7 @@ import { indexRecord } from '../../src/store/sqlite/attribute-index.ts';
 import { BULK_LOAD_KEY, pendingBulkLoad } from '../../src/store/sqlite/bulk-load.ts';
 import type { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 
-const BIOSAMPLES = 30_000;
+const BIOSAMPLES = 12_000;
 
 const dirs: string[] = [];
 afterAll(() => {

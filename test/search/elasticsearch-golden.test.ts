@@ -6,12 +6,8 @@
  */
 import { Client } from '@elastic/elasticsearch';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ElasticsearchIndex,
-  INDEX_MAPPINGS,
-  INDEX_SETTINGS,
-  queryOf,
-} from '../../search/elasticsearch/elasticsearch-index.ts';
+import { ElasticsearchIndex } from '../../search/elasticsearch/elasticsearch-index.ts';
+import { INDEX_MAPPINGS, INDEX_SETTINGS, queryOf } from '../../search/elasticsearch/mapping.ts';
 import { fingerprintOf } from '../../search/indexed-values.ts';
 import {
   MAX_REFUSALS,

@@ -11,7 +11,7 @@ import { Client } from '@elastic/elasticsearch';
 import { describe, expect, it } from 'vitest';
 import { ElasticsearchIndex } from '../../search/elasticsearch/elasticsearch-index.ts';
 import { ElasticsearchStandIn } from '../support/elasticsearch-stand-in.ts';
-import { MAX_REGEX_LENGTH, PATH_SEPARATOR, queryOf } from '../../search/elasticsearch/elasticsearch-index.ts';
+import { MAX_REGEX_LENGTH, PATH_SEPARATOR, queryOf } from '../../search/elasticsearch/mapping.ts';
 import type { IndexablePredicate } from '../../search/port.ts';
 import { compileFilter } from '../../src/store/filter.ts';
 import { compileLuceneRegexp, parseLuceneRegexp } from '../support/lucene-regexp.ts';

@@ -612,5 +612,5 @@ describe('openStore with MONGO_URL', () => {
       /^cannot reach MongoDB at MONGO_URL \(mongodb:\/\/127\.0\.0\.1:9\)/,
     );
     expect(Date.now() - started).toBeLessThan(8000);
-  }, 15_000);
+  });
 });
