@@ -34,9 +34,12 @@ describe('generation from the contract', () => {
       const manifest = JSON.parse(
         fs.readFileSync(path.join(first, `sdk-${version}`, 'package.json'), 'utf8'),
       );
+      // A package that builds to JavaScript with declarations (npm run sdk:pack).
       expect(manifest).toMatchObject({
         name: `@nmdc-service/sdk-${version}`,
-        exports: { '.': './index.ts' },
+        version,
+        exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } },
+        files: ['dist', 'README.md'],
       });
       const entry = fs.readFileSync(path.join(first, `sdk-${version}`, 'index.ts'), 'utf8');
       expect(entry).toBe(
