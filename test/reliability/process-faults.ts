@@ -84,8 +84,9 @@ async function untilHealthy<S extends ServerProcess>(server: S, attempts = 300):
   throw new Error('server did not become healthy');
 }
 
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  return untilHealthy(spawnServer(env, await freePort()));
+/** Starts the server and waits for `/health` (`attempts` tenths of a second at most). */
+export async function startServer(env: Record<string, string>, attempts?: number): Promise<ServerProcess> {
+  return untilHealthy(spawnServer(env, await freePort()), attempts);
 }
 
 export async function kill(
