@@ -34,15 +34,31 @@ async function generateSdk(doc: OpenApiDocument, dir: string): Promise<void> {
     logs: { level: 'silent', file: false },
   });
   fs.copyFileSync(path.join(templateDir, 'index.ts.tmpl'), path.join(dir, 'index.ts'));
+  fs.writeFileSync(
+    path.join(dir, 'README.md'),
+    fs.readFileSync(path.join(templateDir, 'README.md.tmpl'), 'utf8').replaceAll('{{version}}', version),
+  );
   fs.writeFileSync(path.join(dir, 'paging.ts'), pagingModule(doc));
+  // An npm package of ESM JavaScript and declarations built into dist/ by `npm run sdk:pack`
+  // (scripts/sdk-package.ts); inside this repository the TypeScript sources are imported directly.
   const manifest = {
     name: `@nmdc-service/sdk-${version}`,
     version,
-    description: `Typed client for version ${version} of the NMDC metadata service API (generated; do not edit)`,
-    private: true,
+    description: `Typed client for version ${version} of the NMDC metadata service API (generated from its OpenAPI document)`,
     type: 'module',
-    exports: { '.': './index.ts' },
-    types: './index.ts',
+    main: './dist/index.js',
+    types: './dist/index.d.ts',
+    exports: {
+      '.': { types: './dist/index.d.ts', import: './dist/index.js', default: './dist/index.js' },
+      './package.json': './package.json',
+    },
+    files: ['dist', 'README.md'],
+    sideEffects: false,
+    engines: { node: '>=20.19' },
+    scripts: {
+      prepack:
+        "node -e \"require('fs').existsSync('dist/index.js') || (console.error('dist/ is missing: pack with npm run sdk:pack in the service repository'), process.exit(1))\"",
+    },
   };
   fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 }
@@ -88,6 +104,7 @@ function listFiles(dir: string, base = dir): string[] {
   if (!fs.existsSync(dir)) return [];
   return fs
     .readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => !(entry.isDirectory() && (entry.name === 'dist' || entry.name === 'node_modules')))
     .flatMap((entry) => {
       const full = path.join(dir, entry.name);
       return entry.isDirectory() ? listFiles(full, base) : [path.relative(base, full)];

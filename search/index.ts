@@ -4,11 +4,11 @@
  * or in a file of its own beside a MongoDB store.
  */
 import path from 'node:path';
-import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.ts';
 import type { DocumentStore } from '../src/store/port.ts';
+import { preparePrivateDatabaseFile } from '../src/store/private-files.ts';
 import type { SearchIndex } from './port.ts';
 import { FtsSearchIndex, type HookableStore } from './sqlite/fts-index.ts';
 import { ElasticsearchIndex } from './elasticsearch/elasticsearch-index.ts';
@@ -56,8 +56,8 @@ export async function openSearchIndex(
     logger.info('embedded FTS5 search index in the store file');
     return FtsSearchIndex.attachTo(store);
   }
-  fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'search-index.sqlite');
+  preparePrivateDatabaseFile(file);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -11,6 +11,7 @@ import { errorHandler } from './http/error-handler.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { cacheValidatorRoutes, literalFirstSegment } from './http/validator-route-cache.ts';
 import { corsMiddleware } from './http/cors.ts';
+import { JsonTooDeep } from './errors.ts';
 import { docsRouter } from './http/docs.ts';
 import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { createMetrics } from './http/metrics.ts';
@@ -18,6 +19,7 @@ import { createMetrics } from './http/metrics.ts';
 /** For whoever listens: refusals of Node's HTTP parser answered with a JSON detail too. */
 export { answerClientErrors } from './http/client-errors.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
+import { withLinearPatterns } from './http/contract-patterns.ts';
 import { readRequestsAsOriginal } from './http/request-reading/index.ts';
 import { systemRouter } from './http/system-routes.ts';
 import { browserFlowsRouter } from './auth/browser-routes.ts';
@@ -39,6 +41,7 @@ import { jobsRouter } from './workflows/job-routes.ts';
 import { fileStagingRouter } from './workflows/file-staging-routes.ts';
 import { runsRouter } from './runs/routes.ts';
 import { drsRouter } from './objects/routes.ts';
+import { nestingRefusal, textNestsDeeper } from './store/nesting.ts';
 
 /**
  * A capability's router behind a check of the request's first path segment: a request passes
@@ -63,6 +66,22 @@ function enteredByFirstSegment(router: express.Router): express.RequestHandler {
     if (firsts.has(first)) router(req, res, next);
     else next();
   };
+}
+
+/**
+ * Refuses, before it is parsed, a JSON body nested deeper than the store accepts: 400 naming the
+ * limit, instead of a stack overflow in whatever walks it next.
+ */
+function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+  let text: Buffer | string = body;
+  if (!/^utf-?8$/i.test(encoding)) {
+    try {
+      text = new TextDecoder(encoding).decode(body);
+    } catch {
+      // An encoding TextDecoder does not know: its ASCII brackets are counted as bytes.
+    }
+  }
+  if (textNestsDeeper(text)) throw new JsonTooDeep(nestingRefusal('The JSON body'));
 }
 
 /** A capability's routes: every one is built the same way, from the services. */
@@ -151,15 +170,18 @@ export function buildApp(services: Services): express.Express {
   app.use(docsRouter(services.config));
   app.use(metrics.router);
 
-  app.use(express.json({ limit: services.config.maxBodyBytes }));
+  app.use(express.json({ limit: services.config.maxBodyBytes, verify: refuseDeepJson }));
   app.use(express.urlencoded({ extended: false, limit: services.config.maxBodyBytes }));
   app.use(readRequestsAsOriginal(loadValidationDocument()));
   // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
   app.use(fileUploads(services.config.maxBodyBytes, CHANGESHEET_UPLOADS));
   cacheValidatorRoutes();
+  const contract = withLinearPatterns(loadValidationDocument());
   app.use(
     OpenApiValidator.middleware({
-      apiSpec: loadValidationDocument() as any,
+      apiSpec: contract.document as any,
+      // The contract's patterns, checked by re2js (see src/http/contract-patterns.ts).
+      formats: contract.formats,
       validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
       // Off in production (config.ts): each answer would pay for checking itself.
       validateResponses: services.config.validateResponses,

@@ -4,6 +4,7 @@
  */
 import net from 'node:net';
 import os from 'node:os';
+import { RE2JS } from 're2js';
 import path from 'node:path';
 
 export interface Config {
@@ -109,7 +110,10 @@ export interface Config {
 }
 
 /** Which origins CORS allows: exact origins, or a pattern matched against the whole origin. */
-export type CorsOrigins = { kind: 'list'; origins: string[] } | { kind: 'pattern'; pattern: RegExp };
+export type CorsOrigins =
+  | { kind: 'list'; origins: string[] }
+  /** Matched on the linear-time engine: the `Origin` header is the caller's to choose. */
+  | { kind: 'pattern'; pattern: { test(origin: string): boolean } };
 
 /** The original service's rule (Starlette `allow_origin_regex`, matched whole). */
 export const DEFAULT_CORS_PATTERN =
@@ -130,7 +134,7 @@ function corsOrigins(env: NodeJS.ProcessEnv): CorsOrigins {
   const items = raw.split(',').map((item) => item.trim());
   if (items.every(isOrigin)) return { kind: 'list', origins: items };
   try {
-    return { kind: 'pattern', pattern: new RegExp(`^(?:${raw})$`) };
+    return { kind: 'pattern', pattern: RE2JS.compile(`^(?:${raw})$`) };
   } catch (err) {
     throw new ConfigError(
       `CORS_ORIGINS must be a comma-separated list of origins or a regular expression: ${(err as Error).message}`,

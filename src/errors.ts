@@ -151,6 +151,9 @@ export class StoreUnavailable extends StoreUnavailableBase {
 /** An uploaded file over MAX_BODY_BYTES. */
 export const UploadTooLarge = defineError('UploadTooLarge', 'NMDC_ERR_UPLOAD_TOO_LARGE', 'too-large');
 export type UploadTooLarge = InstanceType<typeof UploadTooLarge>;
+/** A JSON body (or record) nested deeper than the store accepts. */
+export const JsonTooDeep = defineError('JsonTooDeep', 'NMDC_ERR_JSON_TOO_DEEP', 'invalid-input');
+export type JsonTooDeep = InstanceType<typeof JsonTooDeep>;
 /** A multipart body that cannot be read, or that ended before it was complete. */
 export const UploadMalformed = defineError('UploadMalformed', 'NMDC_ERR_UPLOAD_MALFORMED', 'invalid-input');
 export type UploadMalformed = InstanceType<typeof UploadMalformed>;

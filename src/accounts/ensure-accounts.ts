@@ -14,6 +14,7 @@ import { RUNTIME_ADMIN_SITE } from './records.ts';
 import { generateSecret } from './secrets.ts';
 import { passwordProblem } from './password-policy.ts';
 import { ConfigError } from '../config.ts';
+import { ensurePrivateDir } from '../store/private-files.ts';
 
 export const DEMO_ADMIN_USERNAME = 'admin';
 export const DEMO_CREDENTIALS_FILE = 'admin-credentials.txt';
@@ -40,7 +41,7 @@ export async function ensureAccounts(
   } else if (config.demoData && !(await accounts.getUser(DEMO_ADMIN_USERNAME))) {
     const password = generateSecret(18);
     await accounts.setPassword(DEMO_ADMIN_USERNAME, password, [RUNTIME_ADMIN_SITE]);
-    fs.mkdirSync(config.dataDir, { recursive: true });
+    ensurePrivateDir(config.dataDir);
     const file = path.join(config.dataDir, DEMO_CREDENTIALS_FILE);
     fs.writeFileSync(file, `username: ${DEMO_ADMIN_USERNAME}\npassword: ${password}\n`, { mode: 0o600 });
     fs.chmodSync(file, 0o600);

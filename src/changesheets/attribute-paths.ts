@@ -6,7 +6,9 @@
  * LinkML base type of the slot's range.
  */
 import fs from 'node:fs';
+import { RE2JS } from 're2js';
 import { SCHEMA_FILE_VERSION, schemaView, slotOf, slotsOfClass } from '../schema/schema-view.ts';
+import { isDecimalNumeral } from '../query/compact.ts';
 
 /** One dotted part of an attribute path, as the schema defines it for the class it is read from. */
 export interface PathStep {
@@ -160,8 +162,8 @@ export function resolvePath(
   return steps;
 }
 
-const INTEGER = /^[+-]?\d+$/;
-const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** Integer numerals, on the linear-time engine as every pattern that reads a sheet's values. */
+const INTEGER = RE2JS.compile('^[+-]?\\d+$');
 
 /**
  * The `value` text typed by the base of the slot's range: `int` and `float` (and `Decimal`, kept as
@@ -178,7 +180,7 @@ export function typedValue(text: string, range: string): unknown {
     return text;
   }
   if (base === 'float' || base === 'Decimal') {
-    if (DECIMAL.test(text)) {
+    if (isDecimalNumeral(text)) {
       const n = Number(text);
       if (Number.isFinite(n)) return n;
     }

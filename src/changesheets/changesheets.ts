@@ -15,7 +15,7 @@ import { Conflict, Unprocessable } from '../errors.ts';
 import { MetadataValidator } from '../validation/index.ts';
 import { OBJECTS, objectRecord, type StoredObject, type StoredObjects } from '../objects/stored-objects.ts';
 import { ChangesheetProblems } from './problems.ts';
-import { readSheet, type Sheet, type SheetRow, type SheetUpload } from './sheet.ts';
+import { readSheetInTurns, type Sheet, type SheetRow, type SheetUpload } from './sheet.ts';
 import { BlockPlanner, blocksOf, type PlannedUpdate } from './plan.ts';
 import { UpdateConflict, applyStatement, sameValue, type UpdateStatement } from './update-operators.ts';
 
@@ -174,7 +174,7 @@ export class Changesheets {
    * naming each bad line; records that would break the schema are a 422 with the validator's messages.
    */
   async check(upload: SheetUpload): Promise<CheckedChangesheet> {
-    const sheet = readSheet(upload);
+    const sheet = await readSheetInTurns(upload);
     const found = await this.locate(recordIdsOf(sheet.rows));
     const changes = changesOf(sheet.rows, found);
     await this.validate(changes);

@@ -10,13 +10,9 @@ import { createGunzip } from 'node:zlib';
 import { createLogger } from '../logger.ts';
 import { loadConfig } from '../config.ts';
 import { openAdapters } from '../adapters.ts';
-import {
-  checkInputs,
-  formatOfFile,
-  loadRecords,
-  type LoadSummary,
-  type RejectedRecord,
-} from '../data/loader.ts';
+import { loadRecords, type LoadSummary } from '../data/loader.ts';
+import { checkInputs, type RejectedRecord } from '../data/record-checks.ts';
+import { formatOfFile } from '../data/record-reader.ts';
 import { SCHEMA_VERSION } from '../schema/nmdc.ts';
 import { RecordProgress, uncompressedSize } from './progress.ts';
 

@@ -6,13 +6,13 @@
  * MongoDB document has one (pipelines group on it); records of collections without ids have only
  * `_id`, their store key.
  */
-import { Aggregator } from 'mingo';
-import { Unprocessable } from '../errors.ts';
+import { Unprocessable, UnsupportedQuery } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { isCollectionName } from '../schema/nmdc.ts';
 import type { Doc, Filter } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { shownRecord } from '../store/record-keys.ts';
+import { linearStages, runLinearPipeline } from './pipeline-engine.ts';
 
 export type Stage = Record<string, unknown>;
 
@@ -141,8 +141,9 @@ function asPipelineDocument(collection: string): (doc: Doc) => Doc {
 function runStages(stages: Stage[], docs: Doc[]): Doc[] {
   if (stages.length === 0) return docs;
   try {
-    return new Aggregator(stages).run(docs) as Doc[];
+    return runLinearPipeline(stages, docs);
   } catch (err) {
+    if (err instanceof UnsupportedQuery) throw err;
     throw new Unprocessable(`Aggregation failed: ${(err as Error).message}`);
   }
 }
@@ -166,7 +167,8 @@ export class AggregationRunner {
       first && '$match' in first && isPlainFilter(first.$match) ? (first.$match as Filter) : undefined;
     let docs = (await this.reader.find([collection], leading ?? {}, {})).map(asPipelineDocument(collection));
     let pending: Stage[] = [];
-    for (const stage of leading ? pipeline.slice(1) : pipeline) {
+    // Every regular expression of the other stages runs on the linear-time engine.
+    for (const stage of linearStages(leading ? pipeline.slice(1) : pipeline)) {
       if (!('$lookup' in stage)) {
         pending.push(stage);
         continue;

@@ -3,35 +3,32 @@
  *
  * 1. the statements are checked as MongoDB checks them (write-statements.ts);
  * 2. they are applied in order to copies of the records they match (a later statement sees what
- *    an earlier one did), nothing written yet;
+ *    an earlier one did), nothing written yet (update-operators.ts);
  * 3. the records as they would become are validated against the NMDC schema (the validator of
  *    `/metadata/json:validate`), and a new id must not be taken;
  * 4. unless `allow_broken_refs=true`: every reference the changed records hold must name a record
  *    that will exist, and no other record may be left referencing a record that is deleted or
  *    moved to another id (as the original service refuses such writes);
  * 5. one transaction writes the changes, after checking that no record changed since it was read
- *    (409 when one did); the search index and the provenance edges follow.
+ *    (409 when one did); the search index and the provenance edges follow (write-plan.ts).
  *
- * Any refusal is a 4xx with nothing written.
+ * Any refusal is a 4xx with nothing written (worded in write-refusals.ts).
  */
 import { isDeepStrictEqual } from 'node:util';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { updateMany } from 'mingo';
 import type { Logger } from 'pino';
-import { BrokenReferences, Conflict, InvalidAfterUpdate, Unprocessable } from '../errors.ts';
+import { Unprocessable } from '../errors.ts';
 import type { Doc, DocumentStore, Filter, ReadModifyWriteDecision, RecordKey } from '../store/port.ts';
 import { compileFilter } from '../store/filter.ts';
-import { keyedRecord, shownRecord } from '../store/record-keys.ts';
+import { shownRecord } from '../store/record-keys.ts';
 import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
 import { DatabaseCheck } from '../validation/index.ts';
 import type { BrokenReference, IncomingReferences } from '../validation/incoming-references.ts';
 import type { CollectionsReader } from './collections-reader.ts';
-import {
-  usesPositional,
-  type DeleteStatement,
-  type UpdateOperators,
-  type UpdateStatement,
-} from './write-statements.ts';
+import type { DeleteStatement, UpdateStatement } from './write-statements.ts';
+import { applyUpdate, upsertBase } from './update-operators.ts';
+import { decide, planWrite, type Touched, type WritePlan } from './write-plan.ts';
+import { brokenByDelete, brokenByUpdate, invalidAfterUpdate } from './write-refusals.ts';
 
 /** The writes a command needs (RecordWriter in search/writer.ts). */
 export interface RecordWrites {
@@ -58,18 +55,7 @@ const MATCH_PAGE = 1000;
 /** Longest the event loop is held between turns given to other requests. */
 const TURN_MS = 20;
 
-const BROKEN_PREFIX =
-  'The operation was not performed, because performing it would have left behind one or more broken references.';
-
-/** A string as Python's `repr` quotes it. */
-const pyQuoted = (s: string) =>
-  s.includes("'") && !s.includes('"')
-    ? `"${s.replace(/\\/g, '\\\\')}"`
-    : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-
 const keyOf = (collection: string, id: string) => `${collection}\u0000${id}`;
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Gives other requests a turn when this one has held the event loop for TURN_MS. */
 function turns(): () => Promise<void> {
@@ -79,17 +65,6 @@ function turns(): () => Promise<void> {
     await nextTurn();
     since = performance.now();
   };
-}
-
-/** One record an update command touches: as stored (null when upserted) and as it would become. */
-interface Touched {
-  /** The store id it was read under (null when upserted). */
-  storedId: string | null;
-  before: Doc | null;
-  /** As answers show it (no store key). */
-  after: Record<string, unknown>;
-  /** Whether a statement changed it (a record changed back is written as it was). */
-  modified: boolean;
 }
 
 export class WriteCommands {
@@ -213,44 +188,12 @@ export class WriteCommands {
     const gone = new Set<string>();
     const check = new DatabaseCheck(this.store, { gone: (c, id) => gone.has(keyOf(c, id)) });
     await checkSchema(check, collection, changed, turn);
-    const plan = this.planWrite(collection, changed);
+    const plan = planWrite(collection, changed);
     for (const id of plan.gone) gone.add(keyOf(collection, id));
     await this.ensureNewIdsFree(collection, plan);
     await this.checkReferences(check, collection, changed, plan, options);
     await this.writes.readModifyWrite(plan.keys, (current) => decide(collection, plan, current));
     return { ok: 1, n, nModified, ...(upserted.length ? { upserted } : {}) };
-  }
-
-  /** What the write reads, writes and deletes; which stored ids go away (deleted or moved). */
-  private planWrite(collection: string, changed: Touched[]): WritePlan {
-    const unidentified = UNIDENTIFIED_COLLECTIONS.has(collection);
-    const keys: RecordKey[] = [];
-    const expected: Array<Doc | null> = [];
-    const writes: Doc[] = [];
-    const deletes: RecordKey[] = [];
-    const gone: string[] = [];
-    const added: string[] = [];
-    const storedIds = new Set(changed.flatMap((t) => (t.storedId ? [t.storedId] : [])));
-    for (const t of changed) {
-      const doc = keyedRecord(collection, t.after) as Doc;
-      writes.push(doc);
-      if (t.storedId !== null) {
-        keys.push({ collection, id: t.storedId });
-        expected.push(t.before);
-        if (doc.id !== t.storedId) {
-          deletes.push({ collection, id: t.storedId });
-          gone.push(t.storedId);
-        }
-      }
-      // A store key is the content's digest: a record with the same content is the same record.
-      if (!unidentified && t.storedId !== doc.id && !storedIds.has(doc.id)) {
-        keys.push({ collection, id: doc.id });
-        expected.push(null);
-        added.push(doc.id);
-      }
-    }
-    const remaining = new Set(writes.map((d) => d.id));
-    return { keys, expected, writes, deletes, gone: gone.filter((id) => !remaining.has(id)), added };
   }
 
   /** A new id (an upsert's, or a record moved to another id) must not be another record's. */
@@ -327,199 +270,5 @@ async function checkSchema(
     await turn();
   }
   if (messages.length === 0) return;
-  const listed = messages.slice(0, MESSAGES_LISTED);
-  // As the original words it: the validator's answer as Python prints a dict of lists.
-  throw new InvalidAfterUpdate(
-    `Schema document(s) would be invalid after proposed update: {${pyQuoted(collection)}: [${listed.map(pyQuoted).join(', ')}]}`,
-    { validation_errors: { [collection]: listed } },
-  );
-}
-
-interface WritePlan {
-  /** Records read in the write's transaction, and what each must still be (null: absent). */
-  keys: RecordKey[];
-  expected: Array<Doc | null>;
-  /** The records as they become, keyed as stored. */
-  writes: Doc[];
-  /** Store ids that go away (a record moved to another id or store key). */
-  deletes: RecordKey[];
-  /** Ids that are no record any more once written. */
-  gone: string[];
-  /** Ids that are new. */
-  added: string[];
-}
-
-/** The write's decision: nothing changed since the records were read, then the writes. */
-function decide(
-  collection: string,
-  plan: WritePlan,
-  current: Array<Doc | null>,
-): ReadModifyWriteDecision<null> {
-  plan.keys.forEach((key, i) => {
-    const now = current[i] ?? null;
-    const then = plan.expected[i] ?? null;
-    if (!isDeepStrictEqual(now, then))
-      throw new Conflict(
-        then === null
-          ? `A record with the id '${key.id}' was written to ${collection} while this update was checked: run it again`
-          : `The record '${key.id}' of ${collection} changed while this update was checked: run it again`,
-      );
-  });
-  return { writes: [{ collection, docs: plan.writes }], deletes: plan.deletes, value: null };
-}
-
-/** The new record of an upsert: the equality conditions of `q` (top level and in `$and`). */
-function upsertBase(q: Filter): Record<string, unknown> {
-  const base: Record<string, unknown> = {};
-  const take = (filter: Filter) => {
-    for (const [path, condition] of Object.entries(filter)) {
-      if (path === '$and' && Array.isArray(condition)) {
-        condition.forEach((branch) => isObject(branch) && take(branch));
-        continue;
-      }
-      if (path.startsWith('$')) continue;
-      let value: unknown = condition;
-      if (isObject(condition)) {
-        const keys = Object.keys(condition);
-        if (keys.length === 1 && keys[0] === '$eq') value = condition.$eq;
-        else if (keys.some((k) => k.startsWith('$'))) continue;
-      }
-      setPath(base, path.split('.'), structuredClone(value));
-    }
-  };
-  take(q);
-  return base;
-}
-
-function setPath(target: Record<string, unknown>, segments: string[], value: unknown): void {
-  let node = target;
-  for (const segment of segments.slice(0, -1)) {
-    if (!isObject(node[segment])) node[segment] = {};
-    node = node[segment] as Record<string, unknown>;
-  }
-  node[segments[segments.length - 1]!] = value;
-}
-
-/**
- * `u` applied to copies of `records` (an upsert's new record when `inserting`): update operators
- * by mingo, in one pass for all of them, after the checks MongoDB makes of each record's values,
- * or a whole replacement (which keeps the record's id when it names none). Answers plain JSON
- * records, as they are stored.
- */
-function applyUpdate(
-  records: Array<Record<string, unknown>>,
-  statement: UpdateStatement,
-  place: string,
-  inserting: boolean,
-): Array<Record<string, unknown>> {
-  if (statement.u.kind === 'replacement') {
-    const replacement = statement.u.record;
-    return records.map((record) =>
-      replacement.id === undefined && record.id !== undefined
-        ? { id: record.id, ...structuredClone(replacement) }
-        : structuredClone(replacement),
-    );
-  }
-  const operators = operatorsFor(statement.u, inserting);
-  const copies = records.map((record) => {
-    const copy = structuredClone(record);
-    checkTargets(copy, operators, `${place}.u`);
-    return copy;
-  });
-  if (copies.length === 0) return copies;
-  try {
-    // The filter only places a positional `$` (the records already matched it, by the store's rules).
-    const condition = usesPositional(statement.u) ? statement.q : {};
-    updateMany(copies, condition as never, operators as never, {
-      arrayFilters: statement.arrayFilters,
-      // Every record gets its own copy of each value set (a later statement may change one of them).
-      cloneMode: 'deep',
-    });
-  } catch (err) {
-    throw new Unprocessable(`${place}.u: ${(err as Error).message}`);
-  }
-  // `$currentDate` sets dates: stored as their JSON text, as every value is.
-  return '$currentDate' in operators
-    ? copies.map((c) => JSON.parse(JSON.stringify(c)) as Record<string, unknown>)
-    : copies;
-}
-
-/** The operators mingo runs: `$setOnInsert` is `$set` when inserting, and nothing otherwise. */
-function operatorsFor(u: UpdateOperators, inserting: boolean): Record<string, Record<string, unknown>> {
-  const { $setOnInsert, ...rest } = u.operators;
-  if (!$setOnInsert || !inserting) return rest;
-  return { ...rest, $set: { ...rest.$set, ...$setOnInsert } };
-}
-
-const ARRAY_OPERATORS = new Set(['$push', '$addToSet', '$pop', '$pull', '$pullAll']);
-const NUMBER_OPERATORS = new Set(['$inc', '$mul', '$bit']);
-
-function describeType(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value === 'object' ? 'object' : typeof value;
-}
-
-/**
- * The record's values where the operators act, checked as MongoDB checks them (it refuses what
- * mingo would silently skip): numbers for `$inc` and `$mul`, lists for the list operators, and no
- * field created inside a value that is not an object.
- */
-function checkTargets(
-  record: Record<string, unknown>,
-  operators: Record<string, Record<string, unknown>>,
-  place: string,
-) {
-  for (const [operator, fields] of Object.entries(operators)) {
-    for (const path of Object.keys(fields)) {
-      const segments = path.split('.');
-      let node: unknown = record;
-      for (const [i, segment] of segments.entries()) {
-        if (segment.startsWith('$')) break; // positional: the matched items decide
-        const last = i === segments.length - 1;
-        if (Array.isArray(node) && /^\d+$/.test(segment)) node = node[Number(segment)];
-        else if (isObject(node)) node = node[segment];
-        else {
-          if (['$unset', '$rename', '$pull', '$pullAll', '$pop'].includes(operator)) break;
-          throw new Unprocessable(
-            `${place}.${operator}.${path}: cannot create the field '${segment}' inside ${segments.slice(0, i).join('.')}, which holds ${describeType(node)}`,
-          );
-        }
-        if (node === undefined) break;
-        if (!last) continue;
-        if (NUMBER_OPERATORS.has(operator) && typeof node !== 'number')
-          throw new Unprocessable(
-            `${place}.${operator}.${path}: cannot apply ${operator} to the record's value, which is ${describeType(node)}, not a number`,
-          );
-        if (ARRAY_OPERATORS.has(operator) && !Array.isArray(node))
-          throw new Unprocessable(
-            `${place}.${operator}.${path}: the record's value must be a list for ${operator}, but it is ${describeType(node)}`,
-          );
-      }
-    }
-  }
-}
-
-function brokenByDelete(broken: BrokenReference[]): BrokenReferences {
-  const first = broken[0]!;
-  const holder = first.id === null ? 'a document without id' : `the document having 'id'='${first.id}'`;
-  return new BrokenReferences(
-    `${BROKEN_PREFIX} For example: The document having 'id'='${first.target}' in the collection ` +
-      `'${first.target_collection}' is referenced by ${holder} in the collection '${first.collection}'. ` +
-      'Deleting the former would leave behind a broken reference. Update or delete referring document(s) and try again.',
-    { broken_references: broken },
-  );
-}
-
-function brokenByUpdate(broken: BrokenReference[]): BrokenReferences {
-  const details = broken.map(
-    (b) =>
-      `The document having id='${b.id ?? 'None'}' in the collection '${b.collection}' contains a reference ` +
-      `(in its '${b.slot}' field, referring to the document having id='${b.target}') which would be broken.`,
-  );
-  return new BrokenReferences(`${BROKEN_PREFIX} Details: ${details.join(', ')}`, {
-    broken_references: broken.map(({ target_collection, ...rest }) =>
-      target_collection ? { ...rest, target_collection } : rest,
-    ),
-  });
+  throw invalidAfterUpdate(collection, messages.slice(0, MESSAGES_LISTED));
 }

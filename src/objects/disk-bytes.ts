@@ -7,6 +7,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/private-files.ts';
 import type { ObjectBytes } from './object-bytes.ts';
 
 const DIGEST = /^[0-9a-f]{64}$/;
@@ -34,10 +35,11 @@ export class DiskBytes implements ObjectBytes {
       await fs.utimes(file, now, now);
       return;
     }
-    await fs.mkdir(this.tmpDir, { recursive: true });
-    await fs.mkdir(path.dirname(file), { recursive: true });
+    // Owner-only, as the rest of DATA_DIR: submitted metadata may be embargoed.
+    await fs.mkdir(this.tmpDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await fs.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
     const tmp = path.join(this.tmpDir, `${sha256}.${randomUUID()}`);
-    const handle = await fs.open(tmp, 'wx');
+    const handle = await fs.open(tmp, 'wx', PRIVATE_FILE_MODE);
     try {
       await handle.writeFile(content);
       await handle.sync();

@@ -157,12 +157,15 @@ const re2Operator = (selector: string, value: unknown) => {
   };
 };
 
-const context = Context.init().addQueryOps({ [RE2_OPERATOR]: re2Operator } as unknown as Parameters<
-  Context['addQueryOps']
->[0]);
+/** The query operator that tests a compiled re2js pattern, for mingo contexts. */
+export const RE2_QUERY_OPERATORS = { [RE2_OPERATOR]: re2Operator };
+
+const context = Context.init().addQueryOps(
+  RE2_QUERY_OPERATORS as unknown as Parameters<Context['addQueryOps']>[0],
+);
 
 /** Rewrites `{$regex, $options}` (at any depth: $not, $elemMatch, $and/$or/$nor) to the re2js operator. */
-function rewriteRegexes(node: unknown): unknown {
+export function rewriteRegexes(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(rewriteRegexes);
   if (!isPlainObject(node)) return node;
   const out: Record<string, unknown> = {};

@@ -14,6 +14,7 @@ import { referenceSlotsOf } from '../schema/reference-slots.ts';
 import { COLLECTION_NAMES } from '../schema/nmdc.ts';
 import { classErrors, rangeClassesOf } from './json-schema.ts';
 import { pyRepr, ruleViolations, type RuleViolation } from './rule-messages.ts';
+import { nestingRefusal, valueNestsDeeper } from '../store/nesting.ts';
 import { unitViolations } from './storage-units.ts';
 
 /** One problem, with the record's place in the payload. */
@@ -117,6 +118,8 @@ export class DatabaseCheck {
     if (!isPlainObject(record)) {
       return [`${pyRepr(record)} is not of type 'object' in ${place}`];
     }
+    // Before any recursive walk: a record nested thousands of levels would overflow the stack.
+    if (valueNestsDeeper(record)) return [nestingRefusal(`The record at ${place}`)];
     const id = typeof record.id === 'string' ? record.id : undefined;
     const messages: string[] = [];
     const cls = this.classOf(collection, record);

@@ -34,6 +34,17 @@ const PAGE = 1000;
 
 const keyOf = (collection: string, id: string) => `${collection}\u0000${id}`;
 
+/** By the holder's collection, then its id (records without ids last), then the slot. */
+function byHolder(a: BrokenReference, b: BrokenReference): number {
+  if (a.collection !== b.collection) return a.collection < b.collection ? -1 : 1;
+  if (a.id !== b.id) {
+    if (a.id === null) return 1;
+    if (b.id === null) return -1;
+    return a.id < b.id ? -1 : 1;
+  }
+  return a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0;
+}
+
 export class IncomingReferences {
   constructor(
     private readonly store: DocumentStore,
@@ -43,7 +54,8 @@ export class IncomingReferences {
   /**
    * References held to the records `ids` of `collection` that will be gone, by records other than
    * those in `changing` (keys `collection \0 id`: records deleted or rewritten by the same write,
-   * whose new versions are checked on their own): at most `limit`, in no set order.
+   * whose new versions are checked on their own): at most `limit`, ordered as the original lists
+   * them (by the holder's collection, then its id; records without ids last).
    */
   async heldTo(
     collection: string,
@@ -82,7 +94,7 @@ export class IncomingReferences {
     }
     if (found.length < limit)
       found.push(...(await this.heldByUnidentified(collection, ids, limit - found.length)));
-    return found;
+    return found.sort(byHolder);
   }
 
   /** References held by records of collections without ids, whose slots admit `collection`. */

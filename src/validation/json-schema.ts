@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import { Ajv2019, type ErrorObject, type ValidateFunction } from 'ajv/dist/2019.js';
 import addFormatsModule from 'ajv-formats';
 import { SCHEMA_FILE_VERSION } from '../schema/schema-view.ts';
+import { linearRegExpEngine } from './linear-patterns.ts';
 
 const addFormats = addFormatsModule.default;
 
@@ -55,6 +56,8 @@ function load(): Compiled {
     // The id patterns escape characters (`\=`, `\#`) that `u`-mode regular expressions refuse;
     // the patterns are written for Python's `re`, which is closer to JavaScript's non-unicode mode.
     unicodeRegExp: false,
+    // Every `pattern` runs on the linear-time engine: a crafted value cannot hold the process.
+    code: { regExp: linearRegExpEngine },
   });
   // Only `date-time` is used (ProvenanceMetadata's add_date and mod_date); RFC 3339, time zone required.
   addFormats(ajv, ['date-time']);

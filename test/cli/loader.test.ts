@@ -4,7 +4,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
-import { checkInputs, formatOfFile, loadRecords, recordProblem } from '../../src/data/loader.ts';
+import { loadRecords } from '../../src/data/loader.ts';
+import { checkInputs, recordProblem } from '../../src/data/record-checks.ts';
+import { formatOfFile } from '../../src/data/record-reader.ts';
 import { databaseJsonChunks, generateDatabase, generateRecords } from '../../src/data/generator.ts';
 import type { Doc } from '../../src/store/port.ts';
 

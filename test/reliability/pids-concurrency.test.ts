@@ -1,90 +1,17 @@
 /**
  * Minting from several processes at once never hands out one id twice: the store's
- * insert-if-absent decides between processes. Through HTTP on a WORKERS=2 server (every request on
- * its own connection, so the primary spreads them over the workers), and with two processes that
- * mint from a deliberately tiny blade space on one store file, so that they collide all the time.
+ * insert-if-absent decides between processes. Here two processes mint from a deliberately tiny
+ * blade space on one store file, so that they collide all the time; minting through HTTP on a
+ * WORKERS=2 server is in cluster.test.ts, which shares one such server among its tests.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { PIDS } from '../../src/pids/index.ts';
-import {
-  ROOT,
-  kill,
-  type ServerProcess,
-  requestOnFreshConnection,
-  startClusterAsAdmin,
-  form,
-  inParallel,
-} from './process-faults.ts';
-
-const ADMIN = { ADMIN_USERNAME: 'pid-cluster-admin', ADMIN_PASSWORD: 'Wq4-harbor-quartz-63-kestrel' };
-
-const send = requestOnFreshConnection;
-
-describe('minting on a WORKERS=2 server', () => {
-  let dir: string;
-  let server: ServerProcess;
-  let client: Record<string, string>;
-
-  beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pids-cluster-'));
-    let asAdmin: Record<string, string>;
-    ({ server, asAdmin } = await startClusterAsAdmin(dir, ADMIN));
-    expect(
-      (await send(`${server.url}/sites`, { method: 'POST', headers: asAdmin, body: '{"id":"cluster-lab"}' }))
-        .status,
-    ).toBe(201);
-    const credentials = await send(`${server.url}/sites/cluster-lab:generateCredentials`, {
-      method: 'POST',
-      headers: asAdmin,
-    });
-    const login = await send(
-      `${server.url}/token`,
-      form({ grant_type: 'client_credentials', ...credentials.body }),
-    );
-    expect(login.status).toBe(200);
-    client = { authorization: `Bearer ${login.body.access_token}`, 'content-type': 'application/json' };
-  }, 60_000);
-  afterAll(async () => {
-    if (server?.child.exitCode === null) await kill(server, 'SIGTERM');
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('answers 60 parallel mints of 20 with 1200 distinct ids, each of which resolves', async () => {
-    const answers = await inParallel(
-      16,
-      Array.from(
-        { length: 60 },
-        (_, i) => () =>
-          send(`${server.url}/pids/mint`, {
-            method: 'POST',
-            headers: client,
-            body: JSON.stringify({
-              schema_class: { id: i % 2 ? 'nmdc:Biosample' : 'nmdc:DataObject' },
-              how_many: 20,
-            }),
-          }),
-      ),
-    );
-    for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    const ids = answers.flatMap((a) => a.body as string[]);
-    expect(ids).toHaveLength(1200);
-    expect(new Set(ids).size).toBe(1200);
-
-    const resolved = await inParallel(
-      16,
-      ids.map((id) => () => send(`${server.url}/pids/resolve/${id}`, { headers: client })),
-    );
-    for (const [i, answer] of resolved.entries()) {
-      expect(answer.status, ids[i]).toBe(200);
-      expect(answer.body).toMatchObject({ id: ids[i], status: 'draft', bindings: null });
-    }
-  }, 120_000);
-});
+import { ROOT } from './process-faults.ts';
 
 /** A process that mints `count` biosample ids one at a time from blades 0..space-1, after `go` exists. */
 const MINTING_PROCESS = `

@@ -32,11 +32,11 @@ export async function freePort(): Promise<number> {
 export function spawnServer(
   env: Record<string, string>,
   port: number,
-  { withStdout = false }: { withStdout?: boolean } = {},
+  { withStdout = false, cwd = ROOT }: { withStdout?: boolean; cwd?: string } = {},
 ): ServerProcess & { output: () => string; onOutput: (listener: () => boolean) => void } {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
+    cwd,
     env: {
       ...process.env,
       DEMO_DATA: 'false',
@@ -81,19 +81,40 @@ async function untilHealthy<S extends ServerProcess>(server: S, attempts = 300):
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('server did not become healthy');
+  // Not left running behind a failed test.
+  signalServer(server.child, 'SIGKILL');
+  throw new Error(`server did not become healthy: ${server.stderr().slice(-2000)}`);
 }
 
-/** Starts the server and waits for `/health` (`attempts` tenths of a second at most). */
+/** Spawns the server and waits until it is healthy (`attempts` tenths of a second at most). */
 export async function startServer(env: Record<string, string>, attempts?: number): Promise<ServerProcess> {
   return untilHealthy(spawnServer(env, await freePort()), attempts);
+}
+
+/**
+ * Sends `signal` to the server. SIGKILL goes to every process of the service (its server processes
+ * first, then the primary), as a crash of the machine or the out-of-memory killer would end them:
+ * a server process whose primary is gone would otherwise finish its current work before it leaves.
+ */
+export function signalServer(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (signal === 'SIGKILL' && child.pid !== undefined && child.exitCode === null) {
+    for (const pid of processTree(child.pid).reverse()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    return;
+  }
+  child.kill(signal);
 }
 
 export async function kill(
   server: ServerProcess,
   signal: NodeJS.Signals = 'SIGKILL',
 ): Promise<number | null> {
-  server.child.kill(signal);
+  signalServer(server.child, signal);
   return server.exited;
 }
 
@@ -117,6 +138,22 @@ export function processTree(pid: number): number[] {
   };
   visit(pid);
   return out;
+}
+
+/**
+ * The server processes a `WORKERS` > 1 server forked (its descendants running `src/main.ts`; tsx
+ * may run an esbuild service beside them while it compiles files it has not cached).
+ */
+export function workersOf(server: ServerProcess): number[] {
+  return processTree(server.child.pid!)
+    .slice(1)
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('src/main.ts');
+      } catch {
+        return false; // exited meanwhile
+      }
+    });
 }
 
 /** One request on a fresh connection (so each may land on another worker); the JSON body, if any. */
@@ -150,9 +187,11 @@ export interface LoggingServer {
 }
 
 /** Starts `src/main.ts` (one process, info logs) over `env` and waits until it is healthy. */
-export async function startLoggingServer(env: Record<string, string>): Promise<LoggingServer> {
+/** `cwd`: another checkout whose `src/main.ts` runs (to compare with an older version). */
+export async function startLoggingServer(env: Record<string, string>, cwd = ROOT): Promise<LoggingServer> {
   const server = spawnServer({ LOG_LEVEL: 'info', WORKERS: '1', ...env }, await freePort(), {
     withStdout: true,
+    cwd,
   });
   const waitForLog = (message: string, timeoutMs: number) =>
     new Promise<void>((resolve, reject) => {
@@ -174,7 +213,7 @@ export async function startLoggingServer(env: Record<string, string>): Promise<L
     logs: server.output,
     waitForLog,
     exited: server.exited,
-    kill: (signal) => server.child.kill(signal),
+    kill: (signal) => signalServer(server.child, signal),
   };
 }
 
@@ -198,19 +237,19 @@ export async function inParallel<T>(width: number, tasks: Array<() => Promise<T>
 }
 
 /**
- * A `WORKERS=2` server over `dataDir` with an administrator (`ADMIN_USERNAME`/`ADMIN_PASSWORD` in
- * `admin`), once its primary and both workers run, and JSON request headers carrying the
- * administrator's token.
+ * A `WORKERS=2` server over `dataDir` (and `env`) with an administrator (`ADMIN_USERNAME`/
+ * `ADMIN_PASSWORD` in `admin`), once its primary and both workers run, and JSON request headers
+ * carrying the administrator's token. Three processes start, so on a busy machine it is given a
+ * minute and a half to answer.
  */
 export async function startClusterAsAdmin(
   dataDir: string,
   admin: { ADMIN_USERNAME: string; ADMIN_PASSWORD: string },
+  env: Record<string, string> = {},
 ): Promise<{ server: ServerProcess; asAdmin: Record<string, string> }> {
-  const server = await startServer({ DATA_DIR: dataDir, WORKERS: '2', ...admin });
-  // The primary and its two workers (tsx may add an esbuild helper process beside them).
-  for (let i = 0; i < 300 && processTree(server.child.pid!).length < 3; i++)
-    await new Promise((r) => setTimeout(r, 100));
-  if (processTree(server.child.pid!).length < 3) throw new Error('the server did not start two workers');
+  const server = await startServer({ DATA_DIR: dataDir, WORKERS: '2', ...admin, ...env }, 900);
+  for (let i = 0; i < 300 && workersOf(server).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+  if (workersOf(server).length < 2) throw new Error('the server did not start two workers');
   const login = await requestOnFreshConnection(
     `${server.url}/token`,
     form({ grant_type: 'password', username: admin.ADMIN_USERNAME, password: admin.ADMIN_PASSWORD }),

@@ -6,27 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { generateRecords } from '../../src/data/generator.ts';
 import type { Doc } from '../../src/store/port.ts';
+import { HOSTILE_PATTERNS } from '../fuzz/hostile-corpus.ts';
 
 const RECORDS = Number(process.env.REGEX_RECORDS ?? 10_000);
 /** Longest a hostile request may take on a 2-core machine shared with other work. */
 const BOUND_MS = 5000;
-
-export const HOSTILE_PATTERNS = [
-  '(a+)+$',
-  '(.*a){20}',
-  '(a|a)*$',
-  '(a|aa)+$',
-  '((a*)*)*b',
-  '(\\w+\\s?)+$',
-  '^(([a-z])+.)+[A-Z]([a-z])+$',
-  Array.from({ length: 300 }, (_, i) => `word${i}`).join('|'),
-  `(${Array.from({ length: 60 }, (_, i) => `x${i}|`).join('')}soil)+`,
-  '(?=soil)soil',
-  '(a)\\1',
-  'a{1000}{1000}',
-  '('.repeat(200) + 'a' + ')'.repeat(200),
-  'x'.repeat(1001),
-];
 
 let t: TestServer;
 let someId: string;

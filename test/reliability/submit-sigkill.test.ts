@@ -102,7 +102,7 @@ describe('SIGKILL during a large JSON submission', () => {
     await server.waitForLog(APPLYING, 120_000);
     // Killed once the write has spilled uncommitted pages to the write-ahead log: mid-transaction,
     // with part of it on disk, the case recovery must undo.
-    for (let waited = 0; walSize() <= walBefore + 4 * 1024 * 1024 && waited < 10_000; waited += 10) {
+    for (let waited = 0; walSize() <= walBefore + 4 * 1024 * 1024 && waited < 60_000; waited += 10) {
       await new Promise((r) => setTimeout(r, 10));
     }
     const walAtKill = walSize();

@@ -63,6 +63,15 @@ describe('CORS_ORIGINS', () => {
     expect(allows(env, 'http://app.example.org')).toBe(false);
   });
 
+  it('matches the Origin header on the linear-time engine, whatever the pattern', () => {
+    // On a backtracking engine this pattern takes minutes over this origin.
+    const env = { CORS_ORIGINS: 'https://(a+)+\\.example\\.org' };
+    const started = performance.now();
+    expect(allows(env, `https://${'a'.repeat(40)}!`)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(allows(env, 'https://aaa.example.org')).toBe(true);
+  });
+
   it('refuses a pattern that does not compile, naming the variable', () => {
     expect(() => loadConfig({ CORS_ORIGINS: 'https://(unclosed' })).toThrow(
       /^CORS_ORIGINS must be a comma-separated list/,

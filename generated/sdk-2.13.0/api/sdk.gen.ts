@@ -219,6 +219,18 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * batch and a `cursor.id` when more records follow (null when the batch holds the last
  * one); `getMore` answers the next batch, in the cursor's batch size unless it gives its
  * own. `getMore` continuations expire after an hour of inactivity.
+ * The body may nest at most 100 levels deep (400 beyond).
+ *
+ * Every regular expression of a command runs on a linear-time engine (RE2), read with
+ * MongoDB's options: `$regex` in a filter, in a `$match` at any stage of a pipeline (also
+ * inside `$facet` and `$lookup` pipelines and `$elemMatch`) and in update conditions
+ * (`$pull`), and the `pattern` of `$regexMatch`, `$regexFind` and `$regexFindAll` (their
+ * `idx` counts code points, and an empty match moves one character on, as in MongoDB). A
+ * pattern RE2 cannot run (lookaround, backreferences) is a 422 that says so.
+ * `$dateFromString` takes a `format` of its `%` specifiers (each at most once) and literal
+ * separators; regular-expression characters in it (`\ ^ $ | ? * + ( ) [ ] { }`) are a 422.
+ * Operators that run code (`$where`, `$function`, `$accumulator`) and the stages `$out`,
+ * `$merge`, `$unionWith` and `$graphLookup` are refused.
  *
  * `explain` shows how a `find` or `count` would be read, as MongoDB's explain does:
  * `{"explain": {"find": "biosample_set", "filter": {...}, "limit": 25}, "verbosity":
@@ -292,7 +304,9 @@ export const runQuery = <ThrowOnError extends boolean = false>(options: Options<
  * "detail": {...}}` with each collection's messages (an empty list for a collection without
  * problems). Each message names the rule, the place as a JSON pointer into the payload
  * (`/biosample_set/3/lat_lon`) and the record's id. The body may be at most `MAX_BODY_BYTES`
- * (1 MiB by default; 413 beyond). Public; a bearer token, if sent, is not needed.
+ * (1 MiB by default; 413 beyond) and may nest at most 100 levels deep (400 beyond). The
+ * schema's patterns run on a linear-time engine, so a long value is checked in time linear
+ * in its length. Public; a bearer token, if sent, is not needed.
  *
  */
 export const validateJson = <ThrowOnError extends boolean = false>(options: Options<ValidateJsonData, ThrowOnError>) => (options.client ?? client).post<ValidateJsonResponses, ValidateJsonErrors, ThrowOnError>({
@@ -319,7 +333,7 @@ export const validateJson = <ThrowOnError extends boolean = false>(options: Opti
  * administrators may always submit. A payload that does not validate is a 422 and nothing is
  * written: its `detail` is the validation answer as the original service spells it (Python's
  * text of `{'result': 'errors', 'detail': {'<collection>': ['message', ...]}}`), and
- * `validation` is the same answer as JSON. The body may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
+ * `validation` is the same answer as JSON. The body may nest at most 100 levels deep (400 beyond) and may be at most `MAX_BODY_BYTES` (1 MiB by default; 413 beyond): raise it
  * for large submissions, or split them into several, records referenced by later parts first.
  *
  */

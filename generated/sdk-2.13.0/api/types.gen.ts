@@ -2526,6 +2526,10 @@ export type ValidateJsonData = {
 
 export type ValidateJsonErrors = {
     /**
+     * The JSON body nests objects and arrays deeper than 100 levels.
+     */
+    400: ErrorDetail;
+    /**
      * The body is larger than `MAX_BODY_BYTES`.
      */
     413: ErrorDetail;
@@ -2563,6 +2567,10 @@ export type SubmitJsonData = {
 };
 
 export type SubmitJsonErrors = {
+    /**
+     * The JSON body nests objects and arrays deeper than 100 levels.
+     */
+    400: ErrorDetail;
     /**
      * No valid bearer token.
      */

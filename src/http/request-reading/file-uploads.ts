@@ -65,6 +65,9 @@ function tooLarge(maxBytes: number, routes: FileUploadRoutes): UploadTooLarge {
   );
 }
 
+const malformed = (err: Error) =>
+  new UploadMalformed(`The body is not valid multipart/form-data: ${err.message}`);
+
 function readUpload(
   req: Request,
   maxBytes: number,
@@ -90,7 +93,7 @@ function readUpload(
         limits: { fileSize: maxBytes, files: 4, fields: 20, fieldSize: 64 * 1024, parts: 24 },
       });
     } catch (err) {
-      reject(new UploadMalformed(`The body is not valid multipart/form-data: ${(err as Error).message}`));
+      reject(malformed(err as Error));
       return;
     }
     let upload: UploadedFile | undefined;
@@ -99,6 +102,9 @@ function readUpload(
       failure ??= err;
     };
     parser.on('file', (name, stream, info) => {
+      // A body that ends inside a file part fails the part's stream as well as the parser: an
+      // 'error' without a listener would end the process.
+      stream.on('error', (err: Error) => fail(malformed(err)));
       if (name !== routes.field || upload !== undefined) {
         stream.resume();
         return;
@@ -120,7 +126,7 @@ function readUpload(
     parser.on('error', (err: Error) => {
       req.unpipe(parser);
       req.resume();
-      reject(failure ?? new UploadMalformed(`The body is not valid multipart/form-data: ${err.message}`));
+      reject(failure ?? malformed(err));
     });
     parser.on('close', () => (failure ? reject(failure) : resolve(upload)));
     req.pipe(parser);

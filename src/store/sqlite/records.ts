@@ -3,12 +3,11 @@
  * record bodies, and the write path that keeps the attribute index, change log, statistics and
  * write hooks in the same transaction as the records.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Database as Db } from 'better-sqlite3';
 import { cleanDocs } from '../clean-docs.ts';
 import { keysByCollection } from '../record-keys.ts';
+import { preparePrivateDatabaseFile } from '../private-files.ts';
 import type { Doc, ReadModifyWriteDecision, RecordKey, WriteResult } from '../port.ts';
 import { removeEntries } from './attribute-index.ts';
 import { AttributeBatch } from './attribute-writes.ts';
@@ -31,7 +30,8 @@ export const RECORDS_SCHEMA = `
 
 /** Opens (creating it and its folder when missing) the database file with the store's settings. */
 export function openDatabase(file: string): Db {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  // Owner-only folder and files: the store holds signing keys and password hashes.
+  preparePrivateDatabaseFile(file);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

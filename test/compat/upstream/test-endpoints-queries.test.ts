@@ -3,11 +3,13 @@
  * `POST /queries:run` (find, getMore, aggregate, delete with its allowance) and cursor paging of
  * the compact finds.
  *
- * Two differences are deliberate (test/compat/README.md lists them): a batch that holds the last
- * matching record answers a null `cursor.id` here, where the original answers an id whose
- * `getMore` then gives an empty batch (it cannot tell that nothing follows); and an aggregation
- * whose records lack `_id` pages like any other here, where the original answers its first batch
- * with a null `cursor.id` and the rest is lost.
+ * Three differences are deliberate (test/compat/README.md lists them): a batch that holds the
+ * last matching record answers a null `cursor.id` here, where the original answers an id whose
+ * `getMore` then gives an empty batch (it cannot tell that nothing follows); an aggregation whose
+ * records lack `_id` pages like any other here, where the original answers its first batch with a
+ * null `cursor.id` and the rest is lost; and a compact find (`GET /studies`) given a JSON filter
+ * answers 400 pointing to `/nmdcschema/study_set`, where the original reads the text as the
+ * compact syntax and finds nothing.
  */
 import { describe, expect, it } from 'vitest';
 import { TEST_USER, withUpstreamServer, type UpstreamServer } from './support/harness.ts';
@@ -204,9 +206,19 @@ describe('tests/test_api/test_endpoints.py: find batches and cursor ids', () => 
   it('test_endpoints.py::test_find_studies_with_using_cursor_pagination_and_no_results', async () => {
     const filter = { id: 'no-such-id' };
     expect(await server.count('study_set', filter)).toBe(0);
-    // `urlencode({"filter": filter, "cursor": "*"})`: the filter goes out as Python's text of the dict.
+    const client = server.userClient();
+    // `urlencode({"filter": filter, "cursor": "*"})`: the filter goes out as Python's text of the
+    // dict. The original reads that text as the compact syntax (an attribute named `{'id'`) and
+    // answers an empty page; here a filter that starts like JSON is refused with the endpoint that
+    // takes JSON (a documented difference).
     const query = `filter=${encodeURIComponent("{'id': 'no-such-id'}").replace(/%20/g, '+')}&cursor=*`;
-    const response = await server.userClient().request('GET', `/studies?${query}`);
+    const refused = await client.failing('GET', `/studies?${query}`);
+    expect(refused.status).toBe(400);
+    expect(refused.json.detail).toContain('GET /nmdcschema/study_set?filter=<JSON>');
+
+    // What the test pins (a cursor over no results answers an empty page and no next cursor), with
+    // the filter in the compact syntax the endpoint documents.
+    const response = await client.request('GET', '/studies?filter=id:no-such-id&cursor=*');
     expect(response.status).toBe(200);
     expect(response.json.meta.count).toBe(0);
     expect(response.json.meta.next_cursor).toBeNull();

@@ -1,0 +1,58 @@
+/**
+ * How deeply JSON may nest. MongoDB refuses documents nested more than 100 levels; the service
+ * holds every JSON body and every record it validates to the same 100 levels, counted from the
+ * outermost object or array (`{"a": [1]}` nests 2 levels). Checked before anything walks the
+ * value recursively: a body nested 10,000 levels would otherwise overflow the stack of the
+ * validators and answer 500.
+ */
+
+export const MAX_NESTING_DEPTH = 100;
+
+/** The message of a refusal, naming the limit. */
+export function nestingRefusal(what: string): string {
+  return `${what} nests objects and arrays deeper than ${MAX_NESTING_DEPTH} levels, the most accepted (as MongoDB accepts for a document)`;
+}
+
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether JSON text nests deeper than `max`, by one pass over its code units (brackets inside
+ * strings do not count). Text that is not JSON is left for the parser to refuse.
+ */
+export function textNestsDeeper(text: Buffer | string, max = MAX_NESTING_DEPTH): boolean {
+  const at: (i: number) => number = typeof text === 'string' ? (i) => text.charCodeAt(i) : (i) => text[i]!;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = at(i);
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (++depth > max) return true;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
+  }
+  return false;
+}
+
+/** Whether a parsed value nests deeper than `max` (without recursion, so any depth is safe). */
+export function valueNestsDeeper(value: unknown, max = MAX_NESTING_DEPTH): boolean {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth++) {
+    const next: unknown[] = [];
+    for (const v of level) {
+      if (v === null || typeof v !== 'object') continue;
+      if (depth + 1 > max) return true;
+      for (const child of Array.isArray(v) ? v : Object.values(v))
+        if (child !== null && typeof child === 'object') next.push(child);
+    }
+    level = next;
+  }
+  return false;
+}

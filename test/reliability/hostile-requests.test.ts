@@ -1,0 +1,353 @@
+/**
+ * Single hostile requests against the whole app listening on 127.0.0.1: each answers with a
+ * status and a `detail` (or the right result), and a `GET /version` sent while it is handled
+ * answers within 100 ms, so no request holds the event loop. Each was a freeze or a 500 before:
+ * schema patterns, numerals and aggregation regexes ran on V8's backtracking engine, and deep
+ * bodies overflowed the stack.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setBcryptCost } from '../../src/accounts/index.ts';
+import type { Doc } from '../../src/store/port.ts';
+import { MAX_NESTING_DEPTH } from '../../src/store/nesting.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { form } from './process-faults.ts';
+
+setBcryptCost(4);
+
+/** The longest a `GET /version` may wait while a hostile request is handled. */
+const VERSION_BOUND_MS = 100;
+const ADMIN = { ADMIN_USERNAME: 'hostile-root', ADMIN_PASSWORD: 'hostile requests meet a calm server' };
+
+let t: TestServer;
+let token: string;
+const bait = `${'a'.repeat(30)}!`;
+
+const biosample: Doc = {
+  id: 'nmdc:bsm-11-hostile1',
+  type: 'nmdc:Biosample',
+  name: 'Hostile core',
+  associated_studies: ['nmdc:sty-11-hostile1'],
+  alternative_identifiers: [bait],
+  env_broad_scale: {
+    type: 'nmdc:ControlledIdentifiedTermValue',
+    term: { id: 'ENVO:00000446', type: 'nmdc:OntologyClass' },
+  },
+  env_local_scale: {
+    type: 'nmdc:ControlledIdentifiedTermValue',
+    term: { id: 'ENVO:00000114', type: 'nmdc:OntologyClass' },
+  },
+  env_medium: {
+    type: 'nmdc:ControlledIdentifiedTermValue',
+    term: { id: 'ENVO:00001998', type: 'nmdc:OntologyClass' },
+  },
+  ph: 6.1,
+};
+
+interface Handled {
+  status: number;
+  body: any;
+  /** The longest wait of a `GET /version` sent while the request was handled. */
+  versionWaitMs: number;
+}
+
+/**
+ * One keep-alive connection that asks `GET /version` and resolves when the whole answer is in: as
+ * little client work as possible shares the event loop with the server under test.
+ */
+function versionProbe(url: string): { ask: () => Promise<number>; close: () => void } {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  socket.setNoDelay(true);
+  let received = '';
+  let waiting: (() => void) | undefined;
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString('latin1');
+    const head = received.indexOf('\r\n\r\n');
+    const length = Number(/content-length: *(\d+)/i.exec(received)?.[1]);
+    if (head >= 0 && received.length >= head + 4 + length) {
+      expect(received.startsWith('HTTP/1.1 200')).toBe(true);
+      received = '';
+      waiting?.();
+    }
+  });
+  return {
+    ask: () =>
+      new Promise<number>((resolve) => {
+        const started = performance.now();
+        waiting = () => resolve(performance.now() - started);
+        socket.write(`GET /version HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+      }),
+    close: () => socket.destroy(),
+  };
+}
+
+/** A request through node:http (less client work than fetch); its status and JSON body. */
+function send(path: string, init: RequestInit): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${t.url}${path}`,
+      { method: init.method ?? 'GET', headers: init.headers as Record<string, string>, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body as string | undefined);
+  });
+}
+
+/**
+ * Sends the request and, until it is answered, `GET /version` one after another (at least once):
+ * a request that holds the event loop makes one of them wait as long. A freeze is the same every
+ * time, while this machine's other work can delay one probe: the request is sent again (up to
+ * five times) while the longest wait is over the bound, and the best attempt is answered.
+ */
+async function whileHandled(path: string, init: RequestInit = {}): Promise<Handled> {
+  let best: Handled | undefined;
+  const probe = versionProbe(t.url);
+  try {
+    for (let attempt = 0; attempt < 5 && !(best && best.versionWaitMs < VERSION_BOUND_MS); attempt++) {
+      let answered = false;
+      const hostile = send(path, init).finally(() => (answered = true));
+      let versionWaitMs = 0;
+      do versionWaitMs = Math.max(versionWaitMs, await probe.ask());
+      while (!answered);
+      const handled = { ...(await hostile), versionWaitMs };
+      if (!best || handled.versionWaitMs < best.versionWaitMs) best = handled;
+    }
+  } finally {
+    probe.close();
+  }
+  return best!;
+}
+
+const asJson = (body: unknown, auth = false): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${token}` } : {}) },
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});
+
+function changesheet(text: string): RequestInit {
+  const boundary = 'hostile-boundary';
+  const body =
+    `--${boundary}\r\nContent-Disposition: form-data; name="uploaded_file"; filename="c.tsv"\r\n` +
+    `Content-Type: text/tab-separated-values\r\n\r\n${text}\r\n--${boundary}--\r\n`;
+  return { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body };
+}
+
+const aggregate = (pipeline: unknown[]) =>
+  whileHandled('/queries:run', asJson({ aggregate: 'biosample_set', pipeline }, true));
+
+const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+beforeAll(async () => {
+  t = await startTestServer(ADMIN);
+  await t.store.upsertMany('biosample_set', [biosample]);
+  await t.searchIndex.index('biosample_set', [biosample]);
+  const login = await fetch(
+    `${t.url}/token`,
+    form({ grant_type: 'password', username: ADMIN.ADMIN_USERNAME, password: ADMIN.ADMIN_PASSWORD }),
+  );
+  token = ((await login.json()) as { access_token: string }).access_token;
+  // One-time costs of each path's first use (compiling the schema's validators, most of all) are
+  // paid here with harmless requests, not by the hostile ones.
+  const warmUps: Array<[string, RequestInit]> = [
+    ['/metadata/json:validate', asJson({ biosample_set: [biosample] })],
+    // A long value, not the hostile one: RE2 and the answer's serialisation meet long text once first.
+    [
+      '/metadata/changesheets:validate',
+      changesheet(`id\taction\tattribute\tvalue\n${biosample.id}\tupdate\tph\t${'7.'.repeat(40_000)}\n`),
+    ],
+    ['/biosamples?filter=depth:>5', {}],
+    [
+      '/queries:run',
+      asJson(
+        {
+          aggregate: 'biosample_set',
+          pipeline: [
+            { $limit: 1 },
+            { $match: { name: { $regex: 'H' } } },
+            { $project: { m: { $regexMatch: { input: 'a', regex: 'a' } } } },
+          ],
+        },
+        true,
+      ),
+    ],
+    [
+      '/queries:run',
+      asJson({ update: 'biosample_set', updates: [{ q: { id: 'none' }, u: { $set: { name: 'x' } } }] }, true),
+    ],
+  ];
+  for (const [path, init] of warmUps) {
+    const res = await fetch(`${t.url}${path}`, init);
+    expect(res.status, `${path}: ${await res.clone().text()}`).toBeLessThan(500);
+    await res.arrayBuffer();
+  }
+}, 120_000);
+afterAll(async () => t?.close());
+
+describe('requests that held the event loop', () => {
+  it('validates a biosample whose geo_loc_name is 2,400 letters (a schema pattern) without holding the loop', async () => {
+    const { status, body, versionWaitMs } = await whileHandled(
+      '/metadata/json:validate',
+      asJson({ biosample_set: [{ ...biosample, geo_loc_name: 'a'.repeat(2400) }] }),
+    );
+    expect(status).toBe(200);
+    expect(body.result).toBe('errors');
+    expect(body.detail.biosample_set.join('\n')).toMatch(/geo_loc_name/);
+    expect(versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+  });
+
+  it('types a changesheet value of 80,000 digits then "x" without holding the loop', async () => {
+    const sheet = `id\taction\tattribute\tvalue\n${biosample.id}\tupdate\tph\t${'1'.repeat(80_000)}x\n`;
+    const { status, body, versionWaitMs } = await whileHandled(
+      '/metadata/changesheets:validate',
+      changesheet(sheet),
+    );
+    // Not a number: it stays text, and the schema refuses text for ph.
+    expect(status).toBe(422);
+    expect(JSON.stringify(body.detail)).toMatch(/ph/);
+    expect(versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+  });
+
+  it('reads a compact filter value of 15,000 digits then "x" without holding the loop', async () => {
+    const { status, body, versionWaitMs } = await whileHandled(
+      `/biosamples?filter=depth:>${'1'.repeat(15_000)}x`,
+    );
+    expect(status).toBe(200);
+    expect(body.meta.count).toBe(0);
+    expect(versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+  });
+
+  it('runs $regex "^(a+)+$" in a $match after the first stage on the linear-time engine', async () => {
+    const { status, body, versionWaitMs } = await aggregate([
+      { $limit: 1 },
+      { $addFields: { x: bait } },
+      { $match: { x: { $regex: '^(a+)+$' } } },
+    ]);
+    expect(status, JSON.stringify(body)).toBe(200);
+    expect(body.cursor.firstBatch).toEqual([]);
+    expect(versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+
+    const matching = await aggregate([
+      { $limit: 1 },
+      { $addFields: { x: bait.slice(0, -1) } },
+      { $match: { x: { $regex: '^(A+)+$', $options: 'i' } } },
+      { $project: { _id: 0, id: 1 } },
+    ]);
+    expect(matching.body.cursor.firstBatch).toEqual([{ id: biosample.id }]);
+  });
+
+  it('runs $regexMatch, $regexFind and $regexFindAll on the linear-time engine, empty matches included', async () => {
+    const { status, body, versionWaitMs } = await aggregate([
+      { $limit: 1 },
+      {
+        $project: {
+          _id: 0,
+          bad: { $regexMatch: { input: bait, regex: '^(a+)+$' } },
+          found: { $regexFind: { input: 'nmdc:bsm-11-x1', regex: '(\\w+):(bsm)' } },
+          empties: { $regexFindAll: { input: 'a😀c', regex: 'x*' } },
+        },
+      },
+    ]);
+    expect(status, JSON.stringify(body)).toBe(200);
+    expect(body.cursor.firstBatch).toEqual([
+      {
+        bad: false,
+        found: { match: 'nmdc:bsm', idx: 0, captures: ['nmdc', 'bsm'] },
+        // MongoDB's idx counts code points; an empty match moves one character on.
+        empties: [0, 1, 2, 3].map((idx) => ({ match: '', idx, captures: [] })),
+      },
+    ]);
+    expect(versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+  });
+
+  it('refuses with a 422 saying why a pattern RE2 cannot run, in any stage', async () => {
+    const later = await aggregate([{ $limit: 1 }, { $match: { name: { $regex: '(?=Hostile)Hostile' } } }]);
+    expect(later.status).toBe(422);
+    expect(later.body.detail).toMatch(/lookaround and backreferences are not available/);
+    const expression = await aggregate([
+      { $project: { x: { $regexMatch: { input: '$name', regex: '(a)\\1' } } } },
+    ]);
+    expect(expression.status).toBe(422);
+    expect(expression.body.detail).toMatch(/linear-time engine/);
+  });
+
+  it('refuses a $dateFromString format that would build a backtracking expression', async () => {
+    const { status, body, versionWaitMs } = await aggregate([
+      { $limit: 1 },
+      { $project: { x: { $dateFromString: { dateString: `2020${bait}0101`, format: '%Y(a+)+%m%d' } } } },
+    ]);
+    expect(status).toBe(422);
+    expect(body.detail).toMatch(/\$dateFromString format may hold only %-specifiers/);
+    expect(versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+    const twice = await aggregate([
+      { $project: { x: { $dateFromString: { dateString: '2020', format: '%U%U' } } } },
+    ]);
+    expect(twice.status).toBe(422);
+    expect(twice.body.detail).toMatch(/%U more than once/);
+    const fine = await aggregate([
+      { $limit: 1 },
+      { $project: { _id: 0, x: { $dateFromString: { dateString: '2020-03-04', format: '%Y-%m-%d' } } } },
+    ]);
+    expect(fine.status).toBe(200);
+    expect(fine.body.cursor.firstBatch[0].x).toBe('2020-03-04T00:00:00.000Z');
+  });
+
+  it('runs an update’s $pull condition on the linear-time engine', async () => {
+    const { status, body, versionWaitMs } = await whileHandled(
+      '/queries:run',
+      asJson(
+        {
+          update: 'biosample_set',
+          updates: [
+            { q: { id: biosample.id }, u: { $pull: { alternative_identifiers: { $regex: '^(a+)+$' } } } },
+          ],
+        },
+        true,
+      ),
+    );
+    expect([200, 422], JSON.stringify(body)).toContain(status);
+    if (status === 200) expect(body).toMatchObject({ ok: 1, n: 1 });
+    else expect(body.detail).toBeTypeOf('string');
+    expect(versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+  });
+});
+
+describe(`JSON nested deeper than ${MAX_NESTING_DEPTH} levels`, () => {
+  const deep = `{"biosample_set":[{"id":"nmdc:bsm-11-deep","type":"nmdc:Biosample","x":${nested(10_000)}}]}`;
+
+  it('is refused with a 400 naming the limit by validate, submit and queries:run (not a 500)', async () => {
+    for (const [path, auth] of [
+      ['/metadata/json:validate', false],
+      ['/metadata/json:submit', true],
+      ['/queries:run', true],
+    ] as const) {
+      const body = path === '/queries:run' ? `{"find":"biosample_set","filter":${nested(10_000)}}` : deep;
+      const res = await whileHandled(path, asJson(body, auth));
+      expect(res.status, `${path} ${JSON.stringify(res.body)}`).toBe(400);
+      expect(res.body.detail).toBe(
+        `The JSON body nests objects and arrays deeper than ${MAX_NESTING_DEPTH} levels, the most accepted (as MongoDB accepts for a document)`,
+      );
+      expect(res.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+    }
+  });
+
+  it(`accepts ${MAX_NESTING_DEPTH} levels and refuses ${MAX_NESTING_DEPTH + 1}, brackets inside strings not counted`, async () => {
+    // The body and the record's list take 2 levels, the record 1: the value nests the rest.
+    const body = (levels: number) =>
+      `{"biosample_set":[{"id":"nmdc:bsm-11-deep","name":"[[[{{{","x":${nested(levels - 3)}}]}`;
+    const at = await fetch(`${t.url}/metadata/json:validate`, asJson(body(MAX_NESTING_DEPTH)));
+    expect(at.status).toBe(200);
+    expect((await at.json()).result).toBe('errors');
+    const over = await fetch(`${t.url}/metadata/json:validate`, asJson(body(MAX_NESTING_DEPTH + 1)));
+    expect(over.status).toBe(400);
+    expect((await over.json()).detail).toMatch(`deeper than ${MAX_NESTING_DEPTH} levels`);
+  });
+});
