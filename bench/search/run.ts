@@ -319,7 +319,7 @@ async function main() {
       ours: submitted.submitSeconds,
       unit: 's',
       limit: 15,
-      peer: `${Math.round(submitSize / submitted.submitSeconds).toLocaleString('en-US')} biosamples/s`,
+      peer: `${Math.round(submitSize / submitted.submitSeconds).toLocaleString('en-US')} biosamples/s, ${submitted.cpuSeconds.toFixed(1)} CPU s`,
     });
   }
 

@@ -53,7 +53,8 @@ export async function startServerProcess(
   workers: number,
   extraEnv: Record<string, string> = {},
 ): Promise<ServerProcess> {
-  const server = await startServer({ DATA_DIR: dataDir, ...extraEnv, WORKERS: String(workers) });
+  // Start-up compiles the schema's validators before listening: minutes on a busy machine.
+  const server = await startServer({ DATA_DIR: dataDir, ...extraEnv, WORKERS: String(workers) }, 3000);
   return {
     url: server.url,
     workers,

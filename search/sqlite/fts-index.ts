@@ -105,7 +105,7 @@ interface StoredRecord {
 export interface HookableStore {
   readonly db: Database;
   addWriteHook(hook: {
-    onUpsert(collection: string, docs: Doc[]): void;
+    onUpsert(collection: string, docs: Doc[], texts?: string[]): void;
     onDelete(collection: string, ids: string[]): void;
   }): void;
 }
@@ -190,8 +190,8 @@ export class FtsSearchIndex implements SearchIndex {
   static attachTo(store: HookableStore): FtsSearchIndex {
     const index = new FtsSearchIndex(store.db, { hooked: true, ownsDatabase: false });
     store.addWriteHook({
-      onUpsert: (collection, docs) => {
-        if (index.covers(collection)) index.write(collection, docs, false);
+      onUpsert: (collection, docs, texts) => {
+        if (index.covers(collection)) index.write(collection, docs, false, texts);
       },
       onDelete: (collection, ids) => {
         if (index.covers(collection)) index.erase(collection, ids);
@@ -221,10 +221,10 @@ export class FtsSearchIndex implements SearchIndex {
 
   /**
    * Indexes records; with `skipUnchanged`, records whose fingerprint is already stored are left
-   * alone. A batch costs a handful of statements (JSON arrays expanded by `json_each`), not a few
+   * alone. `texts`, the records as stored, spare serialising them again for their fingerprints. A batch costs a handful of statements (JSON arrays expanded by `json_each`), not a few
    * per value: per-statement overhead would otherwise set the build rate.
    */
-  write(collection: string, docs: Doc[], skipUnchanged: boolean): number {
+  write(collection: string, docs: Doc[], skipUnchanged: boolean, texts?: string[]): number {
     if (docs.length === 0) return 0;
     if (skipUnchanged) {
       // Leave out what is already indexed before the work of extracting it.
@@ -236,7 +236,7 @@ export class FtsSearchIndex implements SearchIndex {
       );
       if (stored.size > 0) docs = docs.filter((d) => stored.get(d.id) !== fingerprintOf(d));
     }
-    return this.apply(collection, prepareBatch(docs), skipUnchanged);
+    return this.apply(collection, prepareBatch(docs, skipUnchanged ? undefined : texts), skipUnchanged);
   }
 
   /**

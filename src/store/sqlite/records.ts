@@ -79,7 +79,8 @@ export async function* scanTexts(
 
 /** Called synchronously inside the write transaction, so a co-located index commits or rolls back with the records. */
 export interface WriteHook {
-  onUpsert(collection: string, docs: Doc[]): void;
+  /** `texts` are the records as stored (their `JSON.stringify`), position by position. */
+  onUpsert(collection: string, docs: Doc[], texts: string[]): void;
   onDelete(collection: string, ids: string[]): void;
 }
 
@@ -167,6 +168,7 @@ export class RecordWrites {
     let updated = 0;
     let sizeDelta = 0;
     const changed: Doc[] = [];
+    const texts: string[] = [];
     const attributes = new AttributeBatch(this.ctx, collection);
     for (const doc of clean) {
       const body = JSON.stringify(doc);
@@ -188,10 +190,11 @@ export class RecordWrites {
         sizeDelta += size;
       }
       changed.push(doc);
+      texts.push(body);
     }
     attributes.flush();
     adjustStats(statements, collection, inserted, sizeDelta);
-    if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed);
+    if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed, texts);
     return { inserted, updated };
   }
 
