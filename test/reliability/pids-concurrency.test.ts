@@ -83,12 +83,16 @@ describe('two processes minting on one store file from a tiny blade space', () =
       expect(b!.ids).toHaveLength(700);
       const all = [...a!.ids, ...b!.ids];
       expect(new Set(all).size).toBe(1400);
-      // Each process drew blades the other one held: the store refused them across processes.
+      // Blades one process drew while the other held them were refused across processes. Which of
+      // the two meets the other's blades depends on how their runs interleave (one may finish its
+      // first draws before the other starts), but with 1,400 of 2,000 blades taken some draw must.
       const bladesOf = (ids: string[]) => new Set(ids.map((id) => id.split('-')[2]));
       const heldByB = bladesOf(b!.ids);
       const heldByA = bladesOf(a!.ids);
-      expect(a!.drawn.filter((blade) => heldByB.has(blade)).length).toBeGreaterThan(0);
-      expect(b!.drawn.filter((blade) => heldByA.has(blade)).length).toBeGreaterThan(0);
+      const refusedAcross =
+        a!.drawn.filter((blade) => heldByB.has(blade)).length +
+        b!.drawn.filter((blade) => heldByA.has(blade)).length;
+      expect(refusedAcross).toBeGreaterThan(0);
 
       const store = new SqliteDocumentStore({ file });
       try {
