@@ -19,8 +19,8 @@
  * the start ids it was reached from. `$graphLookup` computes the whole closure in one
  * server-side stage bounded by 100 MB of memory; it can neither be paged nor stopped at a cap,
  * and it reports origins per start id only by unwinding one closure per start. A step is two
- * indexed queries: the edges from the frontier (covered by an edge index) and the far ends that
- * are records.
+ * indexed queries (`edge-reads.ts`): the edges from the frontier (covered by an edge index) and
+ * the far ends that are records.
  *
  * Writes are not one transaction with the records (the index catches up), and their order keeps
  * what concurrent walks see sensible: a record's new edges are written before its stale ones
@@ -52,42 +52,24 @@ import {
 import { fingerprintOf } from '../../../search/indexed-values.ts';
 import { edgesOf, inGraph, typeOf, type Edge } from '../edges.ts';
 import type { Direction, EdgeIndex, NodeInfo, Referrer, Step } from '../port.ts';
+import { nodesOf, referrersOf, stepOf, type GraphReader } from './edge-reads.ts';
+import {
+  EDGES_COLLECTION,
+  edgeId,
+  META_COLLECTION,
+  NODES_COLLECTION,
+  type EdgeDoc,
+  type MetaDoc,
+  type NodeDoc,
+} from './graph-docs.ts';
 
-export const NODES_COLLECTION = '_graph_nodes';
-export const EDGES_COLLECTION = '_graph_edges';
-export const META_COLLECTION = '_graph_meta';
-
-interface NodeDoc {
-  _id: string;
-  /** The record's collection; absent or null: not a record. */
-  collection?: string | null;
-  type?: string | null;
-  fingerprint?: string | null;
-  /** The change-log sequence number of the version whose edges are written (null: not known). */
-  seq?: number | null;
-}
-
-interface EdgeDoc extends Edge {
-  _id: string;
-}
-
-interface MetaDoc {
-  _id: string;
-  value: number;
-}
+export { EDGES_COLLECTION, edgeId, META_COLLECTION, NODES_COLLECTION };
 
 /** Records per round of bulk writes (and ids per lookup of which of them are nodes). */
 const WRITE_BATCH = 1000;
 /** Records per versioned transaction: smaller, so that colliding catch-ups redo less. */
 const VERSIONED_BATCH = 250;
 const FINGERPRINT_PAGE = 2000;
-/** Ids per `$in` lookup of the far ends of a step: a walk step from a study may reach 10^5. */
-const LOOKUP_BATCH = 20_000;
-
-/** The deterministic `_id` of an edge, so writing it again is idempotent. */
-export function edgeId(edge: Edge): string {
-  return `${edge.up}\u0000${edge.down}\u0000${edge.slot}\u0000${edge.holder}`;
-}
 
 /** The edges `id` holds at its `holder` end, except those in `keep`. */
 function heldBy(id: string, holder: Edge['holder'], keep: string[]): Filter<EdgeDoc> {
@@ -110,7 +92,7 @@ export class MongoEdgeIndex implements EdgeIndex {
   private readonly nodeColl: Collection<NodeDoc>;
   private readonly edgeColl: Collection<EdgeDoc>;
   private readonly metaColl: Collection<MetaDoc>;
-  private readonly maxTimeMS: number;
+  private readonly reader: GraphReader;
 
   constructor(
     private readonly db: Db,
@@ -119,7 +101,11 @@ export class MongoEdgeIndex implements EdgeIndex {
     this.nodeColl = db.collection<NodeDoc>(NODES_COLLECTION);
     this.edgeColl = db.collection<EdgeDoc>(EDGES_COLLECTION);
     this.metaColl = db.collection<MetaDoc>(META_COLLECTION);
-    this.maxTimeMS = options.maxTimeMS ?? 30_000;
+    this.reader = {
+      nodeColl: this.nodeColl,
+      edgeColl: this.edgeColl,
+      maxTimeMS: options.maxTimeMS ?? 30_000,
+    };
   }
 
   /**
@@ -338,51 +324,11 @@ export class MongoEdgeIndex implements EdgeIndex {
   }
 
   async nodes(ids: readonly string[]): Promise<NodeInfo[]> {
-    const unique = [...new Set(ids)];
-    const out: NodeInfo[] = [];
-    for (let i = 0; i < unique.length; i += LOOKUP_BATCH) {
-      const batch = unique.slice(i, i + LOOKUP_BATCH);
-      const found = await engine(() =>
-        this.nodeColl
-          .find(
-            { _id: { $in: batch }, collection: { $ne: null } },
-            { projection: { _id: 1, type: 1, collection: 1 }, maxTimeMS: this.maxTimeMS },
-          )
-          .toArray(),
-      );
-      for (const n of found) out.push({ id: n._id, type: n.type ?? '', collection: n.collection! });
-    }
-    return out;
+    return nodesOf(this.reader, ids);
   }
 
   async step(ids: readonly string[], direction: Direction): Promise<Step[]> {
-    const unique = [...new Set(ids)];
-    if (unique.length === 0) return [];
-    const [near, far] = direction === 'downstream' ? (['up', 'down'] as const) : (['down', 'up'] as const);
-    const edges = await engine(() =>
-      this.edgeColl
-        .find({ [near]: { $in: unique } } as Filter<EdgeDoc>, {
-          projection: { _id: 0, up: 1, down: 1, slot: 1 },
-          maxTimeMS: this.maxTimeMS,
-        })
-        .toArray(),
-    );
-    if (edges.length === 0) return [];
-    const records = new Map(
-      (await this.nodes([...new Set(edges.map((e) => e[far]))])).map((n) => [n.id, n] as const),
-    );
-    const seen = new Set<string>();
-    const out: Step[] = [];
-    for (const e of edges) {
-      const to = records.get(e[far]);
-      if (!to) continue;
-      // The same (from, to, slot) held from both ends is one step.
-      const key = `${e[near]}\u0000${to.id}\u0000${e.slot}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      out.push({ from: e[near], to: to.id, slot: e.slot, type: to.type, collection: to.collection });
-    }
-    return out;
+    return stepOf(this.reader, ids, direction);
   }
 
   async referrers(
@@ -390,37 +336,7 @@ export class MongoEdgeIndex implements EdgeIndex {
     limit: number,
     excluding: readonly string[] = [],
   ): Promise<Referrer[]> {
-    const unique = [...new Set(ids)];
-    if (unique.length === 0 || limit <= 0) return [];
-    const others = excluding.length > 0 ? { $nin: [...excluding] } : undefined;
-    // An edge's holder is its downstream end for an upstream slot (`holder: 'down'`), its upstream
-    // end otherwise: each branch is one range of an edge index.
-    const edges = await engine(() =>
-      this.edgeColl
-        .find(
-          {
-            $or: [
-              { up: { $in: unique }, holder: 'down', ...(others ? { down: others } : {}) },
-              { down: { $in: unique }, holder: 'up', ...(others ? { up: others } : {}) },
-            ],
-          } as Filter<EdgeDoc>,
-          { projection: { _id: 0, up: 1, down: 1, slot: 1, holder: 1 }, limit, maxTimeMS: this.maxTimeMS },
-        )
-        .toArray(),
-    );
-    if (edges.length === 0) return [];
-    const holderOf = (e: Edge) => (e.holder === 'down' ? e.down : e.up);
-    const records = new Map(
-      (await this.nodes([...new Set(edges.map(holderOf))])).map((n) => [n.id, n] as const),
-    );
-    const out: Referrer[] = [];
-    for (const e of edges) {
-      const holder = records.get(holderOf(e));
-      if (!holder) continue;
-      const target = e.holder === 'down' ? e.up : e.down;
-      out.push({ id: holder.id, collection: holder.collection, type: holder.type, slot: e.slot, target });
-    }
-    return out;
+    return referrersOf(this.reader, ids, limit, excluding);
   }
 
   async watermark(): Promise<number> {

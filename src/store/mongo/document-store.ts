@@ -5,14 +5,12 @@
  *
  * Every user-driven read carries `maxTimeMS`; writes run in transactions with bounded retries
  * (`transactions.ts`), their operations one after another, committed with a majority write
- * concern; transient engine errors leave as `StoreUnavailable` (`engine-errors.ts`).
+ * concern; transient engine errors leave as `StoreUnavailable` (`engine-errors.ts`). What is sent
+ * to read records is in `record-queries.ts`, the writes in a session in `record-writes.ts`.
  */
-import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
-import { assertRegexesSupported, compileFilter } from '../filter.ts';
+import type { ClientSession, Db, Document, MongoClient } from 'mongodb';
 import { compileProjection } from '../projection.ts';
 import { cleanDocs } from '../clean-docs.ts';
-import { keysByCollection } from '../record-keys.ts';
-import { INDEXED_PATHS } from '../sqlite/attribute-index.ts';
 import type {
   ChangePage,
   CollectionStats,
@@ -28,18 +26,12 @@ import type {
 import { MongoStateStore, STATE_COLLECTION } from './state-store.ts';
 import { CHANGES_COLLECTION, CHANGES_PAGE, COUNTERS_COLLECTION, MongoChangeLog } from './change-log.ts';
 import { engine } from './engine-errors.ts';
-import { serverFilter } from './pcre-safety.ts';
+import { checkedInService, mongoProjection, recordIndexSpecs, serverQuery } from './record-queries.ts';
+import { NeedsIndexes, readDecideWrite, writeInSession, type SessionWriter } from './record-writes.ts';
 import { DEFAULT_TRANSACTION_POLICY, runTransaction, type TransactionPolicy } from './transactions.ts';
 
-export { CHANGES_COLLECTION, COUNTERS_COLLECTION };
+export { CHANGES_COLLECTION, COUNTERS_COLLECTION, mongoProjection, recordIndexSpecs };
 const DUPLICATE_KEY = 11000;
-
-/** A read-modify-write that would write collections whose indexes are not made yet. */
-class NeedsIndexes extends Error {
-  constructor(readonly collections: string[]) {
-    super(`indexes needed first: ${collections.join(', ')}`);
-  }
-}
 
 export interface MongoStoreOptions {
   databaseName: string;
@@ -57,22 +49,6 @@ export interface MongoStoreOptions {
   pruneEveryMs?: number;
 }
 
-/** Index specifications every record collection gets: unique `id`, plus each narrowing attribute. */
-export function recordIndexSpecs(): Array<{ key: Record<string, 1>; name: string; unique?: boolean }> {
-  return [
-    { key: { id: 1 }, name: 'id_1', unique: true },
-    ...[...INDEXED_PATHS].map((p) => ({ key: { [p]: 1 as const }, name: `${p}_1` })),
-  ];
-}
-
-/** Mongo projection for a list of paths: `_id` out, `id` in, no path colliding with a shorter one. */
-export function mongoProjection(projection: Projection): Document {
-  if (!projection || projection.length === 0) return { _id: 0 };
-  const paths = [...new Set(['id', ...projection.filter((p) => p !== '_id')])].sort();
-  const kept = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(`${q}.`)));
-  return { _id: 0, ...Object.fromEntries(kept.map((p) => [p, 1])) };
-}
-
 export class MongoDocumentStore implements DocumentStore {
   readonly engine = 'mongo' as const;
   readonly databaseName: string;
@@ -82,6 +58,7 @@ export class MongoDocumentStore implements DocumentStore {
   private readonly maxTimeMS: number;
   private readonly policy: TransactionPolicy;
   private readonly pruneTimer: NodeJS.Timeout | undefined;
+  private readonly writer: SessionWriter;
 
   constructor(
     private readonly db: Db,
@@ -103,6 +80,7 @@ export class MongoDocumentStore implements DocumentStore {
       policy: this.policy,
       transactions: options.transactions && client !== undefined,
     });
+    this.writer = { db, changeLog: this.changeLog, maxTimeMS: this.maxTimeMS, indexed: this.indexed };
     const pruneEveryMs = options.pruneEveryMs ?? 60_000;
     if (pruneEveryMs > 0) {
       this.pruneTimer = setInterval(() => void this.changeLog.prune().catch(() => undefined), pruneEveryMs);
@@ -140,52 +118,6 @@ export class MongoDocumentStore implements DocumentStore {
     this.indexed.add(collection);
   }
 
-  /**
-   * The filter sent to MongoDB: the user's, restricted to candidate ids and keyset position.
-   * Conditions holding a pattern PCRE could backtrack on are left out (`exact: false`): the
-   * server then matches a superset, and the service checks each record against the whole filter.
-   */
-  private query(
-    filter: Filter,
-    candidateIds?: Iterable<string>,
-    afterId?: string,
-  ): { q: Filter; exact: boolean } {
-    assertRegexesSupported(filter);
-    const server = serverFilter(filter);
-    const clauses: Filter[] = [];
-    if (candidateIds !== undefined) clauses.push({ id: { $in: [...new Set(candidateIds)] } });
-    if (afterId !== undefined) clauses.push({ id: { $gt: afterId } });
-    const q = server.filter;
-    if (clauses.length === 0) return { q, exact: server.exact };
-    if (Object.keys(q).length > 0) clauses.push(q);
-    return { q: clauses.length === 1 ? clauses[0]! : { $and: clauses }, exact: server.exact };
-  }
-
-  /**
-   * Whole records the server filter `q` matches, in `sort` order, that also pass the whole
-   * `filter` in the service (for a filter MongoDB may not evaluate entirely).
-   */
-  private async *checkedInService(
-    collection: string,
-    q: Filter,
-    filter: Filter,
-    options: { sort?: Document; session?: ClientSession },
-  ): AsyncIterable<Doc> {
-    const matches = compileFilter(filter);
-    const cursor = this.db.collection(collection).find(q, {
-      projection: { _id: 0 },
-      sort: options.sort,
-      maxTimeMS: this.maxTimeMS,
-      batchSize: 1000,
-      session: options.session,
-    });
-    try {
-      for await (const doc of cursor) if (matches(doc as unknown as Doc)) yield doc as unknown as Doc;
-    } finally {
-      await cursor.close();
-    }
-  }
-
   async nonEmptyCollections(): Promise<string[]> {
     return engine(async () => {
       const names = (await this.db.listCollections({}, { nameOnly: true }).toArray())
@@ -203,13 +135,13 @@ export class MongoDocumentStore implements DocumentStore {
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
     const sort: Array<[string, 1 | -1]> = options.sort && options.sort.length > 0 ? [...options.sort] : [];
     if (!sort.some(([f]) => f === 'id')) sort.push(['id', 1]);
-    const { q, exact } = this.query(filter, options.candidateIds, options.afterId);
+    const { q, exact } = serverQuery(filter, options.candidateIds, options.afterId);
     if (!exact) {
       const project = compileProjection(options.projection);
       return engine(async () => {
         const out: Doc[] = [];
         let skip = options.skip ?? 0;
-        for await (const doc of this.checkedInService(collection, q, filter, { sort })) {
+        for await (const doc of checkedInService(this.db, this.maxTimeMS, collection, q, filter, { sort })) {
           if (skip > 0) {
             skip--;
             continue;
@@ -234,12 +166,12 @@ export class MongoDocumentStore implements DocumentStore {
    * metadata (`estimatedDocumentCount`), not by scanning it.
    */
   async count(collection: string, filter: Filter, candidateIds?: Iterable<string>): Promise<number> {
-    const { q, exact } = this.query(filter, candidateIds);
+    const { q, exact } = serverQuery(filter, candidateIds);
     const c = this.db.collection(collection);
     if (!exact) {
       return engine(async () => {
         let n = 0;
-        for await (const _ of this.checkedInService(collection, q, filter, {})) n++;
+        for await (const _ of checkedInService(this.db, this.maxTimeMS, collection, q, filter, {})) n++;
         return n;
       });
     }
@@ -288,7 +220,7 @@ export class MongoDocumentStore implements DocumentStore {
     await engine(async () => {
       for (const { collection } of cleaned) await this.ensureIndexes(collection);
     });
-    return this.atomically((session) => this.writeInSession(cleaned, session));
+    return this.atomically((session) => writeInSession(this.writer, cleaned, session));
   }
 
   /**
@@ -306,7 +238,7 @@ export class MongoDocumentStore implements DocumentStore {
     });
     for (;;) {
       try {
-        return await this.atomically((session) => this.readDecideWrite(keys, decide, session));
+        return await this.atomically((session) => readDecideWrite(this.writer, keys, decide, session));
       } catch (err) {
         // Indexes are made outside transactions: make them, then run it all again.
         if (!(err instanceof NeedsIndexes)) throw err;
@@ -315,66 +247,6 @@ export class MongoDocumentStore implements DocumentStore {
         });
       }
     }
-  }
-
-  private async readDecideWrite<T>(
-    keys: RecordKey[],
-    decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
-    session: ClientSession | undefined,
-  ): Promise<T> {
-    const found = new Map<string, Doc>();
-    for (const collection of new Set(keys.map((k) => k.collection))) {
-      const ids = [...new Set(keys.filter((k) => k.collection === collection).map((k) => k.id))];
-      const docs = (await this.db
-        .collection(collection)
-        .find({ id: { $in: ids } }, { projection: { _id: 0 }, maxTimeMS: this.maxTimeMS, session })
-        .toArray()) as unknown as Doc[];
-      for (const doc of docs) found.set(`${collection}\u0000${doc.id}`, doc);
-    }
-    const current = keys.map(({ collection, id }) => found.get(`${collection}\u0000${id}`) ?? null);
-    const { writes, deletes = [], value } = decide(current);
-    // Deletes first (the records absent are skipped), then the writes, one after another.
-    for (const [collection, ids] of keysByCollection(deletes)) {
-      const present = (
-        await this.db
-          .collection(collection)
-          .find({ id: { $in: ids } }, { projection: { _id: 0, id: 1 }, maxTimeMS: this.maxTimeMS, session })
-          .toArray()
-      ).map((d) => (d as unknown as { id: string }).id);
-      if (present.length === 0) continue;
-      await this.db.collection(collection).deleteMany({ id: { $in: present } }, { session });
-      await this.changeLog.record(collection, present, true, session);
-    }
-    const cleaned = writes
-      .map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }))
-      .filter((w) => w.docs.length > 0);
-    const unindexed = cleaned.map((w) => w.collection).filter((c) => !this.indexed.has(c));
-    if (unindexed.length > 0) throw new NeedsIndexes(unindexed);
-    await this.writeInSession(cleaned, session);
-    return value;
-  }
-
-  /** Replaces (or inserts) each record by id, recording the changes, in the caller's session. */
-  private async writeInSession(
-    writes: Array<{ collection: string; docs: Doc[] }>,
-    session: ClientSession | undefined,
-  ): Promise<WriteResult> {
-    const total = { inserted: 0, updated: 0 };
-    for (const { collection, docs } of writes) {
-      const ops: AnyBulkWriteOperation[] = docs.map((doc) => ({
-        replaceOne: { filter: { id: doc.id }, replacement: doc, upsert: true },
-      }));
-      const result = await this.db.collection(collection).bulkWrite(ops, { ordered: false, session });
-      await this.changeLog.record(
-        collection,
-        docs.map((d) => d.id),
-        false,
-        session,
-      );
-      total.inserted += result.upsertedCount;
-      total.updated += result.matchedCount;
-    }
-    return total;
   }
 
   /** The unique index on `id` decides, so concurrent inserts of one id leave exactly one winner. */
@@ -394,7 +266,7 @@ export class MongoDocumentStore implements DocumentStore {
   }
 
   async deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]> {
-    const { q, exact } = this.query(filter);
+    const { q, exact } = serverQuery(filter);
     return this.atomically(async (session) => {
       let ids: string[];
       if (exact) {
@@ -406,7 +278,10 @@ export class MongoDocumentStore implements DocumentStore {
         );
       } else {
         ids = [];
-        for await (const doc of this.checkedInService(collection, q, filter, { sort: { id: 1 }, session })) {
+        for await (const doc of checkedInService(this.db, this.maxTimeMS, collection, q, filter, {
+          sort: { id: 1 },
+          session,
+        })) {
           ids.push(doc.id);
           if (limit && limit > 0 && ids.length >= limit) break;
         }

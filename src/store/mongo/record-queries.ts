@@ -1,0 +1,74 @@
+/**
+ * How the MongoDB DocumentStore reads records: the indexes of a record collection, projections,
+ * the filter sent to the server (patterns PCRE could backtrack on left to the service), and the
+ * records that filter matches checked in the service against the whole filter.
+ */
+import type { ClientSession, Db, Document } from 'mongodb';
+import { assertRegexesSupported, compileFilter } from '../filter.ts';
+import type { Doc, Filter, Projection } from '../port.ts';
+import { INDEXED_PATHS } from '../sqlite/attribute-index.ts';
+import { serverFilter } from './pcre-safety.ts';
+
+/** Index specifications every record collection gets: unique `id`, plus each narrowing attribute. */
+export function recordIndexSpecs(): Array<{ key: Record<string, 1>; name: string; unique?: boolean }> {
+  return [
+    { key: { id: 1 }, name: 'id_1', unique: true },
+    ...[...INDEXED_PATHS].map((p) => ({ key: { [p]: 1 as const }, name: `${p}_1` })),
+  ];
+}
+
+/** Mongo projection for a list of paths: `_id` out, `id` in, no path colliding with a shorter one. */
+export function mongoProjection(projection: Projection): Document {
+  if (!projection || projection.length === 0) return { _id: 0 };
+  const paths = [...new Set(['id', ...projection.filter((p) => p !== '_id')])].sort();
+  const kept = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(`${q}.`)));
+  return { _id: 0, ...Object.fromEntries(kept.map((p) => [p, 1])) };
+}
+
+/**
+ * The filter sent to MongoDB: the user's, restricted to candidate ids and keyset position.
+ * Conditions holding a pattern PCRE could backtrack on are left out (`exact: false`): the
+ * server then matches a superset, and the service checks each record against the whole filter.
+ */
+export function serverQuery(
+  filter: Filter,
+  candidateIds?: Iterable<string>,
+  afterId?: string,
+): { q: Filter; exact: boolean } {
+  assertRegexesSupported(filter);
+  const server = serverFilter(filter);
+  const clauses: Filter[] = [];
+  if (candidateIds !== undefined) clauses.push({ id: { $in: [...new Set(candidateIds)] } });
+  if (afterId !== undefined) clauses.push({ id: { $gt: afterId } });
+  const q = server.filter;
+  if (clauses.length === 0) return { q, exact: server.exact };
+  if (Object.keys(q).length > 0) clauses.push(q);
+  return { q: clauses.length === 1 ? clauses[0]! : { $and: clauses }, exact: server.exact };
+}
+
+/**
+ * Whole records the server filter `q` matches, in `sort` order, that also pass the whole
+ * `filter` in the service (for a filter MongoDB may not evaluate entirely).
+ */
+export async function* checkedInService(
+  db: Db,
+  maxTimeMS: number,
+  collection: string,
+  q: Filter,
+  filter: Filter,
+  options: { sort?: Document; session?: ClientSession },
+): AsyncIterable<Doc> {
+  const matches = compileFilter(filter);
+  const cursor = db.collection(collection).find(q, {
+    projection: { _id: 0 },
+    sort: options.sort,
+    maxTimeMS,
+    batchSize: 1000,
+    session: options.session,
+  });
+  try {
+    for await (const doc of cursor) if (matches(doc as unknown as Doc)) yield doc as unknown as Doc;
+  } finally {
+    await cursor.close();
+  }
+}
