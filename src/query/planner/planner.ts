@@ -9,27 +9,20 @@
  *
  * A page asks for a page: a broad predicate walks records in the requested order and stops when
  * the page is full, skipping unparsed the records whose text lacks the predicate's substrings
- * (body-prefilter.ts); a narrow one fetches its candidates from the search index, which is asked
- * with the break-even candidate count as its limit, so an estimate that was too low costs at most
- * that much before the next cheapest path runs. Counts use the store's exact index answers where
- * it has them, cached verified counts otherwise.
+ * (body-prefilter.ts); a narrow one fetches its candidates from the search index
+ * (index-candidates.ts), which is asked with the break-even candidate count as its limit, so an
+ * estimate that was too low costs at most that much before the next cheapest path runs. Counts
+ * use the store's exact index answers where it has them, cached verified counts otherwise. The
+ * plan, and how explain and the log show it, is in plan.ts.
  */
 import type { Logger } from 'pino';
-import type {
-  AccessDirective,
-  AccessPathKind,
-  Doc,
-  DocumentStore,
-  ExecutionStats,
-  Filter,
-  FindOptions,
-} from '../../store/port.ts';
+import type { AccessDirective, Doc, DocumentStore, ExecutionStats, Filter } from '../../store/port.ts';
 import { compileFilter } from '../../store/filter.ts';
-import type { Candidates, Freshness, IndexablePredicate, SearchIndex } from '../../../search/port.ts';
-import { assertRegexLengths, conjunctsOf, type Conjunct } from '../../../search/filter-predicates.ts';
+import type { SearchIndex } from '../../../search/port.ts';
+import { assertRegexLengths, conjunctsOf } from '../../../search/filter-predicates.ts';
 import { CountCache } from '../../../search/count-cache.ts';
 import { bodyTestOf, bodyTestSql, describeBodyTest, type BodyTest } from './body-prefilter.ts';
-import { SelectivityEstimator, type SelectivityEstimate } from './estimates.ts';
+import { SelectivityEstimator } from './estimates.ts';
 import {
   attributeIndexCost,
   candidateBreakEven,
@@ -41,11 +34,13 @@ import {
   type CostInputs,
   type PathEstimate,
 } from './cost-model.ts';
+import { IndexCandidates } from './index-candidates.ts';
+import { shownPath, summarize, type PlannedFind, type QueryPlan } from './plan.ts';
+
+export type { PlannedFind, QueryPlan } from './plan.ts';
 
 /** Records per read when `executionStats` runs a find in id order to its end. */
 const EXPLAIN_CHUNK = 2000;
-
-export type PlannedFind = Omit<FindOptions, 'candidateIds' | 'access' | 'stats'>;
 
 export interface PlannerOptions {
   logger?: Logger;
@@ -57,43 +52,17 @@ export interface PlannerOptions {
   sampleSize?: number;
 }
 
-/** A chosen plan: what explain shows and what the store is told. */
-export interface QueryPlan {
-  collection: string;
-  filter: Filter;
-  sort?: Array<[string, 1 | -1]>;
-  skip: number;
-  limit?: number;
-  purpose: 'page' | 'count';
-  collectionSize: number;
-  estimate: (SelectivityEstimate & { source: 'sample' | 'collection size' }) | { source: 'none' };
-  bodyTest?: string;
-  chosen: PathEstimate;
-  rejected: PathEstimate[];
-  /** Candidate ids from the search index when the chosen path reads them. */
-  candidates: Set<string> | null;
-  /** Whether the index was asked and gave up (its limit, the break-even count). */
-  indexGaveUpAbove?: number;
-  directive: AccessDirective;
-  summary: string;
-}
-
-const ALL: Candidates = { all: true };
 const SIZE_TTL_MS = 10_000;
-const UNNARROWABLE_TTL_MS = 10_000;
-const UNNARROWABLE_CACHE_SIZE = 1000;
 const DEFAULT_RECORD_BYTES = 1500;
-
-const ms = (us: number) => (Number.isFinite(us) ? Math.round(us) / 1000 : null);
 
 export class QueryPlanner {
   private readonly sizes = new Map<string, { count: number; at: number }>();
-  private readonly unnarrowable = new Map<string, number>();
   private readonly counts: CountCache;
   private readonly estimator: SelectivityEstimator;
   private readonly candidateShare: number;
   private readonly maxCandidates: number;
   private readonly logger?: Logger;
+  private readonly narrowing: IndexCandidates;
 
   constructor(
     readonly store: DocumentStore,
@@ -103,6 +72,7 @@ export class QueryPlanner {
     this.candidateShare = options.candidateShare ?? 0.2;
     this.maxCandidates = options.maxCandidates ?? 50_000;
     this.logger = options.logger;
+    this.narrowing = new IndexCandidates(store, index, this.maxCandidates);
     this.estimator = new SelectivityEstimator(store, options.sampleSize);
     // Every write to the embedded store enters its change log, so cached counts there are
     // dropped on the next lookup after a write and the time bound is only a backstop; MongoDB
@@ -254,7 +224,7 @@ export class QueryPlanner {
       const cap = known
         ? Math.max(100, candidateBreakEven(inputs, next.cost))
         : Math.max(100, Math.min(this.maxCandidates, Math.floor(size * this.candidateShare)));
-      const found = await this.candidatesFor(collection, conjuncts, cap);
+      const found = await this.narrowing.candidatesFor(collection, conjuncts, cap);
       if (found === null) {
         gaveUpAbove = cap;
         const cand = ranked[0]!;
@@ -368,94 +338,6 @@ export class QueryPlanner {
     }
   }
 
-  /** Candidate ids of the indexable conjuncts, or null when the index has more than `limit`. */
-  private async candidatesFor(
-    collection: string,
-    conjuncts: Conjunct[],
-    limit: number,
-  ): Promise<Set<string> | null> {
-    // The index's freshness is read before the index is asked: whatever its watermark then
-    // covers is in the index's answer, and the writes after it are added from the change log.
-    const freshness = await this.freshness(collection);
-    const narrowed = await this.intersect(collection, conjuncts, limit);
-    if (narrowed.all) return null;
-    const fresh = await this.freshIds(collection, freshness);
-    if (fresh === null) return null;
-    for (const id of fresh) narrowed.ids.add(id);
-    return narrowed.ids;
-  }
-
-  private async intersect(collection: string, conjuncts: Conjunct[], limit: number): Promise<Candidates> {
-    let result: Set<string> | null = null;
-    for (const c of conjuncts) {
-      const found =
-        c.kind === 'predicate'
-          ? await this.predicateCandidates(collection, c.predicate, limit)
-          : await this.union(collection, c.branches, limit);
-      if (found.all) continue;
-      result = result === null ? found.ids : new Set([...found.ids].filter((id) => result!.has(id)));
-      if (result.size === 0) break;
-    }
-    return result === null ? ALL : { all: false, ids: result };
-  }
-
-  /**
-   * Asks the index, remembering for a few seconds which predicates had more candidates than a
-   * limit at least as large: a repeat (the next page, the count) goes straight to another path.
-   */
-  private async predicateCandidates(
-    collection: string,
-    predicate: IndexablePredicate,
-    limit: number,
-  ): Promise<Candidates> {
-    // A collection the index keeps nothing of (the service's own records) has no candidates.
-    if (this.index.covers && !this.index.covers(collection)) return ALL;
-    const key = `${collection}\u0000${JSON.stringify(predicate)}`;
-    const known = this.unnarrowable.get(key);
-    if (known !== undefined && known >= limit) return ALL;
-    const found = await this.index.candidates(collection, predicate, limit);
-    if (found.all) {
-      if (this.unnarrowable.size >= UNNARROWABLE_CACHE_SIZE) this.unnarrowable.clear();
-      this.unnarrowable.set(key, limit);
-      setTimeout(() => {
-        if (this.unnarrowable.get(key) === limit) this.unnarrowable.delete(key);
-      }, UNNARROWABLE_TTL_MS).unref();
-    }
-    return found;
-  }
-
-  private async union(collection: string, branches: Conjunct[][], limit: number): Promise<Candidates> {
-    const ids = new Set<string>();
-    for (const branch of branches) {
-      const found = await this.intersect(collection, branch, limit);
-      if (found.all) return ALL;
-      for (const id of found.ids) ids.add(id);
-      if (ids.size > limit) return ALL;
-    }
-    return { all: false, ids };
-  }
-
-  /** Where the index's knowledge of a collection ends (null: it is written with the records). */
-  private async freshness(collection: string): Promise<Freshness | null> {
-    if (this.index.synchronous) return null;
-    if (this.index.freshness) return this.index.freshness(collection);
-    return { since: await this.index.watermark(), missing: [] };
-  }
-
-  /**
-   * Ids written since the index last caught up, and ids it could not take: always candidates, so
-   * a search never misses a fresh write. Null when there are too many to help, or when the change
-   * log holds more than one page past the watermark (the index is too far behind to narrow).
-   */
-  private async freshIds(collection: string, freshness: Freshness | null): Promise<string[] | null> {
-    if (freshness === null) return [];
-    const { changes, gap, more } = await this.store.changesSince(freshness.since);
-    if (gap || more) return null;
-    const ids = changes.filter((c) => c.collection === collection && !c.deleted).map((c) => c.id);
-    ids.push(...freshness.missing);
-    return ids.length > this.maxCandidates ? null : ids;
-  }
-
   private async sizeOf(collection: string): Promise<number> {
     const now = Date.now();
     let size = this.sizes.get(collection);
@@ -465,48 +347,4 @@ export class QueryPlanner {
     }
     return size.count;
   }
-}
-
-const STAGES: Record<AccessPathKind, string> = {
-  'id-walk': 'COLLSCAN',
-  'candidate-ids': 'SEARCH_INDEX',
-  'attribute-index': 'IXSCAN',
-  'sorted-index-walk': 'IXSCAN',
-  'sort-keys': 'SORT_KEY_GENERATOR',
-  'sort-in-memory': 'SORT',
-};
-
-function shownPath(p: PathEstimate, plan: QueryPlan): Record<string, unknown> {
-  return {
-    stage: STAGES[p.path],
-    accessPath: p.path,
-    ...(p.applicable
-      ? {
-          estimatedDocsExamined: p.docsExamined,
-          estimatedKeysExamined: p.keysExamined,
-          estimatedCostMillis: ms(p.cost),
-        }
-      : { applicable: false }),
-    note: p.note,
-    ...(p === plan.chosen && plan.directive.bodyTest && plan.bodyTest ? { bodyTest: plan.bodyTest } : {}),
-  };
-}
-
-/** One line: collection, chosen path with its estimate, the runner-up. */
-function summarize(plan: QueryPlan): string {
-  const est =
-    plan.estimate.source === 'sample'
-      ? `~${plan.estimate.matches} matches (sample ${plan.estimate.hits}/${plan.estimate.sampled})`
-      : plan.estimate.source === 'collection size'
-        ? `${plan.collectionSize} records`
-        : 'no estimate';
-  const page = plan.purpose === 'count' ? 'count' : `page ${plan.skip}+${plan.limit ?? 'all'}`;
-  const runnerUp = plan.rejected.filter((p) => p.applicable).sort((a, b) => a.cost - b.cost)[0];
-  return (
-    `${plan.collection} ${page}: ${plan.chosen.path} (~${plan.chosen.docsExamined} docs, ${ms(plan.chosen.cost)} ms est)` +
-    (plan.directive.bodyTest ? ` body test ${plan.bodyTest}` : '') +
-    `; ${est} of ${plan.collectionSize}` +
-    (runnerUp ? `; next ${runnerUp.path} ${ms(runnerUp.cost)} ms` : '') +
-    (plan.indexGaveUpAbove !== undefined ? `; search index gave up above ${plan.indexGaveUpAbove}` : '')
-  );
 }
