@@ -6,6 +6,14 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY as CLOSE_BRACKET,
+  CLOSE_OBJECT as CLOSE_BRACE,
+  OPEN_ARRAY as OPEN_BRACKET,
+  OPEN_OBJECT as OPEN_BRACE,
+  QUOTE,
+} from '../store/nesting.ts';
 
 export type InputFormat = { kind: 'database' } | { kind: 'jsonl'; collection: string };
 
@@ -17,12 +25,6 @@ interface RawRecord {
   text: string;
 }
 
-const OPEN_BRACE = 123;
-const CLOSE_BRACE = 125;
-const OPEN_BRACKET = 91;
-const CLOSE_BRACKET = 93;
-const QUOTE = 34;
-const BACKSLASH = 92;
 const COLON = 58;
 
 /**

@@ -13,12 +13,13 @@ export function nestingRefusal(what: string): string {
   return `${what} nests objects and arrays deeper than ${MAX_NESTING_DEPTH} levels, the most accepted (as MongoDB accepts for a document)`;
 }
 
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+/** The code units of JSON's structure, for scanners that read JSON text without parsing it. */
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
 
 /**
  * Whether JSON text nests deeper than `max`, by one pass over its code units (brackets inside
