@@ -4,9 +4,7 @@
  * differs) and extra in each.
  * Exits 1 on any drift (fix with `npm run reindex`), 0 when the index is exact.
  */
-import { createLogger } from '../logger.ts';
-import { loadConfig } from '../config.ts';
-import { openAdapters } from '../adapters.ts';
+import { openIndexAdapters } from './index-adapters.ts';
 import { checkCollection, coveredBy, hasDrift } from '../../search/maintenance.ts';
 import { collectionArguments } from './usage.ts';
 
@@ -25,16 +23,7 @@ records.
 const SHOWN = 10;
 
 async function main(named: string[]): Promise<number> {
-  const config = loadConfig();
-  const logger = createLogger(
-    { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
-    process.stderr,
-  );
-  const {
-    store,
-    searchIndex: index,
-    edgeIndex: edges,
-  } = await openAdapters(config, logger, { catchUpEveryMs: 0 });
+  const { store, index, edges } = await openIndexAdapters();
   let drifted = 0;
   let checked = 0;
   try {

@@ -6,9 +6,7 @@
  * transactions (search/sqlite/fts-index.ts); the indexes an interrupted bulk load left unbuilt
  * are built first.
  */
-import { createLogger } from '../logger.ts';
-import { loadConfig } from '../config.ts';
-import { openAdapters } from '../adapters.ts';
+import { openIndexAdapters } from './index-adapters.ts';
 import { coveredBy, rebuildEach, reindexCollections } from '../../search/maintenance.ts';
 import { finishInterruptedBulkLoad, isBulkLoadable } from '../store/sqlite/bulk-load.ts';
 import type { MaintainedIndex } from '../../search/port.ts';
@@ -29,16 +27,7 @@ no longer stored are removed.
 const PROGRESS_EVERY_MS = 2000;
 
 async function main(named: string[]): Promise<number> {
-  const config = loadConfig();
-  const logger = createLogger(
-    { level: process.env.LOG_LEVEL || 'warn', format: config.logFormat },
-    process.stderr,
-  );
-  const {
-    store,
-    searchIndex: index,
-    edgeIndex: edges,
-  } = await openAdapters(config, logger, { catchUpEveryMs: 0 });
+  const { store, index, edges } = await openIndexAdapters();
   const started = performance.now();
   let total = 0;
   try {
