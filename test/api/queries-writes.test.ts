@@ -323,6 +323,27 @@ describe('updates are checked, applied to copies and validated against the schem
     expect((await t.store.getById('biosample_set', bsmA.id))!.name).toBe(bsmA.name);
   });
 
+  it('refuses a positional $ placed by a $regex, before any backtracking engine meets it', async () => {
+    const { studyA } = await seedGraph();
+    // On a backtracking engine `^(a+)+$` tries 2^40 ways to split the first title before failing.
+    const hostile = `${'a'.repeat(40)}!`;
+    await writer.upsert('study_set', [{ ...studyA, alternative_titles: [hostile, 'aaa'] }]);
+    await refused(
+      {
+        update: 'study_set',
+        updates: [
+          {
+            q: { id: studyA.id, alternative_titles: { $regex: '^(a+)+$' } },
+            u: { $set: { 'alternative_titles.$': 'renamed' } },
+          },
+        ],
+      },
+      422,
+      'updates[0].q (with a positional $ update): $regex is not supported here',
+    );
+    expect((await t.store.getById('study_set', studyA.id))!.alternative_titles).toEqual([hostile, 'aaa']);
+  });
+
   it('applies statements in order, a later one seeing an earlier one, and answers as MongoDB (n, nModified)', async () => {
     const { bsmA, bsmB } = await seedGraph();
     const res = await run({
