@@ -15,10 +15,11 @@
  *
  *   npm run bench:search -- [--sizes 100000,1000000] [--requests 200] [--seconds 30] [--without-postgres]
  *                           [--submit 100000] [--throughput-seconds 10]
- *                           [--with-scan [--scan-seconds 10]]
+ *                           [--with-scan [--scan-seconds 10]] [--only count]
  *
  * Each p50/p99 is over `--requests` sequential requests, or as many as fit in `--seconds` (at least
- * 10). `--with-scan` adds the older comparisons: the same queries on a scan-only app, and the search
+ * 10). `--only count` measures the load and the first count alone (no page shapes, request floor,
+ * sorted pages or submit). `--with-scan` adds the older comparisons: the same queries on a scan-only app, and the search
  * index's rebuild rates. PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
  * and `pg_config --bindir`; as root the cluster runs as the `postgres` user.
  */
@@ -64,8 +65,12 @@ const budget = flag('seconds', 30);
 const scanSeconds = flag('scan-seconds', 10);
 const withScan = process.argv.includes('--with-scan');
 const withoutPostgres = process.argv.includes('--without-postgres');
+const onlyIndex = process.argv.indexOf('--only');
+/** `--only count`: the load and the first count, nothing else. */
+const onlyCount = onlyIndex >= 0 && process.argv[onlyIndex + 1] === 'count';
+if (onlyIndex >= 0 && !onlyCount) throw new Error('--only takes one value: count');
 /** Biosamples submitted through `POST /metadata/json:submit` on a fresh store (0: not measured). */
-const submitSize = flag('submit', 100_000);
+const submitSize = onlyCount ? 0 : flag('submit', 100_000);
 /** Seconds of autocannon per side for the throughput by id. */
 const throughputSeconds = flag('throughput-seconds', 10);
 
@@ -177,26 +182,7 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
         countRow['PG first ms'] === '-' ? '-' : `PostgreSQL count(*), first: ${countRow['PG first ms']} ms`,
     });
 
-    const floorPath = pagePath({});
-    const shapes = pageShapes(size);
-    for (const [i, shape] of shapes.entries()) {
-      pageRows.push(await measureShape(bench, cluster, shape, i, floorPath, size));
-      console.error(pageRows[pageRows.length - 1]);
-    }
-    const floor = await timedRequests(bench.url, [floorPath], requests, budget);
-    pageRows.push({
-      shape: 'floor: the same page, filter {}',
-      matches: size,
-      'ours p50 ms': ms(percentile(floor, 50)),
-      'ours p99 ms': ms(percentile(floor, 99)),
-      'floor p50 ms': ms(percentile(floor, 50)),
-      'PG p50 ms': '-',
-      'PG p99 ms': '-',
-      '(ours-floor)/PG': '-',
-      'runs ours/PG': `${floor.length}/-`,
-    });
-
-    const service = await serviceRows(bench, size, { requests, seconds: budget, throughputSeconds });
+    const service = onlyCount ? undefined : await measurePagesAndService(bench, cluster, size, pageRows);
 
     if (withScan) {
       extraRows.scan = await scanRows(bench, size, requests, scanSeconds);
@@ -244,6 +230,34 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
   } finally {
     await bench.close();
   }
+}
+
+/** The page shapes (into `pageRows`) and the figures around the query (service.ts). */
+async function measurePagesAndService(
+  bench: BenchServer,
+  cluster: PostgresCluster | undefined,
+  size: number,
+  pageRows: Row[],
+) {
+  const floorPath = pagePath({});
+  const shapes = pageShapes(size);
+  for (const [i, shape] of shapes.entries()) {
+    pageRows.push(await measureShape(bench, cluster, shape, i, floorPath, size));
+    console.error(pageRows[pageRows.length - 1]);
+  }
+  const floor = await timedRequests(bench.url, [floorPath], requests, budget);
+  pageRows.push({
+    shape: 'floor: the same page, filter {}',
+    matches: size,
+    'ours p50 ms': ms(percentile(floor, 50)),
+    'ours p99 ms': ms(percentile(floor, 99)),
+    'floor p50 ms': ms(percentile(floor, 50)),
+    'PG p50 ms': '-',
+    'PG p99 ms': '-',
+    '(ours-floor)/PG': '-',
+    'runs ours/PG': `${floor.length}/-`,
+  });
+  return serviceRows(bench, size, { requests, seconds: budget, throughputSeconds });
 }
 
 async function measureShape(
@@ -340,6 +354,7 @@ async function main() {
   console.log(table(summaryRows().map((r) => ({ ...r, size: r.size.toLocaleString('en-US') }))));
   console.log('\nThe details\n');
   for (const r of results) {
+    if (!r.service) continue;
     console.log(
       `\nRequest floor, ${r.size.toLocaleString('en-US')} biosamples: the service (src/main.ts, own process) ` +
         `against bare node:http (own process) answering the same bytes; server CPU from /proc\n`,
@@ -359,12 +374,14 @@ async function main() {
     );
   }
   for (const r of results) {
-    console.log(
-      `\nFirst page of 25 by id, ${r.size.toLocaleString('en-US')} biosamples: ours through HTTP ` +
-        `(/nmdcschema/biosample_set, filter $regex), PostgreSQL as a prepared statement; ` +
-        `${requests} sequential requests each, or as many as fit in ${budget} s (runs)\n`,
-    );
-    console.log(table(r.pageRows));
+    if (r.pageRows.length > 0) {
+      console.log(
+        `\nFirst page of 25 by id, ${r.size.toLocaleString('en-US')} biosamples: ours through HTTP ` +
+          `(/nmdcschema/biosample_set, filter $regex), PostgreSQL as a prepared statement; ` +
+          `${requests} sequential requests each, or as many as fit in ${budget} s (runs)\n`,
+      );
+      console.log(table(r.pageRows));
+    }
     console.log(
       `\nCompact find with meta.count, ${r.size.toLocaleString('en-US')} biosamples (PostgreSQL: count(*))\n`,
     );

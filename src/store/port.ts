@@ -208,6 +208,12 @@ export interface DocumentStore {
    * condition of the filter (the embedded store's side table), for the planner's estimates.
    */
   conditionEstimates?(collection: string, filter: Filter, sortPath?: string): AttributeIndexEstimates;
+  /**
+   * Optional: the exact count of a filter read off the store's own indexes, without candidates
+   * and without reading most records (the embedded store: a one-path `$regex` on an
+   * attribute-indexed path with few distinct values there), or undefined when it cannot.
+   */
+  countFromIndex?(collection: string, filter: Filter): Promise<number | undefined>;
   readonly state: StateStore;
   close(): Promise<void>;
 }

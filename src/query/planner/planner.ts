@@ -105,6 +105,12 @@ export class QueryPlanner {
     assertRegexLengths(filter);
     compileFilter(filter);
     return this.counts.count(collection, filter, async () => {
+      // Counted on the store's own indexes when it can: no candidates to find, no plan to make.
+      const indexed = await this.store.countFromIndex?.(collection, filter);
+      if (indexed !== undefined) {
+        this.logger?.debug({ collection }, 'count read off the attribute index');
+        return indexed;
+      }
       const plan = await this.planFind(collection, filter, {}, 'count');
       this.logger?.debug({ plan: plan.summary }, 'query plan');
       return this.store.count(collection, filter, plan.candidates ?? undefined, { access: plan.directive });

@@ -38,6 +38,7 @@ import type { PageStrategy } from './page-queries.ts';
 import { bodyOf, openDatabase, RECORDS_SCHEMA, RecordWrites, scanTexts, type WriteHook } from './records.ts';
 import { createStateSchema, SqliteStateStore } from './state-store.ts';
 import { StatementCache } from './statement-cache.ts';
+import { countRegexOnValues } from './value-regex-count.ts';
 import { collectionStats, nonEmptyCollections, recordCount, STATISTICS_SCHEMA } from './statistics.ts';
 import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from './store-context.ts';
 
@@ -161,6 +162,18 @@ export class SqliteDocumentStore implements DocumentStore {
     options: Pick<FindOptions, 'access' | 'stats'> = {},
   ): Promise<number> {
     return countMatches(this.context, collection, filter, candidateIds, options);
+  }
+
+  /**
+   * A one-path `$regex` counted on the attribute index's distinct values (value-regex-count.ts);
+   * `limits` (distinct values walked, irregular records parsed) default to that file's.
+   */
+  async countFromIndex(
+    collection: string,
+    filter: Filter,
+    limits?: { values: number; irregular: number },
+  ): Promise<number | undefined> {
+    return countRegexOnValues(this.context, collection, filter, limits);
   }
 
   /** About `size` records drawn evenly across the collection, as stored text (planner estimates). */

@@ -1,0 +1,165 @@
+/**
+ * Counting a one-path `$regex` on an attribute-indexed path from the index's distinct values gives
+ * exactly the compiled filter's count, whatever shape the records have at the path, and reads the
+ * bodies of the irregular records only.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileFilter } from '../../src/store/filter.ts';
+import type { Doc, Filter } from '../../src/store/port.ts';
+import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { QueryPlanner } from '../../src/query/planner/planner.ts';
+import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
+import { escapeRegex } from '../../src/query/compact.ts';
+
+const C = 'biosample_set';
+
+/** Each shape with whether `collection_date.has_raw_value.search:-03-` matches it. */
+const shapes: Array<[shape: Record<string, unknown>, matchesMarch: boolean]> = [
+  [{ collection_date: { has_raw_value: '2016-03-05' } }, true],
+  // "03-" and "-03" both occur, apart: every trigram of "-03-" is there, the substring is not.
+  [{ collection_date: { has_raw_value: '2003-04-03' } }, false],
+  [{ collection_date: { has_raw_value: '2016-04-05' } }, false],
+  // The value at another path, and a key holding a dot, are not at the path.
+  [{ collection_date: { has_raw_value: '2016-05-01' }, other_date: '2016-03-01' }, false],
+  [{ 'collection_date.has_raw_value': '2016-03-01' }, false],
+  [{ collection_date: '2016-03-01' }, false],
+  // Arrays: of strings (one level), of objects, nested (not traversed), mixed and empty.
+  [{ collection_date: { has_raw_value: ['2016-01-01', '2016-03-02'] } }, true],
+  [{ collection_date: { has_raw_value: ['2016-03-02', '2016-03-02'] } }, true],
+  [{ collection_date: { has_raw_value: ['2016-03-02', '2017-03-02'] } }, true],
+  [{ collection_date: { has_raw_value: ['2016-01-02', '2017-01-02'] } }, false],
+  [{ collection_date: [{ has_raw_value: '2016-03-07' }] }, true],
+  [{ collection_date: [{ has_raw_value: '2016-01-07' }, { has_raw_value: '2016-03-07' }] }, true],
+  [{ collection_date: [[{ has_raw_value: '2016-03-07' }]] }, false],
+  [{ collection_date: { has_raw_value: [['2016-03-08']] } }, false],
+  [{ collection_date: { has_raw_value: ['2016-03-08', null] } }, true],
+  [{ collection_date: { has_raw_value: [] } }, false],
+  // Other kinds of leaves.
+  [{ collection_date: { has_raw_value: 20160301 } }, false],
+  [{ collection_date: { has_raw_value: null } }, false],
+  [{ collection_date: { has_raw_value: { v: '2016-03-01' } } }, false],
+  [{ collection_date: { has_raw_value: true } }, false],
+  [{ collection_date: null }, false],
+  [{}, false],
+  // Strings SQLite cannot hold as they are: a lone surrogate.
+  [{ collection_date: { has_raw_value: '2016-03-\uD800' } }, true],
+  [{ collection_date: { has_raw_value: '2016-04-\uD800' } }, false],
+];
+
+const docs: Doc[] = Array.from({ length: 960 }, (_, i) => {
+  const [shape] = shapes[i % shapes.length]!;
+  return {
+    id: `nmdc:bsm-11-${String(i).padStart(5, '0')}`,
+    // Regular names: one per record, some matching case-insensitively through Unicode folding.
+    name: i % 7 === 0 ? `Sample \u212Aellogg ${i}` : `sample ${i % 3 === 0 ? 'kellogg' : 'toolik'} ${i}`,
+    ecosystem_category: i % 2 === 0 ? 'Terrestrial' : 'Aquatic',
+    ...shape,
+  };
+});
+
+const search = (p: string, text: string): Filter => ({ [p]: { $regex: escapeRegex(text), $options: 'i' } });
+const expectedCount = (filter: Filter) => docs.filter(compileFilter(filter)).length;
+
+describe('counting a one-path regex on the attribute index values', () => {
+  let dir: string;
+  let store: SqliteDocumentStore;
+  let planner: QueryPlanner;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-value-regex-'));
+    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    planner = new QueryPlanner(store, FtsSearchIndex.attachTo(store));
+    await store.upsertMany(C, docs);
+  });
+
+  afterAll(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("counts the compiled filter's matches for every shape at the path", async () => {
+    const march = search('collection_date.has_raw_value', '-03-');
+    const expected = docs.filter((_, i) => shapes[i % shapes.length]![1]).length;
+    expect(expectedCount(march)).toBe(expected);
+    expect(await store.countFromIndex(C, march)).toBe(expected);
+    for (const filter of [
+      search('collection_date.has_raw_value', '2016'),
+      search('collection_date.has_raw_value', '03-0'),
+      { 'collection_date.has_raw_value': { $regex: '^2016-0[1-3]' } },
+      { 'collection_date.has_raw_value': { $regex: '\\d{4}-03-\\d{2}$' } },
+      { 'collection_date.has_raw_value': { $regex: 'zzz' } },
+      search('name', 'kellogg'),
+      { name: { $regex: 'kellogg' } },
+      { name: { $regex: '^sample toolik 1' } },
+      search('ecosystem_category', 'terr'),
+    ]) {
+      const n = expectedCount(filter);
+      expect(await store.countFromIndex(C, filter), JSON.stringify(filter)).toBe(n);
+      expect(await planner.count(C, filter), JSON.stringify(filter)).toBe(n);
+    }
+  });
+
+  it('parses only the records irregular at the path', async () => {
+    // Several distinct values, a null beside values, other kinds of leaves, lone surrogates.
+    const irregular = docs.filter((d) => {
+      const at = (d.collection_date as { has_raw_value?: unknown } | null | undefined)?.has_raw_value;
+      const reached = Array.isArray(d.collection_date)
+        ? d.collection_date.map((e: { has_raw_value: unknown }) => e.has_raw_value)
+        : Array.isArray(at)
+          ? at
+          : [at];
+      const strings = new Set(reached.filter((v) => typeof v === 'string'));
+      return (
+        reached.length === 0 ||
+        strings.size > 1 ||
+        (strings.size > 0 && reached.includes(null)) ||
+        reached.some((v) => (typeof v === 'object' && v !== null) || typeof v === 'boolean') ||
+        [...strings].some((v) => /[\uD800-\uDFFF]/.test(v as string))
+      );
+    }).length;
+    expect(irregular).toBeGreaterThan(0);
+    const before = store.counters.bodiesParsed;
+    await store.countFromIndex(C, search('collection_date.has_raw_value', '-03-'));
+    expect(store.counters.bodiesParsed - before).toBe(irregular);
+    const names = store.counters.bodiesParsed;
+    expect(await store.countFromIndex(C, search('name', 'kellogg'))).toBe(
+      expectedCount(search('name', 'kellogg')),
+    );
+    expect(store.counters.bodiesParsed).toBe(names);
+  });
+
+  it('follows writes: a record changed or removed is counted as it is now', async () => {
+    const march = search('collection_date.has_raw_value', '-03-');
+    const before = (await store.countFromIndex(C, march))!;
+    const changed = { ...docs[0]!, collection_date: { has_raw_value: '2016-06-05' } }; // was March
+    const added = {
+      id: 'nmdc:bsm-11-99999',
+      collection_date: { has_raw_value: ['2019-03-01', '2019-03-02'] },
+    };
+    await store.upsertMany(C, [changed, added]);
+    expect(await store.countFromIndex(C, march)).toBe(before);
+    await store.deleteMany(C, { id: added.id });
+    expect(await store.countFromIndex(C, march)).toBe(before - 1);
+    await store.upsertMany(C, [docs[0]!]);
+    expect(await store.countFromIndex(C, march)).toBe(before);
+  });
+
+  it('leaves other filters, paths and crowded paths to the other counts', async () => {
+    expect(await store.countFromIndex(C, { other_date: { $regex: '-03-' } })).toBeUndefined();
+    expect(
+      await store.countFromIndex(C, { 'collection_date.has_raw_value': { $regex: '-03-' }, name: 'x' }),
+    ).toBeUndefined();
+    expect(await store.countFromIndex(C, { 'collection_date.has_raw_value': '2016-03-05' })).toBeUndefined();
+    // A path never indexed in the collection holds no string: nothing matches.
+    expect(await store.countFromIndex('study_set', search('name', 'kellogg'))).toBe(0);
+    // Too many distinct names, or too many irregular records: the planner counts another way, exactly.
+    const names = search('name', 'toolik');
+    expect(await store.countFromIndex(C, names, { values: 10, irregular: 1000 })).toBeUndefined();
+    const march = search('collection_date.has_raw_value', '-03-');
+    expect(await store.countFromIndex(C, march, { values: 1000, irregular: 3 })).toBeUndefined();
+    expect(await planner.count(C, march)).toBe(expectedCount(march));
+  });
+});
