@@ -6,13 +6,19 @@
  * past the next lookup; entries also expire after `ttlMs` as a bound. Requests that ask for the same
  * count while it is being computed wait for that computation instead of starting their own (an
  * expired broad count asked by many requests at once would otherwise be computed by each).
+ * A count the store can read cheaply off its indexes is asked for with `countIfCheap`, which a
+ * planner may do before choosing how to read a page: it shares and caches such counts, and never
+ * waits for a full count.
  */
 import type { DocumentStore, Filter } from '../src/store/port.ts';
 
 export class CountCache {
   private readonly counts = new Map<string, { n: number; at: number }>();
-  /** Counts being computed: concurrent requests for the same count share one computation. */
-  private readonly pending = new Map<string, Promise<number>>();
+  /**
+   * Counts being computed: concurrent requests for the same count share one computation. A cheap
+   * one (`countIfCheap`) may decline and resolve undefined.
+   */
+  private readonly pending = new Map<string, { cheap: boolean; n: Promise<number | undefined> }>();
   private seenSeq: number | undefined;
 
   constructor(
@@ -21,21 +27,66 @@ export class CountCache {
     private readonly maxEntries = 1000,
   ) {}
 
+  /** The count of `filter`, cached or computed by `compute`. */
   async count(collection: string, filter: Filter, compute: () => Promise<number>): Promise<number> {
-    await this.forgetWritten();
-    const key = `${collection}\u0000${JSON.stringify(filter)}`;
-    const hit = this.counts.get(key);
-    if (hit && Date.now() - hit.at < this.ttlMs) return hit.n;
+    const key = await this.keyOf(collection, filter);
+    const hit = this.cached(key);
+    if (hit !== undefined) return hit;
     const running = this.pending.get(key);
-    if (running) return running;
-    const computing = this.computeAndKeep(key, compute).finally(() => this.pending.delete(key));
-    this.pending.set(key, computing);
-    return computing;
+    if (running) {
+      const shared = await running.n;
+      if (shared !== undefined) return shared;
+    }
+    return (await this.start(key, false, compute))!;
   }
 
-  private async computeAndKeep(key: string, compute: () => Promise<number>): Promise<number> {
+  /**
+   * The count of `filter` when it is cached or `compute` can count it cheaply (it resolves
+   * undefined when it cannot); never waits for a full count being computed, which only runs
+   * because the cheap way declined.
+   */
+  async countIfCheap(
+    collection: string,
+    filter: Filter,
+    compute: () => Promise<number | undefined>,
+  ): Promise<number | undefined> {
+    const key = await this.keyOf(collection, filter);
+    const hit = this.cached(key);
+    if (hit !== undefined) return hit;
+    const running = this.pending.get(key);
+    if (running) return running.cheap ? running.n : undefined;
+    return this.start(key, true, compute);
+  }
+
+  private async keyOf(collection: string, filter: Filter): Promise<string> {
+    await this.forgetWritten();
+    return `${collection}\u0000${JSON.stringify(filter)}`;
+  }
+
+  private cached(key: string): number | undefined {
+    const hit = this.counts.get(key);
+    return hit && Date.now() - hit.at < this.ttlMs ? hit.n : undefined;
+  }
+
+  private start(
+    key: string,
+    cheap: boolean,
+    compute: () => Promise<number | undefined>,
+  ): Promise<number | undefined> {
+    const n = this.computeAndKeep(key, compute).finally(() => {
+      if (this.pending.get(key)?.n === n) this.pending.delete(key);
+    });
+    this.pending.set(key, { cheap, n });
+    return n;
+  }
+
+  private async computeAndKeep(
+    key: string,
+    compute: () => Promise<number | undefined>,
+  ): Promise<number | undefined> {
     const seqBefore = this.seenSeq;
     const n = await compute();
+    if (n === undefined) return n;
     // Only keep the count if nothing was written while it was computed.
     await this.forgetWritten();
     if (this.seenSeq === seqBefore) {

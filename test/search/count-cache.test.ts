@@ -89,4 +89,49 @@ describe('CountCache', () => {
     await countSoil(cache);
     expect(computed).toBe(2);
   });
+
+  it('shares and keeps cheap counts, and keeps nothing when the cheap way declines', async () => {
+    const cache = new CountCache(store);
+    let cheap = 0;
+    const countCheap = (n: number | undefined) =>
+      cache.countIfCheap('biosample_set', filter, async () => {
+        cheap++;
+        return n;
+      });
+    // Declined: nothing kept, the full count runs.
+    expect(await countCheap(undefined)).toBeUndefined();
+    expect(await countSoil(cache)).toBe(1);
+    expect(computed).toBe(1);
+    // The full count is kept and answers a cheap ask without computing.
+    expect(await countCheap(5)).toBe(1);
+    expect(cheap).toBe(1);
+    await store.upsertMany('biosample_set', [{ id: 'nmdc:bsm-11-c', name: 'Forest soil' }]);
+    // Concurrent asks share one cheap computation, and a full count shares it too.
+    const all = await Promise.all([countCheap(2), countCheap(9), countSoil(cache)]);
+    expect(all).toEqual([2, 2, 2]);
+    expect(cheap).toBe(2);
+    expect(computed).toBe(1);
+    expect(await countSoil(cache)).toBe(2);
+    expect(computed).toBe(1);
+  });
+
+  it('never makes a cheap ask wait for a full count, and a full count computes when a shared cheap one declines', async () => {
+    const cache = new CountCache(store);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const full = cache.count('biosample_set', filter, async () => {
+      await gate;
+      return 4;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(await cache.countIfCheap('biosample_set', filter, async () => 3)).toBeUndefined();
+    release();
+    expect(await full).toBe(4);
+
+    const other = { name: 'x' };
+    const declining = cache.countIfCheap('biosample_set', other, async () => undefined);
+    const counted = cache.count('biosample_set', other, async () => 6);
+    expect(await declining).toBeUndefined();
+    expect(await counted).toBe(6);
+  });
 });

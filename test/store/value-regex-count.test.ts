@@ -162,4 +162,39 @@ describe('counting a one-path regex on the attribute index values', () => {
     expect(await store.countFromIndex(C, march, { values: 1000, irregular: 3 })).toBeUndefined();
     expect(await planner.count(C, march)).toBe(expectedCount(march));
   });
+
+  it('gives the planner an exact estimate for a page, with no sample drawn, and the same page', async () => {
+    const fresh = new QueryPlanner(store, FtsSearchIndex.attachTo(store));
+    const sampleTexts = store.sampleTexts.bind(store);
+    let drawn = 0;
+    store.sampleTexts = async (collection, size) => {
+      drawn++;
+      return sampleTexts(collection, size);
+    };
+    try {
+      const march = search('collection_date.has_raw_value', '-03-');
+      const plan = await fresh.planFind(C, march, { limit: 25 }, 'page');
+      expect(plan.estimate).toMatchObject({
+        source: 'attribute index',
+        matches: expectedCount(march),
+        exact: true,
+      });
+      expect(plan.summary).toContain(`${expectedCount(march)} matches (counted on the attribute index)`);
+      const page = await fresh.find(C, march, { limit: 25, skip: 10 });
+      const test = compileFilter(march);
+      const expected = docs
+        .filter((d) => test(d))
+        .map((d) => d.id)
+        .sort()
+        .slice(10, 35);
+      expect(page.map((d) => d.id)).toEqual(expected);
+      expect(await fresh.count(C, march)).toBe(expectedCount(march));
+      expect(drawn).toBe(0);
+      // A filter the index cannot count is estimated from the sample, as before.
+      await fresh.planFind(C, { other_date: { $regex: '-03-' } }, { limit: 25 }, 'page');
+      expect(drawn).toBe(1);
+    } finally {
+      store.sampleTexts = sampleTexts;
+    }
+  });
 });

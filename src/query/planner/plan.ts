@@ -17,7 +17,8 @@ export interface QueryPlan {
   limit?: number;
   purpose: 'page' | 'count';
   collectionSize: number;
-  estimate: (SelectivityEstimate & { source: 'sample' | 'collection size' }) | { source: 'none' };
+  estimate:
+    (SelectivityEstimate & { source: 'sample' | 'collection size' | 'attribute index' }) | { source: 'none' };
   bodyTest?: string;
   chosen: PathEstimate;
   rejected: PathEstimate[];
@@ -64,7 +65,9 @@ export function summarize(plan: QueryPlan): string {
       ? `~${plan.estimate.matches} matches (sample ${plan.estimate.hits}/${plan.estimate.sampled})`
       : plan.estimate.source === 'collection size'
         ? `${plan.collectionSize} records`
-        : 'no estimate';
+        : plan.estimate.source === 'attribute index'
+          ? `${plan.estimate.matches} matches (counted on the attribute index)`
+          : 'no estimate';
   const page = plan.purpose === 'count' ? 'count' : `page ${plan.skip}+${plan.limit ?? 'all'}`;
   const runnerUp = plan.rejected.filter((p) => p.applicable).sort((a, b) => a.cost - b.cost)[0];
   return (

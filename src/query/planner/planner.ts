@@ -104,17 +104,24 @@ export class QueryPlanner {
   async count(collection: string, filter: Filter): Promise<number> {
     assertRegexLengths(filter);
     compileFilter(filter);
+    // Counted on the store's own indexes when it can: no candidates to find, no plan to make.
+    const indexed = await this.indexedCount(collection, filter);
+    if (indexed !== undefined) return indexed;
     return this.counts.count(collection, filter, async () => {
-      // Counted on the store's own indexes when it can: no candidates to find, no plan to make.
-      const indexed = await this.store.countFromIndex?.(collection, filter);
-      if (indexed !== undefined) {
-        this.logger?.debug({ collection }, 'count read off the attribute index');
-        return indexed;
-      }
       const plan = await this.planFind(collection, filter, {}, 'count');
       this.logger?.debug({ plan: plan.summary }, 'query plan');
       return this.store.count(collection, filter, plan.candidates ?? undefined, { access: plan.directive });
     });
+  }
+
+  /**
+   * The exact count the store reads off its own indexes (`DocumentStore.countFromIndex`), cached
+   * and shared with the other counts; undefined when the store cannot count the filter that way.
+   */
+  private async indexedCount(collection: string, filter: Filter): Promise<number | undefined> {
+    const store = this.store;
+    if (!store.countFromIndex || Object.keys(filter).length === 0) return undefined;
+    return this.counts.countIfCheap(collection, filter, () => store.countFromIndex!(collection, filter));
   }
 
   /** Candidate ids for a filter as a count would read them (null: no narrowing). */
@@ -146,6 +153,9 @@ export class QueryPlanner {
     // A page that starts after given sort keys is sought, not skipped to (by the sorted walk).
     const need = purpose === 'count' || limit === undefined ? Infinity : (options.after ? 0 : skip) + limit;
 
+    // A count the store reads off its indexes is exact and costs less than a first sample.
+    const counted =
+      conjuncts.length > 0 && size > 0 ? await this.indexedCount(collection, filter) : undefined;
     let estimate: QueryPlan['estimate'];
     if (empty) {
       estimate = {
@@ -153,6 +163,19 @@ export class QueryPlanner {
         matches: size,
         selectivity: 1,
         bodyTestPass: 1,
+        sampled: 0,
+        hits: 0,
+        exact: true,
+      };
+    } else if (counted !== undefined) {
+      // The body test passes at least the matches: their share is its lower bound, and the
+      // parsing it saves a page is small beside the rows the walk steps over.
+      const selectivity = Math.min(1, counted / size);
+      estimate = {
+        source: 'attribute index',
+        matches: counted,
+        selectivity,
+        bodyTestPass: hasBodyTest ? selectivity : 1,
         sampled: 0,
         hits: 0,
         exact: true,
