@@ -46,10 +46,11 @@ const DISTINCT_STRINGS =
   'FROM walk WHERE walk.v IS NOT NULL' +
   ') SELECT v FROM walk WHERE v IS NOT NULL LIMIT @limit';
 
-/** Entries of regular records whose value is one of the JSON array's strings. */
-const REGULAR_ENTRIES =
-  'SELECT count(*) FROM attr_index WHERE key = @key AND value IN (SELECT value FROM json_each(@values)) ' +
-  'AND id NOT IN (SELECT id FROM attr_irregular WHERE key = @key)';
+/** Entries whose value is one of the JSON array's strings. */
+const MATCHING_ENTRIES =
+  'SELECT count(*) FROM attr_index WHERE key = @key AND value IN (SELECT value FROM json_each(@values))';
+/** The same, leaving out the irregular records' entries (when there are any: a lookup per entry). */
+const REGULAR_ENTRIES = `${MATCHING_ENTRIES} AND id NOT IN (SELECT id FROM attr_irregular WHERE key = @key)`;
 
 const IRREGULAR_IDS = 'SELECT id FROM attr_irregular WHERE key = ? LIMIT ?';
 
@@ -97,7 +98,7 @@ export function countRegexOnValues(
       matching.length === 0
         ? 0
         : (ctx.statements
-            .get(REGULAR_ENTRIES)
+            .get(irregular.length === 0 ? MATCHING_ENTRIES : REGULAR_ENTRIES)
             .pluck()
             .get({ key, values: JSON.stringify(matching) }) as number);
     return { regular, bodies: loadBodies(ctx.statements, collection, irregular) };
