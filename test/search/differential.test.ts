@@ -32,6 +32,7 @@ const STRING_PATHS = [
   'ecosystem_type',
   'specific_ecosystem',
   'alternative_identifiers',
+  'collection_date.has_raw_value',
 ];
 const SORTS: Array<Sort | undefined> = [
   undefined,

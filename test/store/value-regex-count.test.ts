@@ -197,4 +197,36 @@ describe('counting a one-path regex on the attribute index values', () => {
       store.sampleTexts = sampleTexts;
     }
   });
+
+  it('explains such a count as read off the attribute index, and runs it that way', async () => {
+    const march = search('collection_date.has_raw_value', '-03-');
+    const explained = (await new QueryPlanner(store, FtsSearchIndex.attachTo(store)).explain(
+      C,
+      march,
+      {},
+      'count',
+      'executionStats',
+      'nmdc',
+    )) as {
+      queryPlanner: { winningPlan: { accessPath: string }; estimate: { source: string } };
+      executionStats: { count: number; accessPath: string };
+    };
+    expect(explained.queryPlanner.estimate.source).toBe('attribute index');
+    expect(explained.queryPlanner.winningPlan.accessPath).toBe('attribute-index');
+    expect(explained.executionStats.count).toBe(expectedCount(march));
+    // A filter the index cannot count keeps its other paths.
+    const other = (await planner.explain(
+      C,
+      { other_date: { $regex: '-03-' } },
+      {},
+      'count',
+      'executionStats',
+      'nmdc',
+    )) as {
+      queryPlanner: { winningPlan: { accessPath: string } };
+      executionStats: { count: number };
+    };
+    expect(other.queryPlanner.winningPlan.accessPath).not.toBe('attribute-index');
+    expect(other.executionStats.count).toBe(expectedCount({ other_date: { $regex: '-03-' } }));
+  });
 });

@@ -237,6 +237,17 @@ export class QueryPlanner {
       exact.cost = 1;
       exact.docsExamined = 0;
       exact.note = empty ? 'collection statistics' : 'counted on the attribute index';
+    } else if (purpose === 'count' && counted !== undefined) {
+      const others = paths.filter((p) => p.path !== 'attribute-index');
+      paths.length = 0;
+      paths.push(...others, {
+        path: 'attribute-index',
+        docsExamined: 0,
+        keysExamined: counted,
+        cost: 1,
+        note: "counted on the attribute index's distinct values at the path",
+        applicable: true,
+      });
     }
 
     let ranked = [...paths].filter((p) => p.applicable).sort((a, b) => a.cost - b.cost);

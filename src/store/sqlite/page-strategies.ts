@@ -10,6 +10,7 @@ import { compileProjection } from '../projection.ts';
 import { InvalidQuery } from '../../errors.ts';
 import type { Doc, Filter, FindOptions, Sort } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
+import { countRegexOnValues } from './value-regex-count.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
 import {
   attributeIndexScan,
@@ -225,6 +226,11 @@ export async function countMatches(
   const plan = planIndex(filter);
   const empty = Object.keys(filter).length === 0;
   const { access, stats } = options;
+  if (access?.path === 'attribute-index' && candidateIds === undefined && !plan.exact) {
+    // The planner chose the count on the attribute index's values (a one-path $regex).
+    const n = countRegexOnValues(ctx, collection, filter);
+    if (n !== undefined) return n;
+  }
   if (access?.path === 'id-walk' && candidateIds === undefined && !empty && !plan.exact) {
     // The planner chose to read every record (with its body test) over the other paths.
     let n = 0;
