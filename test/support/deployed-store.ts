@@ -9,5 +9,6 @@ export function asDeployed(store: SqliteDocumentStore): SqliteDocumentStore {
   return Object.assign(Object.create(store) as SqliteDocumentStore, {
     sampleTexts: undefined,
     conditionEstimates: undefined,
+    countFromIndex: undefined,
   });
 }
