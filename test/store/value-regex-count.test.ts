@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilter } from '../../src/store/filter.ts';
 import type { Doc, Filter } from '../../src/store/port.ts';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import type { StoreContext } from '../../src/store/sqlite/store-context.ts';
+import { countRegexOnValuesInTurns } from '../../src/store/sqlite/value-regex-count.ts';
 import { QueryPlanner } from '../../src/query/planner/planner.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
 import { escapeRegex } from '../../src/query/compact.ts';
@@ -228,5 +230,39 @@ describe('counting a one-path regex on the attribute index values', () => {
     };
     expect(other.queryPlanner.winningPlan.accessPath).not.toBe('attribute-index');
     expect(other.executionStats.count).toBe(expectedCount({ other_date: { $regex: '-03-' } }));
+  });
+
+  it('counts a path with many distinct values in chunks, exactly, and gives up when a write comes between them', async () => {
+    const ctx = (store as unknown as { context: StoreContext }).context;
+    const filters = [
+      search('collection_date.has_raw_value', '-03-'),
+      search('name', 'kellogg'),
+      { name: { $regex: '^sample toolik 1' } },
+      { 'collection_date.has_raw_value': { $regex: 'zzz' } },
+      { other_date: { $regex: '-03-' } },
+    ];
+    for (const filter of filters.slice(0, 4)) {
+      for (const chunk of [1, 7, 5000]) {
+        expect(
+          await countRegexOnValuesInTurns(ctx, C, filter, chunk),
+          JSON.stringify({ filter, chunk }),
+        ).toBe(expectedCount(filter));
+      }
+    }
+    expect(await countRegexOnValuesInTurns(ctx, C, filters[4]!)).toBeUndefined();
+    // The planner's read of every record, for a count, walks the values instead.
+    const names = search('name', 'toolik');
+    const parsed = store.counters.bodiesParsed;
+    expect(await store.count(C, names, undefined, { access: { path: 'id-walk' } })).toBe(
+      expectedCount(names),
+    );
+    expect(store.counters.bodiesParsed).toBe(parsed);
+    // A write between two chunks: the chunks are not one moment's count.
+    const march = search('collection_date.has_raw_value', '-03-');
+    const counting = countRegexOnValuesInTurns(ctx, C, march, 5);
+    await store.upsertMany(C, [{ ...docs[1]!, collection_date: { has_raw_value: '2020-03-03' } }]);
+    expect(await counting).toBeUndefined();
+    await store.upsertMany(C, [docs[1]!]);
+    expect(await countRegexOnValuesInTurns(ctx, C, march, 5)).toBe(expectedCount(march));
   });
 });

@@ -10,7 +10,7 @@ import { compileProjection } from '../projection.ts';
 import { InvalidQuery } from '../../errors.ts';
 import type { Doc, Filter, FindOptions, Sort } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
-import { countRegexOnValues } from './value-regex-count.ts';
+import { countRegexOnValues, countRegexOnValuesInTurns } from './value-regex-count.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
 import {
   attributeIndexScan,
@@ -232,7 +232,13 @@ export async function countMatches(
     if (n !== undefined) return n;
   }
   if (access?.path === 'id-walk' && candidateIds === undefined && !empty && !plan.exact) {
-    // The planner chose to read every record (with its body test) over the other paths.
+    // The planner chose to read every record (with its body test) over the other paths. A one-path
+    // $regex on an indexed path reads its distinct values there instead: at most as many.
+    const walked = await countRegexOnValuesInTurns(ctx, collection, filter);
+    if (walked !== undefined) {
+      if (stats) stats.path = 'attribute-index';
+      return walked;
+    }
     let n = 0;
     const walk = idWalk(ctx, { collection, filter, chunkSize: CHUNK, bodyTest: access.bodyTest, stats });
     await visitMatches(walk, () => {

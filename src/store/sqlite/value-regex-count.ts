@@ -19,6 +19,11 @@
  *
  * The walk, the count and the irregular records are read in one read transaction, so a write from
  * another process cannot fall between them.
+ *
+ * A path with more distinct values than that is walked in chunks instead, taking turns between
+ * them (`countRegexOnValuesInTurns`), for a count that would otherwise read every record: the
+ * change log's newest sequence, read before the first chunk and after the last, tells that no write
+ * came between the chunks, or the count is given up.
  */
 import { compileFilter } from '../filter.ts';
 import type { Filter } from '../port.ts';
@@ -39,12 +44,15 @@ const TOO_MANY_TTL_MS = 60_000;
  * scan, each step a seek past the previous value. Text sorts after every number in SQLite, so the
  * walk starts at '' and never meets one.
  */
-const DISTINCT_STRINGS =
+const walkFrom = (start: string) =>
   'WITH RECURSIVE walk(v) AS (' +
-  "SELECT (SELECT value FROM attr_index WHERE key = @key AND value >= '' ORDER BY value LIMIT 1) " +
+  `SELECT (SELECT value FROM attr_index WHERE key = @key AND ${start} ORDER BY value LIMIT 1) ` +
   'UNION ALL SELECT (SELECT value FROM attr_index WHERE key = @key AND value > walk.v ORDER BY value LIMIT 1) ' +
   'FROM walk WHERE walk.v IS NOT NULL' +
   ') SELECT v FROM walk WHERE v IS NOT NULL LIMIT @limit';
+const DISTINCT_STRINGS = walkFrom("value >= ''");
+/** The same walk from past a value already walked (`@after`). */
+const DISTINCT_STRINGS_AFTER = walkFrom("value > @after AND value >= ''");
 
 /** Entries whose value is one of the JSON array's strings. */
 const MATCHING_ENTRIES =
@@ -53,9 +61,33 @@ const MATCHING_ENTRIES =
 const REGULAR_ENTRIES = `${MATCHING_ENTRIES} AND id NOT IN (SELECT id FROM attr_irregular WHERE key = @key)`;
 
 const IRREGULAR_IDS = 'SELECT id FROM attr_irregular WHERE key = ? LIMIT ?';
+const LATEST_CHANGE = 'SELECT max(seq) FROM changes';
+
+/** Distinct values one read of a chunked walk takes; it takes a turn between reads. */
+export const WALK_CHUNK = 5_000;
+/** Irregular records parsed per read of a chunked count. */
+const BODIES_CHUNK = 1_000;
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Attribute keys found to hold more distinct strings than the limit asked with, with when. */
 const tooMany = new WeakMap<StoreContext, Map<number, number>>();
+
+/**
+ * The regex and attribute key of a filter that is one `$regex` on one attribute-indexed path;
+ * NO_KEY when no record of the collection was ever indexed there (none holds a string there).
+ */
+function indexedRegex(
+  ctx: StoreContext,
+  collection: string,
+  filter: Filter,
+): { q: NonNullable<ReturnType<typeof pathRegexOf>>; key: number } | undefined {
+  const q = pathRegexOf(filter);
+  if (!q) return undefined;
+  const path = q.segments.join('.');
+  if (!INDEXED_PATHS.has(path)) return undefined;
+  return { q, key: ctx.keys.get(collection, path) };
+}
 
 /**
  * The exact number of records of `collection` matching `filter`, when the filter is one `$regex`
@@ -68,13 +100,10 @@ export function countRegexOnValues(
   filter: Filter,
   limits: { values: number; irregular: number } = { values: MAX_DISTINCT_VALUES, irregular: MAX_IRREGULAR },
 ): number | undefined {
-  const q = pathRegexOf(filter);
-  if (!q) return undefined;
-  const path = q.segments.join('.');
-  if (!INDEXED_PATHS.has(path)) return undefined;
-  const key = ctx.keys.get(collection, path);
-  // No record was ever indexed there: none holds a string at the path.
-  if (key === NO_KEY) return 0;
+  const target = indexedRegex(ctx, collection, filter);
+  if (target === undefined) return undefined;
+  if (target.key === NO_KEY) return 0;
+  const { q, key } = target;
   let skipped = tooMany.get(ctx);
   if (!skipped) tooMany.set(ctx, (skipped = new Map()));
   const since = skipped.get(key);
@@ -114,4 +143,47 @@ export function countRegexOnValues(
     for (const row of read.bodies) if (decide(parseBody(ctx, row.body))) n++;
   }
   return n;
+}
+
+/**
+ * The exact number of records of `collection` matching `filter` (one `$regex` on one
+ * attribute-indexed path), from the path's distinct values walked `chunk` at a time with turns
+ * between the reads; undefined when the filter is not such a `$regex`, or when a write came
+ * between the reads (the change log moved on), so the chunks do not add up to one moment's count.
+ */
+export async function countRegexOnValuesInTurns(
+  ctx: StoreContext,
+  collection: string,
+  filter: Filter,
+  chunk = WALK_CHUNK,
+): Promise<number | undefined> {
+  const target = indexedRegex(ctx, collection, filter);
+  if (target === undefined) return undefined;
+  if (target.key === NO_KEY) return 0;
+  const { q, key } = target;
+  const latest = () => ctx.statements.get(LATEST_CHANGE).pluck().get() as number | null;
+  const before = latest();
+  const irregular = ctx.statements.get(IRREGULAR_IDS).pluck().all(key, -1) as string[];
+  const entries = ctx.statements.get(irregular.length === 0 ? MATCHING_ENTRIES : REGULAR_ENTRIES).pluck();
+  let n = 0;
+  let after: string | undefined;
+  for (;;) {
+    const values = (
+      after === undefined
+        ? ctx.statements.get(DISTINCT_STRINGS).pluck().all({ key, limit: chunk })
+        : ctx.statements.get(DISTINCT_STRINGS_AFTER).pluck().all({ key, after, limit: chunk })
+    ) as string[];
+    const matching = values.filter((v) => q.test(v));
+    if (matching.length > 0) n += entries.get({ key, values: JSON.stringify(matching) }) as number;
+    if (values.length < chunk) break;
+    after = values[values.length - 1];
+    await turn();
+  }
+  const decide = compileFilter(filter);
+  for (let i = 0; i < irregular.length; i += BODIES_CHUNK) {
+    await turn();
+    for (const row of loadBodies(ctx.statements, collection, irregular.slice(i, i + BODIES_CHUNK)))
+      if (decide(parseBody(ctx, row.body))) n++;
+  }
+  return latest() === before ? n : undefined;
 }
