@@ -195,6 +195,10 @@ describe('counting a one-path regex on the attribute index values', () => {
       // A filter the index cannot count is estimated from the sample, as before.
       await fresh.planFind(C, { other_date: { $regex: '-03-' } }, { limit: 25 }, 'page');
       expect(drawn).toBe(1);
+      // Once drawn, the sample estimates pages (no walk per page); counts still read the index.
+      const april = search('collection_date.has_raw_value', '-04-');
+      expect((await fresh.planFind(C, april, { limit: 25 }, 'page')).estimate.source).toBe('sample');
+      expect((await fresh.planFind(C, april, {}, 'count')).estimate.source).toBe('attribute index');
     } finally {
       store.sampleTexts = sampleTexts;
     }

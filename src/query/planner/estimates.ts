@@ -127,6 +127,11 @@ export class SelectivityEstimator {
     return sample;
   }
 
+  /** Whether a sample of the collection has been drawn (estimates from it cost no reading). */
+  hasSample(collection: string): boolean {
+    return this.samples.has(collection);
+  }
+
   /** Average stored size in bytes of a collection's records, from its sample when drawn. */
   averageBytes(collection: string): number | undefined {
     const sample = this.samples.get(collection);

@@ -153,9 +153,12 @@ export class QueryPlanner {
     // A page that starts after given sort keys is sought, not skipped to (by the sorted walk).
     const need = purpose === 'count' || limit === undefined ? Infinity : (options.after ? 0 : skip) + limit;
 
-    // A count the store reads off its indexes is exact and costs less than a first sample.
+    // A count the store reads off its indexes is exact, and costs less than a first sample: a
+    // page is estimated from it until the collection's sample is drawn, a count always.
     const counted =
-      conjuncts.length > 0 && size > 0 ? await this.indexedCount(collection, filter) : undefined;
+      conjuncts.length > 0 && size > 0 && (purpose === 'count' || !this.estimator.hasSample(collection))
+        ? await this.indexedCount(collection, filter)
+        : undefined;
     let estimate: QueryPlan['estimate'];
     if (empty) {
       estimate = {
