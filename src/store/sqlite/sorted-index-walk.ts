@@ -9,6 +9,8 @@
  * the filter, SQLite skips the records before the page itself (OFFSET, in C), and the irregular
  * ones are merged in from memory; otherwise each record met is checked on its body until the
  * page is full. `after` (the keys of the record before the page) seeks instead of skipping.
+ * Under conditions the rows found at positions of the walk are kept (walk-checkpoints.ts), so a
+ * later page of the same walk starts near its own start.
  */
 import { compileFilter } from '../filter.ts';
 import { compareKeys, sortByKeys, sortKeyOf, withIdTieBreaker } from '../ordering.ts';
@@ -41,6 +43,9 @@ const WALK_CHECK = 5000;
 /** Records whose bodies are read and checked together when the index does not decide the filter. */
 const VERIFY_BATCH = 32;
 
+/** Rows between the positions a walk under conditions keeps on its way to a page. */
+const POSITION_STRIDE = 1000;
+
 /** Thrown inside a sorted index walk that has read more rows than its budget. */
 class WalkTooLong extends Error {}
 
@@ -57,6 +62,11 @@ function isIndexValue(v: unknown): v is IndexValue {
  * before the page is complete, or when candidate ids are given.
  */
 export function sortedIndexWalk(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
+  // One snapshot of the file: the positions kept for it and the rows read agree.
+  return ctx.db.inTransaction ? walkPage(ctx, q) : ctx.db.transaction(() => walkPage(ctx, q))();
+}
+
+function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
   const { collection, filter, limit } = q;
   const { statements } = ctx;
   const keys = withIdTieBreaker(q.sort);
@@ -265,11 +275,20 @@ function exactPage(
   afterRow: Row | undefined,
   after: unknown[] | undefined,
 ): string[] {
+  // Under conditions, rows failing them may lie before and between the matches: positions
+  // found once are kept, and a later page starts from the nearest one.
+  const positions =
+    w.conds === ''
+      ? undefined
+      : w.ctx.checkpoints.of(`${w.key} ${w.direction} ${w.conds} ${JSON.stringify(w.params)}`);
   /** Regular items from `from` (itself included when `including`) on. */
   const regular = (from: Row | undefined, including: boolean) =>
     (function* () {
       if (from && including && !skipIds.has(from.id)) yield { id: from.id, keys: [from.value, from.id] };
+      let atStart = from === undefined;
       for (const row of rowsFrom(w, from)) {
+        if (atStart) positions?.add(0, row);
+        atStart = false;
         if (!skipIds.has(row.id)) yield { id: row.id, keys: [row.value, row.id] };
       }
     })();
@@ -280,11 +299,25 @@ function exactPage(
     })();
     return mergePage(keys, items, 0, others, 0, skip, limit);
   }
-  const fromStart = () => mergePage(keys, regular(undefined, false), 0, others, 0, skip, limit);
+  const fromStart = () => {
+    // The walk's first row, when known, is sought rather than reached over the rows failing.
+    const zero = positions?.nearest(0)?.row;
+    return mergePage(keys, regular(zero, zero !== undefined), 0, others, 0, skip, limit);
+  };
   const start = Math.max(0, skip - others.length - irregularRows.length);
   if (start === 0) return fromStart();
-  const first = rowAt(w, start);
+  let known = positions?.nearest(start);
+  // On the way to the page, a position every POSITION_STRIDE rows is kept for the pages between.
+  while (positions && start - (known?.position ?? 0) > POSITION_STRIDE) {
+    const position = (known?.position ?? 0) + POSITION_STRIDE;
+    const row = rowAt(w, position, known);
+    if (row === undefined) break;
+    positions.add(position, row);
+    known = { position, row };
+  }
+  const first = known?.position === start ? known.row : rowAt(w, start, known);
   if (first === undefined) return fromStart(); // the page is near the end: walk to it
+  positions?.add(start, first);
   // Each regular item before `first` is before the page, and so is each other item before the
   // first regular item from `first` on (at most `start` + their number of positions in).
   const regularBefore = start - irregularRows.filter((r) => compareRows(r, first, w.direction) < 0).length;
