@@ -312,7 +312,7 @@ async function main() {
   if (!install) {
     console.error(
       withoutPostgres
-        ? 'PostgreSQL left out (--without-postgres): our side only.'
+        ? 'PostgreSQL left out (--without-postgres or --only sorted): our side only.'
         : 'PostgreSQL with pg_trgm not found (PG_BINDIR, /usr/lib/postgresql/<v>/bin, pg_config): our side only.',
     );
   }

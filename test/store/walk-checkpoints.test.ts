@@ -105,6 +105,46 @@ describe('sorted pages under a filter correlated with the sort key', () => {
     }
   });
 
+  it('starts later pages of a filter the index does not decide from a match found before', async () => {
+    await store.upsertMany(C, docs);
+    const residual: Filter[] = [
+      // Index conditions and a check of each record's body.
+      { ecosystem_category: 'Terrestrial', name: { $regex: '[13579]$' } },
+      // No index condition: every record is checked.
+      { name: { $regex: 'SOIL|leaf', $options: 'i' } },
+    ];
+    for (const filter of residual) {
+      for (const direction of [1, -1] as const) {
+        const sort: Sort = [['name', direction]];
+        const pages: Array<[number, number]> = [
+          [0, 20],
+          [450, 40],
+          [180, 25],
+          [30, 30],
+          [900, 10],
+          [455, 5],
+        ];
+        await expectPages(docs, filter, sort, pages);
+        expect(await expectPages(docs, filter, sort, pages)).toBeGreaterThanOrEqual(4);
+      }
+    }
+    // Written records are met again: the kept matches are dropped.
+    const renamed = docs.slice(0, 400).map((d) => ({ ...d, name: `Soil sample renamed ${String(d.id)}` }));
+    await store.upsertMany(C, renamed);
+    const now = [...renamed, ...docs.slice(400)];
+    const filter: Filter = { name: { $regex: 'SOIL|leaf', $options: 'i' } };
+    await expectPages(
+      now,
+      filter,
+      [['name', 1]],
+      [
+        [0, 20],
+        [450, 40],
+        [180, 25],
+      ],
+    );
+  });
+
   it('forgets what it found when records are written, deleted or moved to other positions', async () => {
     await store.upsertMany(C, docs);
     const sort: Sort = [['name', 1]];

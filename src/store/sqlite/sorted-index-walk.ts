@@ -14,7 +14,7 @@
  */
 import { compileFilter } from '../filter.ts';
 import { compareKeys, sortByKeys, sortKeyOf, withIdTieBreaker } from '../ordering.ts';
-import type { Doc, Sort } from '../port.ts';
+import type { Doc, Filter, Sort } from '../port.ts';
 import {
   indexRecord,
   INDEXED_PATHS,
@@ -27,6 +27,7 @@ import {
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
 import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
 import { compareRows, rowAt, rowsFrom, type Row, type Walk } from './index-walk-rows.ts';
+import type { Checkpoint } from './walk-checkpoints.ts';
 import type { SortedPageQuery } from './page-queries.ts';
 import { loadBodies } from './records.ts';
 import { recordCount } from './statistics.ts';
@@ -45,6 +46,8 @@ const VERIFY_BATCH = 32;
 
 /** Rows between the positions a walk under conditions keeps on its way to a page. */
 const POSITION_STRIDE = 1000;
+/** Matches between the positions a walk that checks bodies keeps (each costs a parse to reach). */
+const CHECKED_STRIDE = 100;
 
 /** Thrown inside a sorted index walk that has read more rows than its budget. */
 class WalkTooLong extends Error {}
@@ -204,6 +207,7 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
         records,
         verify,
         isAfter,
+        filter,
       );
     }
   } catch (err) {
@@ -277,10 +281,7 @@ function exactPage(
 ): string[] {
   // Under conditions, rows failing them may lie before and between the matches: positions
   // found once are kept, and a later page starts from the nearest one.
-  const positions =
-    w.conds === ''
-      ? undefined
-      : w.ctx.checkpoints.of(`${w.key} ${w.direction} ${w.conds} ${JSON.stringify(w.params)}`);
+  const positions = w.conds === '' ? undefined : w.ctx.checkpoints.of(walkName(w));
   /** Regular items from `from` (itself included when `including`) on. */
   const regular = (from: Row | undefined, including: boolean) =>
     (function* () {
@@ -321,15 +322,30 @@ function exactPage(
   // Each regular item before `first` is before the page, and so is each other item before the
   // first regular item from `first` on (at most `start` + their number of positions in).
   const regularBefore = start - irregularRows.filter((r) => compareRows(r, first, w.direction) < 0).length;
-  const rest = regular(first, true);
-  const head = rest.next();
-  if (head.done) return fromStart();
+  return mergeFrom(keys, regular(first, true), regularBefore, others, skip, limit) ?? fromStart();
+}
+
+/**
+ * The page from regular items that start `regularBefore` regular items in, when every other
+ * item before the first of them is before the page too: each other item sorting before that
+ * first one is counted before it. Undefined when there are no such regular items.
+ */
+function mergeFrom(
+  keys: Sort,
+  regular: Generator<SortItem>,
+  regularBefore: number,
+  others: SortItem[],
+  skip: number,
+  limit: number,
+): string[] | undefined {
+  const head = regular.next();
+  if (head.done) return undefined;
   let othersBefore = 0;
   while (othersBefore < others.length && compareKeys(others[othersBefore]!.keys, head.value.keys, keys) < 0)
     othersBefore++;
   const items = (function* () {
     yield head.value;
-    yield* rest;
+    yield* regular;
   })();
   return mergePage(keys, items, regularBefore, others, othersBefore, skip, limit);
 }
@@ -337,6 +353,8 @@ function exactPage(
 /**
  * A page when bodies must be checked: the walk reads rows in key order from the start (or from
  * `afterRow`), checks records in batches, and gives up when it reads far more rows than matches.
+ * Every CHECKED_STRIDE-th match it meets is kept with the number of matches before it, and a
+ * later page of the same filter and order starts from the nearest one before it.
  */
 function checkedPage(
   w: Walk,
@@ -350,34 +368,59 @@ function checkedPage(
   records: number,
   verify: (ids: string[]) => Set<string>,
   isAfter: (item: SortItem) => boolean,
+  filter: Filter,
 ): string[] {
-  const need = skip + limit;
-  let hits = 0;
-  const items = (function* () {
-    let rows = 0;
-    let pending: SortItem[] = [];
-    const flush = function* () {
-      const passing = verify(pending.map((p) => p.id));
-      for (const item of pending) {
-        if (!passing.has(item.id)) continue;
-        hits++;
-        yield item;
+  // Positions here count the matches of the whole filter before a row, not the rows.
+  const positions = after ? undefined : w.ctx.checkpoints.of(`${walkName(w)} ${filterName(filter)}`);
+  /** Matches in the walk's order from `known` (itself first) or from the start or `afterRow`. */
+  const matches = (known: Checkpoint | undefined) =>
+    (function* () {
+      const need = skip + limit - (known?.position ?? 0);
+      let rows = 0;
+      let hits = 0;
+      let pending: SortItem[] = [];
+      const flush = function* () {
+        const passing = verify(pending.map((p) => p.id));
+        for (const item of pending) {
+          if (!passing.has(item.id)) continue;
+          const position = (known?.position ?? 0) + hits++;
+          if (position % CHECKED_STRIDE === 0)
+            positions?.add(position, { value: item.keys[0] as IndexValue, id: item.id });
+          yield item;
+        }
+        pending = [];
+      };
+      if (known) pending.push({ id: known.row.id, keys: [known.row.value, known.row.id] });
+      for (const row of rowsFrom(w, known?.row ?? afterRow)) {
+        // Rows still to read at the match rate so far, against the matches of the collection at it.
+        if (++rows % WALK_CHECK === 0 && need * rows * rows > 4 * hits * hits * records)
+          throw new WalkTooLong();
+        if (skipIds.has(row.id)) continue;
+        const item = { id: row.id, keys: [row.value, row.id] };
+        if (after && !isAfter(item)) continue;
+        pending.push(item);
+        if (pending.length >= VERIFY_BATCH) yield* flush();
       }
-      pending = [];
-    };
-    for (const row of rowsFrom(w, afterRow)) {
-      // Rows still to read at the match rate so far, against the matches of the collection at it.
-      if (++rows % WALK_CHECK === 0 && need * rows * rows > 4 * hits * hits * records)
-        throw new WalkTooLong();
-      if (skipIds.has(row.id)) continue;
-      const item = { id: row.id, keys: [row.value, row.id] };
-      if (after && !isAfter(item)) continue;
-      pending.push(item);
-      if (pending.length >= VERIFY_BATCH) yield* flush();
-    }
-    yield* flush();
-  })();
-  return mergePage(keys, items, 0, others, 0, skip, limit);
+      yield* flush();
+    })();
+  const fromStart = () => mergePage(keys, matches(undefined), 0, others, 0, skip, limit);
+  // Every other item may sort before the page: only matches that many before it are known to be.
+  const known = positions?.nearest(skip - others.length);
+  if (!known) return fromStart();
+  // The kept match is the first item from it on; the others before it are before the page too.
+  return mergeFrom(keys, matches(known), known.position, others, skip, limit) ?? fromStart();
+}
+
+/** What names a walk among those kept: its path's key, direction and index conditions. */
+function walkName(w: Walk): string {
+  return `${w.key} ${w.direction} ${w.conds} ${JSON.stringify(w.params)}`;
+}
+
+/** A filter as the name of what it matches (regular expressions apart from strings). */
+function filterName(filter: Filter): string {
+  return JSON.stringify(filter, (_, v: unknown) =>
+    v instanceof RegExp ? { $RegExp: [v.source, v.flags] } : v,
+  );
 }
 
 /** Ids of the records meeting a plan's index conditions without an entry at the key's path, in id order (JavaScript's). */
