@@ -103,6 +103,16 @@ describe('sorted pages under a filter correlated with the sort key', () => {
       await expectPages(docs, both, sort);
       expect(await expectPages(docs, both, sort)).toBe(PAGES.length);
     }
+    // Large groups of one value: a descending walk steps within a value in id order, then below it.
+    const byCategory: Sort = [['ecosystem_category', -1]];
+    const deep: Array<[number, number]> = [
+      [2390, 40],
+      [1150, 100],
+      [2995, 10],
+      [1790, 20],
+    ];
+    await expectPages(docs, { type: 'nmdc:Biosample' }, byCategory, deep);
+    expect(await expectPages(docs, { type: 'nmdc:Biosample' }, byCategory, deep)).toBe(deep.length);
   });
 
   it('starts later pages of a filter the index does not decide from a match found before', async () => {
