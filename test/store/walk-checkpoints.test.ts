@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import type { Doc, Filter, Sort } from '../../src/store/port.ts';
@@ -201,5 +202,13 @@ describe('sorted pages under a filter correlated with the sort key', () => {
     const now = [...docs, ...late];
     expect(await expectPages(now, TERRESTRIAL, sort)).toBeLessThan(PAGES.length);
     expect(await expectPages(now, TERRESTRIAL, sort)).toBe(PAGES.length);
+    // A commit that logs no change (as a repair of the index would): kept rows are dropped too.
+    const raw = new Database(path.join(dir, 'nmdc.sqlite'));
+    try {
+      raw.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('walk-test', '1')").run();
+    } finally {
+      raw.close();
+    }
+    expect(await expectPages(now, TERRESTRIAL, sort)).toBeLessThan(PAGES.length);
   });
 });

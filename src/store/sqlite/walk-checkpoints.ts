@@ -9,7 +9,9 @@
  * A position holds only while the records do: every write to the store enters its change log,
  * and all checkpoints are dropped when the log's last sequence number (SQLite's AUTOINCREMENT
  * counter, which a sweep of old rows never lowers) is not the one they were taken at, a write
- * by another process over the same file included.
+ * by another process over the same file included; also when another connection committed
+ * anything at all (SQLite's data version), such as a repair of the index by `npm run reindex`,
+ * which writes no change.
  */
 import type { IndexValue } from './attribute-index.ts';
 import type { StatementCache } from './statement-cache.ts';
@@ -33,7 +35,8 @@ export interface Checkpoint {
 
 export class WalkCheckpoints {
   private readonly walks = new Map<string, Map<number, Row>>();
-  private seq: number | undefined;
+  /** The change log's last sequence number and SQLite's data version when the kept rows were found. */
+  private seq: string | undefined;
 
   constructor(
     private readonly statements: StatementCache,
@@ -42,9 +45,13 @@ export class WalkCheckpoints {
 
   /** The positions of one walk (`walk` names its key, direction and conditions), valid for the data now. */
   of(walk: string): WalkPositions {
-    const seq =
-      (this.statements.get("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").pluck().get() as
-        number | undefined) ?? 0;
+    const seq = this.statements
+      .get(
+        "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0) || ' ' || " +
+          '(SELECT data_version FROM pragma_data_version())',
+      )
+      .pluck()
+      .get() as string;
     if (seq !== this.seq) {
       this.walks.clear();
       this.seq = seq;
