@@ -15,12 +15,13 @@
  *
  *   npm run bench:search -- [--sizes 100000,1000000] [--requests 200] [--seconds 30] [--without-postgres]
  *                           [--submit 100000] [--throughput-seconds 10]
- *                           [--with-scan [--scan-seconds 10]] [--only count]
+ *                           [--with-scan [--scan-seconds 10]] [--only sorted|count]
  *
  * Each p50/p99 is over `--requests` sequential requests, or as many as fit in `--seconds` (at least
- * 10). `--only count` measures the load and the first count alone (no page shapes, request floor,
- * sorted pages or submit). `--with-scan` adds the older comparisons: the same queries on a scan-only app, and the search
- * index's rebuild rates. PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
+ * 10). `--with-scan` adds the older comparisons: the same queries on a scan-only app, and the search
+ * index's rebuild rates. `--only sorted` loads our store and measures the sorted pages alone (with the
+ * request by id they are compared to), without PostgreSQL. `--only count` measures the load and the
+ * first count alone (no page shapes, request floor, sorted pages or submit). PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
  * and `pg_config --bindir`; as root the cluster runs as the `postgres` user.
  */
 import os from 'node:os';
@@ -64,13 +65,15 @@ const requests = flag('requests', 200);
 const budget = flag('seconds', 30);
 const scanSeconds = flag('scan-seconds', 10);
 const withScan = process.argv.includes('--with-scan');
-const withoutPostgres = process.argv.includes('--without-postgres');
-const onlyIndex = process.argv.indexOf('--only');
-/** `--only count`: the load and the first count, nothing else. */
-const onlyCount = onlyIndex >= 0 && process.argv[onlyIndex + 1] === 'count';
-if (onlyIndex >= 0 && !onlyCount) throw new Error('--only takes one value: count');
+/** `--only sorted`: the sorted listings and their peer (a request by id), nothing else; `--only count`: the load and the first count. */
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+if (only !== undefined && only !== 'sorted' && only !== 'count')
+  throw new Error(`--only ${only}: only "sorted" and "count" are known`);
+const sortedOnly = only === 'sorted';
+const onlyCount = only === 'count';
+const withoutPostgres = sortedOnly || process.argv.includes('--without-postgres');
 /** Biosamples submitted through `POST /metadata/json:submit` on a fresh store (0: not measured). */
-const submitSize = onlyCount ? 0 : flag('submit', 100_000);
+const submitSize = sortedOnly || onlyCount ? 0 : flag('submit', 100_000);
 /** Seconds of autocannon per side for the throughput by id. */
 const throughputSeconds = flag('throughput-seconds', 10);
 
@@ -135,6 +138,15 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
   try {
     const ourRate = perSecond(bench.records, bench.loadSeconds);
     console.error(`  ours: ${bench.records} records in ${bench.loadSeconds.toFixed(1)} s (${ourRate}/s)`);
+    if (sortedOnly) {
+      const service = await serviceRows(bench, size, {
+        requests,
+        seconds: budget,
+        throughputSeconds,
+        sortedOnly,
+      });
+      return { pageRows, countRow: undefined, loadRow: undefined, service, ...extraRows };
+    }
     if (cluster) {
       console.error(`loading ${size.toLocaleString('en-US')} biosamples into PostgreSQL ...`);
       peer = await loadPeer(cluster.client, options, indexedPaths(size));
@@ -315,7 +327,7 @@ async function main() {
   if (!install) {
     console.error(
       withoutPostgres
-        ? 'PostgreSQL left out (--without-postgres): our side only.'
+        ? 'PostgreSQL left out (--without-postgres or --only sorted): our side only.'
         : 'PostgreSQL with pg_trgm not found (PG_BINDIR, /usr/lib/postgresql/<v>/bin, pg_config): our side only.',
     );
   }
@@ -364,10 +376,12 @@ async function main() {
     );
     console.log(table(r.service.floor));
     console.log(
-      `\nSorted listings, ${r.size.toLocaleString('en-US')} biosamples (page 401: 10,000 records skipped)\n`,
+      `\nSorted listings, ${r.size.toLocaleString('en-US')} biosamples (page 401: 10,000 records skipped; ` +
+        'first asked: the first request for that page in the process)\n',
     );
     console.log(table(r.service.sorted));
   }
+  if (sortedOnly) return;
   if (submitted) {
     console.log(
       `\nSubmit ${submitted.biosamples.toLocaleString('en-US')} biosamples: ${submitted.submitSeconds.toFixed(1)} s; ` +
@@ -388,10 +402,10 @@ async function main() {
     console.log(
       `\nCompact find with meta.count, ${r.size.toLocaleString('en-US')} biosamples (PostgreSQL: count(*))\n`,
     );
-    console.log(table([r.countRow]));
+    console.log(table([r.countRow!]));
   }
   console.log('\nLoad (generated biosamples) and index sizes\n');
-  console.log(table(results.map((r) => r.loadRow)));
+  console.log(table(results.map((r) => r.loadRow!)));
   if (withScan) {
     console.log('\nSearch index rebuild (embedded FTS5, biosample_set)\n');
     console.log(table(results.flatMap((r) => (r.rebuild ? [r.rebuild] : []))));

@@ -103,3 +103,52 @@ describe('cursor paging in sort order', () => {
     expect(seen).toEqual(expected.slice(0, 800));
   });
 });
+
+describe('numbered pages under a filter that goes with the sort key', () => {
+  it('answers every page like MongoDB, the second time from rows the first found, and after writes', async () => {
+    const store = t.store as SqliteDocumentStore;
+    // Each kind's samples named alike: long runs of other kinds lie before and between the matches.
+    const kinds = [
+      ['Leaf', 'Canopy'],
+      ['Permafrost', 'Tundra'],
+      ['Sediment', 'Benthic'],
+      ['Soil', 'Tundra'],
+    ] as const;
+    const sample = (n: number, [prefix, category]: readonly [string, string]): Doc => ({
+      id: `nmdc:bsm-11-k${String(n).padStart(5, '0')}`,
+      type: 'nmdc:Biosample',
+      name: `${prefix} sample ${String((n * 7919) % 2000).padStart(4, '0')}`,
+      ecosystem_category: category,
+    });
+    let written = Array.from({ length: 2000 }, (_, n) => sample(n, kinds[Math.floor(n / 500)]!));
+    await store.upsertMany('biosample_set', written);
+    const pageOf = async (page: number) => {
+      const res = await request(t.app)
+        .get('/biosamples')
+        .query({ filter: 'ecosystem_category:Tundra', sort: 'name', fields: 'name', per_page: 25, page })
+        .expect(200);
+      return res.body as { meta: { count: number }; results: Doc[] };
+    };
+    const expectPages = async (pages: number[]) => {
+      const tundra = written.filter((d) => d.ecosystem_category === 'Tundra');
+      const expected = sortDocs([...tundra], [['name', 1]]).map((d) => ({ id: d.id, name: d.name }));
+      for (const page of pages) {
+        const body = await pageOf(page);
+        expect(body.meta.count).toBe(tundra.length);
+        expect(body.results, `page ${page}`).toEqual(expected.slice((page - 1) * 25, page * 25));
+      }
+    };
+    const pages = [1, 31, 21, 2, 40, 41];
+    await expectPages(pages);
+    const reused = store.counters.walkPositionsReused;
+    await expectPages(pages);
+    expect(store.counters.walkPositionsReused - reused).toBeGreaterThanOrEqual(pages.length);
+    // Tundra samples sorting first, and some Soil samples leaving Tundra.
+    const early = Array.from({ length: 30 }, (_, n) => sample(3000 + n, ['Aardvark', 'Tundra']));
+    const moved = written.slice(1500, 1520).map((d) => ({ ...d, ecosystem_category: 'Benthic' }));
+    await store.upsertMany('biosample_set', [...early, ...moved]);
+    const movedIds = new Set(moved.map((d) => d.id));
+    written = [...written.filter((d) => !movedIds.has(d.id)), ...moved, ...early];
+    await expectPages(pages);
+  });
+});

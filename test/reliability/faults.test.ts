@@ -74,7 +74,7 @@ describe('process faults', () => {
       }
     };
     const workers = [0, 1, 2, 3].map(burst);
-    while (acknowledged.length < 40) await new Promise((r) => setTimeout(r, 20));
+    while (acknowledged.length < 24) await new Promise((r) => setTimeout(r, 20));
     await kill(first, 'SIGKILL');
     stop = true;
     await Promise.all(workers);

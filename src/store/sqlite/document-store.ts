@@ -40,6 +40,7 @@ import { createStateSchema, SqliteStateStore } from './state-store.ts';
 import { StatementCache } from './statement-cache.ts';
 import { countRegexOnValues } from './value-regex-count.ts';
 import { collectionStats, nonEmptyCollections, recordCount, STATISTICS_SCHEMA } from './statistics.ts';
+import { WalkCheckpoints } from './walk-checkpoints.ts';
 import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from './store-context.ts';
 
 /** A condition as explain shows it, e.g. `ecosystem_type = "Soil"`. */
@@ -66,7 +67,7 @@ export class SqliteDocumentStore implements DocumentStore {
   readonly databaseName: string;
   readonly db: Db;
   readonly state: SqliteStateStore;
-  readonly counters: SqliteStoreCounters = { bodiesParsed: 0, sortedIndexWalks: 0 };
+  readonly counters: SqliteStoreCounters = { bodiesParsed: 0, sortedIndexWalks: 0, walkPositionsReused: 0 };
   private readonly statements: StatementCache;
   private readonly context: StoreContext;
   private readonly changeLog: ChangeLog;
@@ -89,6 +90,7 @@ export class SqliteDocumentStore implements DocumentStore {
       counters: this.counters,
       estimates: new ConditionEstimates(this.statements, keys),
       keys,
+      checkpoints: new WalkCheckpoints(this.statements, this.counters),
     };
     this.changeLog = new ChangeLog(
       this.db,

@@ -8,6 +8,7 @@ import type { Doc } from '../port.ts';
 import { ODD_ID, type IndexValue } from './attribute-index.ts';
 import type { SqlParam } from './statement-cache.ts';
 import type { StoreContext } from './store-context.ts';
+import type { Checkpoint } from './walk-checkpoints.ts';
 
 /**
  * Rows of one value a descending walk keeps to hand them out in id order; a value with more is
@@ -122,24 +123,47 @@ export function* rowsFrom(w: Walk, from: Row | undefined): Generator<Row> {
   yield* descendingRows(w, from?.value);
 }
 
-/** The index row at a position of the walk's order, or undefined past the end. */
-export function rowAt(w: Walk, position: number): Row | undefined {
+/**
+ * The index row at a position of the walk's order, or undefined past the end. From `known` (a
+ * row found earlier at a position not past this one) SQLite steps over the rows after it only.
+ */
+export function rowAt(w: Walk, position: number, known?: Checkpoint): Row | undefined {
   const { statements } = w.ctx;
+  const from = known ?? { position: 0, row: undefined };
+  const offset = position - from.position;
+  const row = from.row;
   if (w.direction === 1) {
     return statements
-      .get(`${select(w)} ORDER BY x.value, x.id LIMIT 1 OFFSET ?`)
-      .get(w.key, ...w.params, position) as Row | undefined;
+      .get(
+        `${select(w)}${row ? ' AND (x.value, x.id) >= (?, ?)' : ''} ORDER BY x.value, x.id LIMIT 1 OFFSET ?`,
+      )
+      .get(w.key, ...w.params, ...(row ? [row.value, row.id] : []), offset) as Row | undefined;
+  }
+  let rest = offset;
+  if (row) {
+    // The rest of the known row's value first (ids ascending), then the values below it.
+    const sameValue = ' AND x.value = ? AND x.id >= ?';
+    const found = statements
+      .get(`${select(w)}${sameValue} ORDER BY x.id LIMIT 1 OFFSET ?`)
+      .get(w.key, ...w.params, row.value, row.id, rest) as Row | undefined;
+    if (found !== undefined) return found;
+    rest -= statements
+      .get(`SELECT count(*) FROM attr_index x WHERE x.key = ?${w.conds}${sameValue}`)
+      .pluck()
+      .get(w.key, ...w.params, row.value, row.id) as number;
   }
   // Values come in the same groups in reverse index order: find the value, then the id within it.
+  const below = row ? ' AND x.value < ?' : '';
+  const belowParams = row ? [row.value] : [];
   const last = statements
-    .get(`${select(w)} ORDER BY x.value DESC, x.id DESC LIMIT 1 OFFSET ?`)
-    .get(w.key, ...w.params, position) as Row | undefined;
+    .get(`${select(w)}${below} ORDER BY x.value DESC, x.id DESC LIMIT 1 OFFSET ?`)
+    .get(w.key, ...w.params, ...belowParams, rest) as Row | undefined;
   if (last === undefined) return undefined;
   const above = statements
-    .get(`SELECT count(*) FROM attr_index x WHERE x.key = ?${w.conds} AND x.value > ?`)
+    .get(`SELECT count(*) FROM attr_index x WHERE x.key = ?${w.conds}${below} AND x.value > ?`)
     .pluck()
-    .get(w.key, ...w.params, last.value) as number;
+    .get(w.key, ...w.params, ...belowParams, last.value) as number;
   return statements
     .get(`${select(w)} AND x.value = ? ORDER BY x.id LIMIT 1 OFFSET ?`)
-    .get(w.key, ...w.params, last.value, position - above) as Row;
+    .get(w.key, ...w.params, last.value, rest - above) as Row;
 }

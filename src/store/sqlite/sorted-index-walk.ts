@@ -9,10 +9,12 @@
  * the filter, SQLite skips the records before the page itself (OFFSET, in C), and the irregular
  * ones are merged in from memory; otherwise each record met is checked on its body until the
  * page is full. `after` (the keys of the record before the page) seeks instead of skipping.
+ * Under conditions the rows found at positions of the walk are kept (walk-checkpoints.ts), so a
+ * later page of the same walk starts near its own start.
  */
 import { compileFilter } from '../filter.ts';
 import { compareKeys, sortByKeys, sortKeyOf, withIdTieBreaker } from '../ordering.ts';
-import type { Doc, Sort } from '../port.ts';
+import type { Doc, Filter, Sort } from '../port.ts';
 import {
   indexRecord,
   INDEXED_PATHS,
@@ -25,6 +27,7 @@ import {
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
 import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
 import { compareRows, rowAt, rowsFrom, type Row, type Walk } from './index-walk-rows.ts';
+import type { Checkpoint } from './walk-checkpoints.ts';
 import type { SortedPageQuery } from './page-queries.ts';
 import { loadBodies } from './records.ts';
 import { recordCount } from './statistics.ts';
@@ -40,6 +43,11 @@ const SMALL_MATCH = 1000;
 const WALK_CHECK = 5000;
 /** Records whose bodies are read and checked together when the index does not decide the filter. */
 const VERIFY_BATCH = 32;
+
+/** Rows between the positions a walk under conditions keeps on its way to a page. */
+const POSITION_STRIDE = 1000;
+/** Matches between the positions a walk that checks bodies keeps (each costs a parse to reach). */
+const CHECKED_STRIDE = 100;
 
 /** Thrown inside a sorted index walk that has read more rows than its budget. */
 class WalkTooLong extends Error {}
@@ -57,6 +65,11 @@ function isIndexValue(v: unknown): v is IndexValue {
  * before the page is complete, or when candidate ids are given.
  */
 export function sortedIndexWalk(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
+  // One snapshot of the file: the positions kept for it and the rows read agree.
+  return ctx.db.inTransaction ? walkPage(ctx, q) : ctx.db.transaction(() => walkPage(ctx, q))();
+}
+
+function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
   const { collection, filter, limit } = q;
   const { statements } = ctx;
   const keys = withIdTieBreaker(q.sort);
@@ -194,6 +207,7 @@ export function sortedIndexWalk(ctx: StoreContext, q: SortedPageQuery): Doc[] | 
         records,
         verify,
         isAfter,
+        filter,
       );
     }
   } catch (err) {
@@ -265,11 +279,17 @@ function exactPage(
   afterRow: Row | undefined,
   after: unknown[] | undefined,
 ): string[] {
+  // Under conditions, rows failing them may lie before and between the matches: positions
+  // found once are kept, and a later page starts from the nearest one.
+  const positions = w.conds === '' ? undefined : w.ctx.checkpoints.of(walkName(w));
   /** Regular items from `from` (itself included when `including`) on. */
   const regular = (from: Row | undefined, including: boolean) =>
     (function* () {
       if (from && including && !skipIds.has(from.id)) yield { id: from.id, keys: [from.value, from.id] };
+      let atStart = from === undefined;
       for (const row of rowsFrom(w, from)) {
+        if (atStart) positions?.add(0, row);
+        atStart = false;
         if (!skipIds.has(row.id)) yield { id: row.id, keys: [row.value, row.id] };
       }
     })();
@@ -280,23 +300,52 @@ function exactPage(
     })();
     return mergePage(keys, items, 0, others, 0, skip, limit);
   }
-  const fromStart = () => mergePage(keys, regular(undefined, false), 0, others, 0, skip, limit);
+  const fromStart = () => {
+    // The walk's first row, when known, is sought rather than reached over the rows failing.
+    const zero = positions?.nearest(0)?.row;
+    return mergePage(keys, regular(zero, zero !== undefined), 0, others, 0, skip, limit);
+  };
   const start = Math.max(0, skip - others.length - irregularRows.length);
   if (start === 0) return fromStart();
-  const first = rowAt(w, start);
+  let known = positions?.nearest(start);
+  // On the way to the page, a position every POSITION_STRIDE rows is kept for the pages between.
+  while (positions && start - (known?.position ?? 0) > POSITION_STRIDE) {
+    const position = (known?.position ?? 0) + POSITION_STRIDE;
+    const row = rowAt(w, position, known);
+    if (row === undefined) break;
+    positions.add(position, row);
+    known = { position, row };
+  }
+  const first = known?.position === start ? known.row : rowAt(w, start, known);
   if (first === undefined) return fromStart(); // the page is near the end: walk to it
+  positions?.add(start, first);
   // Each regular item before `first` is before the page, and so is each other item before the
   // first regular item from `first` on (at most `start` + their number of positions in).
   const regularBefore = start - irregularRows.filter((r) => compareRows(r, first, w.direction) < 0).length;
-  const rest = regular(first, true);
-  const head = rest.next();
-  if (head.done) return fromStart();
+  return mergeFrom(keys, regular(first, true), regularBefore, others, skip, limit) ?? fromStart();
+}
+
+/**
+ * The page from regular items that start `regularBefore` regular items in, when every other
+ * item before the first of them is before the page too: each other item sorting before that
+ * first one is counted before it. Undefined when there are no such regular items.
+ */
+function mergeFrom(
+  keys: Sort,
+  regular: Generator<SortItem>,
+  regularBefore: number,
+  others: SortItem[],
+  skip: number,
+  limit: number,
+): string[] | undefined {
+  const head = regular.next();
+  if (head.done) return undefined;
   let othersBefore = 0;
   while (othersBefore < others.length && compareKeys(others[othersBefore]!.keys, head.value.keys, keys) < 0)
     othersBefore++;
   const items = (function* () {
     yield head.value;
-    yield* rest;
+    yield* regular;
   })();
   return mergePage(keys, items, regularBefore, others, othersBefore, skip, limit);
 }
@@ -304,6 +353,8 @@ function exactPage(
 /**
  * A page when bodies must be checked: the walk reads rows in key order from the start (or from
  * `afterRow`), checks records in batches, and gives up when it reads far more rows than matches.
+ * Every CHECKED_STRIDE-th match it meets is kept with the number of matches before it, and a
+ * later page of the same filter and order starts from the nearest one before it.
  */
 function checkedPage(
   w: Walk,
@@ -317,34 +368,59 @@ function checkedPage(
   records: number,
   verify: (ids: string[]) => Set<string>,
   isAfter: (item: SortItem) => boolean,
+  filter: Filter,
 ): string[] {
-  const need = skip + limit;
-  let hits = 0;
-  const items = (function* () {
-    let rows = 0;
-    let pending: SortItem[] = [];
-    const flush = function* () {
-      const passing = verify(pending.map((p) => p.id));
-      for (const item of pending) {
-        if (!passing.has(item.id)) continue;
-        hits++;
-        yield item;
+  // Positions here count the matches of the whole filter before a row, not the rows.
+  const positions = after ? undefined : w.ctx.checkpoints.of(`${walkName(w)} ${filterName(filter)}`);
+  /** Matches in the walk's order from `known` (itself first) or from the start or `afterRow`. */
+  const matches = (known: Checkpoint | undefined) =>
+    (function* () {
+      const need = skip + limit - (known?.position ?? 0);
+      let rows = 0;
+      let hits = 0;
+      let pending: SortItem[] = [];
+      const flush = function* () {
+        const passing = verify(pending.map((p) => p.id));
+        for (const item of pending) {
+          if (!passing.has(item.id)) continue;
+          const position = (known?.position ?? 0) + hits++;
+          if (position % CHECKED_STRIDE === 0)
+            positions?.add(position, { value: item.keys[0] as IndexValue, id: item.id });
+          yield item;
+        }
+        pending = [];
+      };
+      if (known) pending.push({ id: known.row.id, keys: [known.row.value, known.row.id] });
+      for (const row of rowsFrom(w, known?.row ?? afterRow)) {
+        // Rows still to read at the match rate so far, against the matches of the collection at it.
+        if (++rows % WALK_CHECK === 0 && need * rows * rows > 4 * hits * hits * records)
+          throw new WalkTooLong();
+        if (skipIds.has(row.id)) continue;
+        const item = { id: row.id, keys: [row.value, row.id] };
+        if (after && !isAfter(item)) continue;
+        pending.push(item);
+        if (pending.length >= VERIFY_BATCH) yield* flush();
       }
-      pending = [];
-    };
-    for (const row of rowsFrom(w, afterRow)) {
-      // Rows still to read at the match rate so far, against the matches of the collection at it.
-      if (++rows % WALK_CHECK === 0 && need * rows * rows > 4 * hits * hits * records)
-        throw new WalkTooLong();
-      if (skipIds.has(row.id)) continue;
-      const item = { id: row.id, keys: [row.value, row.id] };
-      if (after && !isAfter(item)) continue;
-      pending.push(item);
-      if (pending.length >= VERIFY_BATCH) yield* flush();
-    }
-    yield* flush();
-  })();
-  return mergePage(keys, items, 0, others, 0, skip, limit);
+      yield* flush();
+    })();
+  const fromStart = () => mergePage(keys, matches(undefined), 0, others, 0, skip, limit);
+  // Every other item may sort before the page: only matches that many before it are known to be.
+  const known = positions?.nearest(skip - others.length);
+  if (!known) return fromStart();
+  // The kept match is the first item from it on; the others before it are before the page too.
+  return mergeFrom(keys, matches(known), known.position, others, skip, limit) ?? fromStart();
+}
+
+/** What names a walk among those kept: its path's key, direction and index conditions. */
+function walkName(w: Walk): string {
+  return `${w.key} ${w.direction} ${w.conds} ${JSON.stringify(w.params)}`;
+}
+
+/** A filter as the name of what it matches (regular expressions apart from strings). */
+function filterName(filter: Filter): string {
+  return JSON.stringify(filter, (_, v: unknown) =>
+    v instanceof RegExp ? { $RegExp: [v.source, v.flags] } : v,
+  );
 }
 
 /** Ids of the records meeting a plan's index conditions without an entry at the key's path, in id order (JavaScript's). */

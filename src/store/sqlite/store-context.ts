@@ -9,6 +9,7 @@ import type { AttributeKeys } from './attribute-index.ts';
 import type { ConditionEstimates } from './attribute-plans.ts';
 import type { PageStrategy } from './page-queries.ts';
 import type { StatementCache } from './statement-cache.ts';
+import type { WalkCheckpoints } from './walk-checkpoints.ts';
 
 /** Counters tests and benchmarks read to check that narrowing works. */
 export interface SqliteStoreCounters {
@@ -16,6 +17,8 @@ export interface SqliteStoreCounters {
   bodiesParsed: number;
   /** Sorted pages read off the sort key's attribute index. */
   sortedIndexWalks: number;
+  /** Pages of sorted walks under conditions that started from a row found by an earlier page. */
+  walkPositionsReused: number;
   /** How the last find read its page (unset before the first), for a planner's explain. */
   lastStrategy?: PageStrategy;
 }
@@ -27,6 +30,8 @@ export interface StoreContext {
   readonly estimates: ConditionEstimates;
   /** The attribute index's (collection, path) keys. */
   readonly keys: AttributeKeys;
+  /** Rows sorted walks under a filter's conditions have found, by position. */
+  readonly checkpoints: WalkCheckpoints;
 }
 
 export type Row = { id: string; body: string };
