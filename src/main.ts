@@ -95,6 +95,14 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
       server.closeAllConnections();
     }, 10_000);
     force.unref();
+    // Whatever holds the stop up (a store that does not close, a drain that does not end), the
+    // process ends: its supervisor, and whoever sent the signal, wait for it.
+    const deadline = setTimeout(() => {
+      logger.error('the server process did not stop within 20 s; exiting');
+      logger.flush();
+      process.exit(1);
+    }, 20_000);
+    deadline.unref();
     // Node keeps a connection open after the response to a request that was in flight (keep-alive):
     // close each one as soon as it is idle, so the process exits once the last response is sent.
     const idle = setInterval(() => server.closeIdleConnections(), 100);

@@ -8,12 +8,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freePort,
   processTree,
   ROOT,
+  signalServer,
   spawnServer,
   startLoggingServer,
   type LoggingServer,
@@ -116,43 +117,75 @@ describe('npm start', () => {
     }
   }, 90_000);
 
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`stops every process when ${signal} is sent to npm start`, async () => {
+  /**
+   * `npm start` on a free port, once it answers /health. Another test may take the port between
+   * freePort and the bind: a start-up that fails for that reason is tried again on another port.
+   * Every wait is bounded and a failure carries npm's output.
+   */
+  async function npmStart(
+    dir: string,
+  ): Promise<{ npm: ChildProcess; exit: () => number | null | undefined }> {
+    for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const npm = spawn('npm', ['start', '--silent'], {
         cwd: ROOT,
         env: {
           ...process.env,
-          DATA_DIR: path.join(root, `npm-${signal}`),
+          DATA_DIR: dir,
           DEMO_DATA: 'false',
           HOST: '127.0.0.1',
           PORT: String(port),
           PUBLIC_URL: `http://127.0.0.1:${port}`,
           LOG_LEVEL: 'warn',
         },
-        stdio: 'ignore',
+        stdio: ['ignore', 'ignore', 'pipe'],
       });
-      const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
-      let tree: number[] = [];
-      await waitFor(() => {
-        tree = processTree(npm.pid!);
-        return tree.length >= 3; // npm, the primary and its server process
-      }, 'npm start to start its processes');
-      for (let ok = false; !ok;) {
-        ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+      let stderr = '';
+      npm.stderr!.on('data', (d: Buffer) => (stderr += String(d)));
+      let code: number | null | undefined;
+      npm.once('exit', (c) => (code = c));
+      for (const until = Date.now() + 60_000; code === undefined;) {
+        const healthy = await fetch(`http://127.0.0.1:${port}/health`, {
+          signal: AbortSignal.timeout(2_000),
+        }).then(
           (r) => r.ok,
           () => false,
         );
-        if (!ok) await new Promise((r) => setTimeout(r, 200));
+        if (healthy && code === undefined) return { npm, exit: () => code };
+        if (Date.now() > until) {
+          signalServer(npm, 'SIGKILL');
+          throw new Error(`npm start did not answer /health within 60 s: ${stderr.slice(-2000)}`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
       }
-      tree = processTree(npm.pid!);
+      if (!stderr.includes('is already in use') || attempt === 3)
+        throw new Error(`npm start exited (${code}): ${stderr.slice(-2000)}`);
+    }
+  }
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`stops every process when ${signal} is sent to npm start`, async () => {
+      const { npm, exit } = await npmStart(path.join(root, `npm-${signal}`));
+      const tree = processTree(npm.pid!);
+      expect(tree.length).toBeGreaterThanOrEqual(3); // npm, the primary and its server process
       npm.kill(signal);
-      await exited;
-      await waitFor(
-        () => tree.every((pid) => !fs.existsSync(`/proc/${pid}`)),
-        'every process to end',
-        20_000,
-      );
+      try {
+        await waitFor(() => exit() !== undefined, `npm start to exit on ${signal}`, 30_000);
+        await waitFor(
+          () => tree.every((pid) => !fs.existsSync(`/proc/${pid}`)),
+          'every process to end',
+          20_000,
+        );
+      } finally {
+        // Not left running behind a failure.
+        for (const pid of tree) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+      }
     }, 120_000);
   }
 });
