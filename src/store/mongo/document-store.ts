@@ -26,12 +26,19 @@ import type {
 import { MongoStateStore, STATE_COLLECTION } from './state-store.ts';
 import { CHANGES_COLLECTION, CHANGES_PAGE, COUNTERS_COLLECTION, MongoChangeLog } from './change-log.ts';
 import { engine } from './engine-errors.ts';
-import { checkedInService, mongoProjection, recordIndexSpecs, serverQuery } from './record-queries.ts';
+import {
+  checkedInService,
+  mongoProjection,
+  recordIndexSpecs,
+  replacedIndexSpecs,
+  serverQuery,
+} from './record-queries.ts';
 import { NeedsIndexes, readDecideWrite, writeInSession, type SessionWriter } from './record-writes.ts';
 import { DEFAULT_TRANSACTION_POLICY, runTransaction, type TransactionPolicy } from './transactions.ts';
 
 export { CHANGES_COLLECTION, COUNTERS_COLLECTION, mongoProjection, recordIndexSpecs };
 const DUPLICATE_KEY = 11000;
+const INDEX_NOT_FOUND = 27;
 
 export interface MongoStoreOptions {
   databaseName: string;
@@ -108,8 +115,31 @@ export class MongoDocumentStore implements DocumentStore {
     await engine(async () => {
       await this.state.createIndexes();
       await this.changeLog.init();
-      for (const c of recordCollections) await this.ensureIndexes(c);
+      for (const c of recordCollections) {
+        await this.ensureIndexes(c);
+        await this.dropReplacedIndexes(c);
+      }
     });
+  }
+
+  /**
+   * Drops the single-field indexes earlier versions made on the narrowing attributes, once their
+   * compound replacements exist (they serve the same queries, and sorted pages besides). Only an
+   * index with the old name and exactly the old key goes; one another process dropped first is
+   * no error.
+   */
+  private async dropReplacedIndexes(collection: string): Promise<void> {
+    const c = this.db.collection(collection);
+    const present = await c.listIndexes({ maxTimeMS: this.maxTimeMS }).toArray();
+    const same = (a: Document, b: Document) => JSON.stringify(a) === JSON.stringify(b);
+    for (const old of replacedIndexSpecs()) {
+      if (!present.some((i) => i.name === old.name && same(i.key as Document, old.key))) continue;
+      try {
+        await c.dropIndex(old.name, { maxTimeMS: this.maxTimeMS });
+      } catch (err) {
+        if ((err as { code?: number }).code !== INDEX_NOT_FOUND) throw err;
+      }
+    }
   }
 
   private async ensureIndexes(collection: string): Promise<void> {
