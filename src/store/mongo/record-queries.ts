@@ -20,8 +20,9 @@ export interface RecordIndexSpec {
  * Index specifications every record collection gets: unique `id`, plus two per narrowing
  * attribute, `{path: 1, id: 1}` and `{path: -1, id: 1}`. A page sorted by the path ascending or
  * descending (with `id` ascending breaking ties, as the original and the embedded store order
- * them) is then read off one of them in key order, walked backwards for the reverse direction,
- * and stops at the page; either also serves equality and ranges on the path, as its prefix.
+ * them) is then read off one of them in key order and stops at the page (an index walked
+ * backwards reverses every key, `{path: -1, id: -1}`: hence one per direction); either also
+ * serves equality and ranges on the path, as its prefix.
  * 1 + 2 x 18 = 37 indexes, under MongoDB's 64 per collection.
  */
 export function recordIndexSpecs(): RecordIndexSpec[] {
