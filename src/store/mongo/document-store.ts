@@ -165,13 +165,20 @@ export class MongoDocumentStore implements DocumentStore {
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
     const sort: Array<[string, 1 | -1]> = options.sort && options.sort.length > 0 ? [...options.sort] : [];
     if (!sort.some(([f]) => f === 'id')) sort.push(['id', 1]);
+    // A sort by another path than id may be done in memory (no index for the path, or the
+    // server's plan narrows by the filter first): it may spill to disk rather than fail at the
+    // server's 100 MB limit, whatever allowDiskUseByDefault says.
+    const allowDiskUse = sort.some(([f]) => f !== 'id');
     const { q, exact } = serverQuery(filter, options.candidateIds, options.afterId);
     if (!exact) {
       const project = compileProjection(options.projection);
       return engine(async () => {
         const out: Doc[] = [];
         let skip = options.skip ?? 0;
-        for await (const doc of checkedInService(this.db, this.maxTimeMS, collection, q, filter, { sort })) {
+        for await (const doc of checkedInService(this.db, this.maxTimeMS, collection, q, filter, {
+          sort,
+          allowDiskUse,
+        })) {
           if (skip > 0) {
             skip--;
             continue;
@@ -183,6 +190,7 @@ export class MongoDocumentStore implements DocumentStore {
       });
     }
     const findOptions: Document = { projection: mongoProjection(options.projection), sort };
+    if (allowDiskUse) findOptions.allowDiskUse = true;
     if (options.skip) findOptions.skip = options.skip;
     if (options.limit && options.limit > 0) findOptions.limit = options.limit;
     findOptions.maxTimeMS = this.maxTimeMS;

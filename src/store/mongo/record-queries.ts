@@ -82,7 +82,7 @@ export async function* checkedInService(
   collection: string,
   q: Filter,
   filter: Filter,
-  options: { sort?: Document; session?: ClientSession },
+  options: { sort?: Document; session?: ClientSession; allowDiskUse?: boolean },
 ): AsyncIterable<Doc> {
   const matches = compileFilter(filter);
   const cursor = db.collection(collection).find(q, {
@@ -91,6 +91,7 @@ export async function* checkedInService(
     maxTimeMS,
     batchSize: 1000,
     session: options.session,
+    ...(options.allowDiskUse ? { allowDiskUse: true } : {}),
   });
   try {
     for await (const doc of cursor) if (matches(doc as unknown as Doc)) yield doc as unknown as Doc;
