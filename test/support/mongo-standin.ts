@@ -674,8 +674,10 @@ export class StandInServer {
   /**
    * The index whose key order gives `sort`, walked forwards or backwards (its leading keys are
    * the sort's paths, every direction equal or every one reversed); null: none, a sort in memory.
-   * (The server can also use an index whose leading keys an equality fixes; not modelled, so
-   * the stand-in is stricter there.)
+   * (The server can also use an index whose leading keys an equality fixes: not modelled, the
+   * stand-in is stricter there. A multikey index gives a sort only when the filter puts no
+   * bounds on its array path, and the server's planner may prefer another index and sort in
+   * memory: not modelled either, the stand-in is laxer there.)
    */
   sortIndex(ns: string, sort: Array<[string, 1 | -1]>): string | null {
     for (const index of this.indexes(ns)) {
