@@ -36,7 +36,7 @@ const entry = (collection: string, id: string, deleted = false) => ({
 const LIVE = { $or: [{ expiresAt: null }, { expiresAt: { $gt: expect.any(Date) } }] };
 
 describe('MongoDB adapter golden calls', () => {
-  it('creates the unique id index and the narrowing indexes for each record collection, and the internal indexes', async () => {
+  it('creates the unique id index and two compound indexes per narrowing attribute for each record collection, and the internal indexes', async () => {
     const { store, take } = fakeDb();
     await store.init(['biosample_set']);
     const calls = take();
@@ -44,6 +44,7 @@ describe('MongoDB adapter golden calls', () => {
       ['_state', 'createIndexes'],
       ['_changes', 'createIndex'],
       ['biosample_set', 'createIndexes'],
+      ['biosample_set', 'listIndexes'],
     ]);
     expect(calls[0]!.args[0]).toEqual([
       { key: { kind: 1, key: 1 }, name: 'kind_key', unique: true },
@@ -67,19 +68,72 @@ describe('MongoDB adapter golden calls', () => {
     expect(calls[1]!.args).toEqual([{ seq: 1, t: 1 }, { name: 'seq_t' }]);
     const specs = calls[2]!.args[0] as Array<{ key: Record<string, number>; name: string; unique?: boolean }>;
     expect(specs[0]).toEqual({ key: { id: 1 }, name: 'id_1', unique: true });
-    expect(specs.map((s) => Object.keys(s.key)[0])).toEqual(
-      expect.arrayContaining([
-        'part_of',
-        'associated_studies',
-        'ecosystem_category',
-        'was_generated_by',
-        'has_input',
-        'has_output',
-        'lat_lon.latitude',
-        'depth.has_numeric_value',
-      ]),
-    );
-    expect(specs.slice(1).every((s) => !s.unique)).toBe(true);
+    for (const path of [
+      'name',
+      'ecosystem_category',
+      'lat_lon.latitude',
+      'depth.has_numeric_value',
+      'part_of',
+    ]) {
+      // Key order matters: the path first, then id (Object.entries keeps insertion order).
+      const mine = specs
+        .filter((s) => Object.keys(s.key)[0] === path)
+        .map((s) => [Object.entries(s.key), s.name]);
+      expect(mine).toEqual([
+        [
+          [
+            [path, 1],
+            ['id', 1],
+          ],
+          `${path}_1_id_1`,
+        ],
+        [
+          [
+            [path, -1],
+            ['id', 1],
+          ],
+          `${path}_-1_id_1`,
+        ],
+      ]);
+    }
+    // No single-field index on a narrowing attribute (the compound ones serve it as their prefix),
+    // distinct names, and within MongoDB's 64 indexes per collection with the implicit _id index.
+    expect(specs.slice(1).every((s) => Object.keys(s.key).length === 2 && !s.unique)).toBe(true);
+    expect(new Set(specs.map((s) => s.name)).size).toBe(specs.length);
+    expect(specs).toHaveLength(37);
+    expect(specs.length + 1).toBeLessThanOrEqual(64);
+    expect(calls[3]!.args).toEqual([T]);
+  });
+
+  it('drops the single-field indexes earlier versions made once their replacements exist, and nothing else', async () => {
+    const { store, take } = fakeDb({
+      'biosample_set.listIndexes': [
+        [
+          { key: { _id: 1 }, name: '_id_' },
+          { key: { id: 1 }, name: 'id_1', unique: true },
+          { key: { name: 1 }, name: 'name_1' },
+          { key: { ecosystem_category: 1 }, name: 'ecosystem_category_1' },
+          // An operator's index that happens to share an old name but not its key stays.
+          { key: { part_of: 1, type: 1 }, name: 'part_of_1' },
+          { key: { samples: 1 }, name: 'samples_1' },
+          { key: { name: 1, id: 1 }, name: 'name_1_id_1' },
+        ],
+      ],
+      'biosample_set.dropIndex': [{}, Object.assign(new Error('index not found'), { code: 27 })],
+    });
+    await store.init(['biosample_set']);
+    const calls = take().filter((c) => c.collection === 'biosample_set');
+    expect(calls.map((c) => c.op)).toEqual(['createIndexes', 'listIndexes', 'dropIndex', 'dropIndex']);
+    expect(calls.slice(2).map((c) => c.args)).toEqual([
+      ['name_1', T],
+      ['ecosystem_category_1', T],
+    ]);
+    // Any other failure to drop is not hidden.
+    const failing = fakeDb({
+      'biosample_set.listIndexes': [[{ key: { name: 1 }, name: 'name_1' }]],
+      'biosample_set.dropIndex': [Object.assign(new Error('not authorized'), { code: 13 })],
+    });
+    await expect(failing.store.init(['biosample_set'])).rejects.toMatchObject({ code: 13 });
   });
 
   it('finds with the filter as given, _id projected out, id as the final sort key, skip and limit', async () => {
@@ -102,6 +156,7 @@ describe('MongoDB adapter golden calls', () => {
               ['name', -1],
               ['id', 1],
             ],
+            allowDiskUse: true,
             skip: 20,
             limit: 10,
             ...T,
@@ -109,6 +164,61 @@ describe('MongoDB adapter golden calls', () => {
         ],
       },
     ]);
+  });
+
+  it('sorts a page by a narrowing attribute in the key order of one of its indexes, forwards or backwards', async () => {
+    const { store, take } = fakeDb();
+    await store.init(['biosample_set']);
+    const specs = take().find((c) => c.op === 'createIndexes' && c.collection === 'biosample_set')!
+      .args[0] as Array<{ key: Record<string, number>; name: string }>;
+    /** The index a sort walks: one whose keys are the sort's, in the same or the reverse direction. */
+    const walked = (sort: Array<[string, number]>) =>
+      specs.find((s) => {
+        const key = Object.entries(s.key);
+        if (key.length !== sort.length || key.some(([k], i) => k !== sort[i]![0])) return false;
+        const sign = key[0]![1] * sort[0]![1];
+        return key.every(([, d], i) => d * sign === sort[i]![1]);
+      })?.name;
+    const sent: Array<Array<[string, number]>> = [];
+    for (const [path, direction] of [
+      ['name', 1],
+      ['name', -1],
+      ['ecosystem_category', -1],
+      ['lat_lon.latitude', 1],
+      ['depth.has_numeric_value', -1],
+    ] as const) {
+      for (const filter of [{}, { ecosystem_category: 'Plants' }]) {
+        await store.find('biosample_set', filter, { sort: [[path, direction]], skip: 10_000, limit: 25 });
+        const [call] = take();
+        expect(call!.args[0]).toEqual(filter);
+        const sort = (call!.args[1] as { sort: Array<[string, number]> }).sort;
+        // id ascending breaks ties in both directions, as the original's cursor paging orders them.
+        expect(sort).toEqual([
+          [path, direction],
+          ['id', 1],
+        ]);
+        // Should the server's plan narrow by the filter and sort in memory, it may spill to disk.
+        expect(call!.args[1]).toMatchObject({ skip: 10_000, limit: 25, allowDiskUse: true });
+        sent.push(sort);
+      }
+    }
+    expect(sent.map(walked)).toEqual([
+      'name_1_id_1',
+      'name_1_id_1',
+      'name_-1_id_1',
+      'name_-1_id_1',
+      'ecosystem_category_-1_id_1',
+      'ecosystem_category_-1_id_1',
+      'lat_lon.latitude_1_id_1',
+      'lat_lon.latitude_1_id_1',
+      'depth.has_numeric_value_-1_id_1',
+      'depth.has_numeric_value_-1_id_1',
+    ]);
+    // A sort by id alone walks the unique id index.
+    await store.find('biosample_set', {}, { sort: [['id', -1]], limit: 25 });
+    const byId = take()[0]!.args[1] as { sort: Array<[string, number]> };
+    expect(walked(byId.sort)).toBe('id_1');
+    expect(byId).not.toHaveProperty('allowDiskUse');
   });
 
   it('restricts to candidate ids and pages after an id with $and, sorted by id', async () => {

@@ -149,6 +149,97 @@ describe('MongoDB stand-in', () => {
     expect(await c.countDocuments({ id: 'y' })).toBe(1);
   });
 
+  it('keeps index names and keys apart, at most 64 indexes, and drops only an index that exists', async () => {
+    const { db } = open();
+    const c = db.collection('biosample_set');
+    const code = async (p: Promise<unknown>) => ((await failure(p)) as MongoServerError).code;
+    expect(await c.createIndexes([{ key: { name: 1 }, name: 'name_1' }])).toEqual(['name_1']);
+    // Creating the same index again is no error; a name with other keys, or keys with another name, is.
+    expect(await c.createIndexes([{ key: { name: 1 }, name: 'name_1' }])).toEqual(['name_1']);
+    expect(await code(c.createIndexes([{ key: { name: 1, id: 1 }, name: 'name_1' }]))).toBe(86);
+    expect(await code(c.createIndexes([{ key: { name: 1 }, name: 'by_name' }]))).toBe(85);
+    expect(await code(c.dropIndex('absent'))).toBe(27);
+    expect(await code(c.dropIndex('_id_'))).toBe(72);
+    await c.dropIndex('name_1');
+    expect((await c.listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_']);
+    await c.createIndexes(Array.from({ length: 63 }, (_, i) => ({ key: { [`f${i}`]: 1 }, name: `f${i}_1` })));
+    expect(await code(c.createIndexes([{ key: { g: 1 }, name: 'g_1' }]))).toBe(67);
+    expect(await c.listIndexes().toArray()).toHaveLength(64);
+  });
+
+  it('says which index gives a find its sort, and refuses a sort in memory over its limit unless it may spill', async () => {
+    const { server, db } = open();
+    const c = db.collection('biosample_set');
+    await c.createIndexes([{ key: { name: -1, id: 1 }, name: 'name_-1_id_1' }]);
+    await c.insertMany(
+      Array.from({ length: 50 }, (_, i) => ({ id: `b${i}`, name: `n${i % 5}`, pad: 'x'.repeat(100) })),
+    );
+    server.allowDiskUseByDefault = false;
+    server.sortMemoryBytes = 2000;
+    const sortIndexOf = async (sort: Array<[string, 1 | -1]>, limit = 0) => {
+      await c.find({}, { sort, limit }).toArray();
+      return server.log.at(-1)!.sortIndex;
+    };
+    expect(
+      await sortIndexOf([
+        ['name', -1],
+        ['id', 1],
+      ]),
+    ).toBe('name_-1_id_1');
+    expect(
+      await sortIndexOf([
+        ['name', 1],
+        ['id', -1],
+      ]),
+    ).toBe('name_-1_id_1');
+    expect(await sortIndexOf([['name', -1]])).toBe('name_-1_id_1');
+    expect(await sortIndexOf([['_id', -1]])).toBe('_id_');
+    // Not the index's order: in memory, within the limit for the first 10, over it for all.
+    expect(
+      await sortIndexOf(
+        [
+          ['name', 1],
+          ['id', 1],
+        ],
+        10,
+      ),
+    ).toBeNull();
+    expect(
+      await code(
+        c
+          .find(
+            {},
+            {
+              sort: [
+                ['name', 1],
+                ['id', 1],
+              ],
+            },
+          )
+          .toArray(),
+      ),
+    ).toBe(292);
+    expect(
+      await c
+        .find(
+          {},
+          {
+            sort: [
+              ['name', 1],
+              ['id', 1],
+            ],
+            allowDiskUse: true,
+          },
+        )
+        .toArray(),
+    ).toHaveLength(50);
+    server.allowDiskUseByDefault = true;
+    expect(await c.find({}, { sort: { pad: 1 } }).toArray()).toHaveLength(50);
+    async function code(p: Promise<unknown>) {
+      return ((await failure(p)) as MongoServerError).code;
+    }
+  });
+
   it('refuses a distinct whose reply is over the reply limit, and answers $collStats per shard', async () => {
     const { server, db } = open('sharded');
     const c = db.collection('fs.chunks');

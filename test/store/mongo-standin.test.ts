@@ -203,6 +203,98 @@ describe('MongoDB store on a replica set (stand-in)', () => {
     await store.close();
   });
 
+  it('reads pages sorted by a narrowing attribute either way off an index, on a server that cannot sort them in memory by default', async () => {
+    const server = new StandInServer();
+    // A server that sorts in memory up to 4 KB and never spills to disk.
+    server.allowDiskUseByDefault = false;
+    server.sortMemoryBytes = 4096;
+    const store = await open(server);
+    const categories = ['Plants', 'Terrestrial', 'Aquatic'];
+    const docs = Array.from({ length: 120 }, (_, i) => ({
+      id: `nmdc:bsm-11-${String((i * 37) % 120).padStart(3, '0')}`,
+      // Many ties, so the id tie-breaker decides much of the order.
+      name: `sample ${String(i % 9)}`,
+      ecosystem_category: categories[i % 3]!,
+      description: 'x'.repeat(200),
+    }));
+    await store.upsertMany(C, docs);
+    const expected = (filter: (d: (typeof docs)[number]) => boolean, direction: 1 | -1, skip: number) =>
+      docs
+        .filter(filter)
+        .sort((a, b) =>
+          a.name === b.name ? (a.id < b.id ? -1 : 1) : a.name < b.name ? -direction : direction,
+        )
+        .slice(skip, skip + 25)
+        .map((d) => d.id);
+    for (const direction of [1, -1] as const) {
+      for (const [filter, test] of [
+        [{}, () => true],
+        [{ ecosystem_category: 'Plants' }, (d: (typeof docs)[number]) => d.ecosystem_category === 'Plants'],
+      ] as const) {
+        for (const skip of [0, 30]) {
+          server.log.length = 0;
+          const page = await store.find(C, filter, {
+            sort: [['name', direction]],
+            skip,
+            limit: 25,
+            projection: ['name'],
+          });
+          expect(page.map((d) => d.id)).toEqual(expected(test, direction, skip));
+          expect(page[0]).toEqual({ id: page[0]!.id, name: docs.find((d) => d.id === page[0]!.id)!.name });
+          expect(server.log.map((o) => [o.op, o.sortIndex])).toEqual([
+            ['find', direction === 1 ? 'name_1_id_1' : 'name_-1_id_1'],
+          ]);
+        }
+      }
+    }
+    // A path with no index is sorted in memory, over the limit here: the find lets it spill.
+    server.log.length = 0;
+    const byDescription = await store.find(C, {}, { sort: [['description', 1]], limit: 100 });
+    expect(byDescription.map((d) => d.id)).toEqual(
+      docs
+        .map((d) => d.id)
+        .sort()
+        .slice(0, 100),
+    );
+    expect(server.log.map((o) => [o.op, o.sortIndex])).toEqual([['find', null]]);
+    await store.close();
+  });
+
+  it('replaces the single-field indexes of an earlier version at start-up, and starting again changes nothing', async () => {
+    const server = new StandInServer();
+    const records = server
+      .client()
+      .db(loadConfig({ MONGO_URL: URL }).mongoDb)
+      .collection(C);
+    await records.createIndexes([
+      { key: { id: 1 }, name: 'id_1', unique: true },
+      { key: { name: 1 }, name: 'name_1' },
+      { key: { ecosystem_category: 1 }, name: 'ecosystem_category_1' },
+      { key: { 'lat_lon.latitude': 1 }, name: 'lat_lon.latitude_1' },
+      // An operator's own index stays.
+      { key: { samples: 1 }, name: 'samples_1' },
+    ]);
+    const names = async () => (await records.listIndexes().toArray()).map((i) => String(i.name)).sort();
+    const first = await open(server);
+    await first.close();
+    const after = await names();
+    expect(after).toHaveLength(1 + 37 + 1);
+    expect(after).toEqual(
+      expect.arrayContaining(['_id_', 'id_1', 'samples_1', 'name_1_id_1', 'name_-1_id_1']),
+    );
+    expect(after).not.toEqual(expect.arrayContaining(['name_1']));
+    expect(after.filter((n) => n.endsWith('_1') && !n.endsWith('_id_1'))).toEqual(['id_1', 'samples_1']);
+    server.log.length = 0;
+    const second = await open(server);
+    await second.close();
+    expect(await names()).toEqual(after);
+    expect(server.log.filter((o) => o.op === 'dropIndexes')).toEqual([]);
+    // The server refuses a name an index has with other keys: the new names never collide.
+    await expect(records.createIndexes([{ key: { name: 1 }, name: 'name_1_id_1' }])).rejects.toMatchObject({
+      code: 86,
+    });
+  });
+
   it('counts a whole collection from its metadata, and a filtered count by counting', async () => {
     const server = new StandInServer();
     const store = await open(server);

@@ -42,6 +42,8 @@ export function fakeMongoDb(answers: Record<string, unknown[]> = {}) {
     return {
       createIndexes: record('createIndexes', []),
       createIndex: record('createIndex', 'seq_1'),
+      listIndexes: cursor('listIndexes'),
+      dropIndex: record('dropIndex', {}),
       find: cursor('find'),
       aggregate: cursor('aggregate'),
       findOne: record('findOne', null),

@@ -20,7 +20,13 @@
  *   labels (`WriteConflict`, `NotWritablePrimary`, `TransientTransactionError`, ...), and slow
  *   operations that `maxTimeMS` cuts short (`MaxTimeMSExpired`);
  * - limits: BSON documents up to 16 MB, and single replies (`distinct`) up to `maxReplyBytes`
- *   (16 MB as on the server; lowered by tests to reach it with a small data set);
+ *   (16 MB as on the server; lowered by tests to reach it with a small data set); at most 64
+ *   indexes per collection, and `createIndexes` refusing a name or a key an existing index has
+ *   with the other differing (IndexKeySpecsConflict, IndexOptionsConflict), as the server does;
+ * - index use for sorts: a find whose sort no index's keys give (forwards or backwards) sorts in
+ *   memory, and the log says which (`sortIndex`); such a sort holding more than
+ *   `sortMemoryBytes` (100 MB) fails with QueryExceededMemoryLimitNoDiskUseAllowed when neither
+ *   the find's `allowDiskUse` nor `allowDiskUseByDefault` (true from MongoDB 6.0) allows a spill;
  * - `$collStats` answering one document per shard when the topology is `sharded`.
  *
  * Every operation is logged (`log`), with the options that matter (`maxTimeMS`, concerns,
@@ -292,6 +298,8 @@ export interface LoggedOp {
   readConcern?: unknown;
   writeConcern?: unknown;
   filter?: unknown;
+  /** A find's sort: the index whose key order gives it, or null when it was sorted in memory. */
+  sortIndex?: string | null;
 }
 
 /** Errors the stand-in answers with, by name, for `failNext`. */
@@ -315,6 +323,10 @@ export class StandInServer {
   readonly regexes: string[] = [];
   /** Largest single reply (`distinct`), in bytes. */
   maxReplyBytes = MAX_BSON;
+  /** Most bytes of documents a sort without an index holds (the server's 100 MB). */
+  sortMemoryBytes = 100 * 1024 * 1024;
+  /** Whether a sort over `sortMemoryBytes` spills to disk unless a find says otherwise (MongoDB >= 6.0). */
+  allowDiskUseByDefault = true;
   /** Shards `$collStats` answers for when the topology is `sharded`. */
   shards = 2;
   /** Write conflicts the server answered with (not counting injected ones). */
@@ -601,6 +613,7 @@ export class StandInServer {
   createIndexes(ns: string, specs: Row[]): string[] {
     const existing = this.indexSpecs.get(ns) ?? [];
     const names: string[] = [];
+    const sameKey = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     for (const spec of specs) {
       const key = spec.key as Row;
       const name =
@@ -609,7 +622,28 @@ export class StandInServer {
           .map(([k, d]) => `${k}_${String(d)}`)
           .join('_');
       names.push(name);
-      if (existing.some((e) => e.name === name)) continue;
+      const named = existing.find((e) => e.name === name);
+      if (named && !sameKey(named.key, key))
+        throw serverError(
+          86,
+          'IndexKeySpecsConflict',
+          `An existing index has the same name as the requested index. Requested index: ${JSON.stringify({ key, name })}, existing index: ${JSON.stringify(named)}`,
+        );
+      if (named) continue;
+      const keyed = existing.find((e) => sameKey(e.key, key));
+      if (keyed)
+        throw serverError(
+          85,
+          'IndexOptionsConflict',
+          `Index already exists with a different name: ${String(keyed.name)}`,
+        );
+      // The _id index counts towards the 64.
+      if (existing.length + 1 >= 64)
+        throw serverError(
+          67,
+          'CannotCreateIndex',
+          `add index fails, too many indexes for ${ns} key:${JSON.stringify(key)}`,
+        );
       existing.push({ ...spec, name });
       if (spec.unique) {
         const list = this.uniques.get(ns) ?? [];
@@ -620,6 +654,40 @@ export class StandInServer {
     }
     this.indexSpecs.set(ns, existing);
     return names;
+  }
+
+  dropIndex(ns: string, name: string): void {
+    if (name === '_id_') throw serverError(72, 'InvalidOptions', 'cannot drop _id index');
+    const existing = this.indexSpecs.get(ns) ?? [];
+    const at = existing.findIndex((e) => e.name === name);
+    if (at < 0) throw serverError(27, 'IndexNotFound', `index not found with name [${name}]`);
+    const [gone] = existing.splice(at, 1);
+    if (gone!.unique) {
+      this.uniques.set(
+        ns,
+        (this.uniques.get(ns) ?? []).filter((u) => u.name !== name),
+      );
+      this.reindexUniques(ns);
+    }
+  }
+
+  /**
+   * The index whose key order gives `sort`, walked forwards or backwards (its leading keys are
+   * the sort's paths, every direction equal or every one reversed); null: none, a sort in memory.
+   * (The server can also use an index whose leading keys an equality fixes: not modelled, the
+   * stand-in is stricter there. A multikey index gives a sort only when the filter puts no
+   * bounds on its array path, and the server's planner may prefer another index and sort in
+   * memory: not modelled either, the stand-in is laxer there.)
+   */
+  sortIndex(ns: string, sort: Array<[string, 1 | -1]>): string | null {
+    for (const index of this.indexes(ns)) {
+      const key = Object.entries(index.key as Row) as Array<[string, number]>;
+      if (key.length < sort.length || sort.length === 0) continue;
+      if (sort.some(([path], i) => key[i]![0] !== path)) continue;
+      const sign = key[0]![1] * sort[0]![1];
+      if (sort.every(([, d], i) => key[i]![1] * sign === d)) return index.name as string;
+    }
+    return null;
   }
 
   indexes(ns: string): Row[] {
@@ -954,6 +1022,7 @@ interface OpOptions {
   ordered?: boolean;
   returnDocument?: 'before' | 'after';
   nameOnly?: boolean;
+  allowDiskUse?: boolean;
 }
 
 export class StandInClient {
@@ -1048,6 +1117,7 @@ export class StandInCollection {
     options: OpOptions,
     filter: unknown,
     work: (ctx: Ctx) => Promise<T> | T,
+    note: Partial<LoggedOp> = {},
   ): Promise<T> {
     const server = this.server;
     const session = options.session;
@@ -1065,6 +1135,7 @@ export class StandInCollection {
       readConcern: options.readConcern,
       writeConcern: options.writeConcern,
       filter,
+      ...note,
     });
     server.noteRegexes(filter);
     if (txn) {
@@ -1086,7 +1157,7 @@ export class StandInCollection {
           'InvalidOptions',
           'Cannot set read or write concern on an operation in a transaction',
         );
-      if (op === 'estimatedDocumentCount' || op === 'createIndexes')
+      if (op === 'estimatedDocumentCount' || op === 'createIndexes' || op === 'dropIndexes')
         throw serverError(263, 'OperationNotSupportedInTransaction', `${op} is not allowed in a transaction`);
       if (txn.server === 'aborted' || txn.server === 'committed') throw noSuchTransaction();
       if (txn.server === 'none') server.begin(txn);
@@ -1145,8 +1216,15 @@ export class StandInCollection {
     return undefined;
   }
 
-  /** Matching documents (key and document), sorted, skipped and limited. */
-  private select(ctx: Ctx, filter: Row, options: OpOptions = {}): Array<[string, Row]> {
+  /**
+   * Matching documents (key and document), sorted, skipped and limited. A sort in memory
+   * (`inMemorySort`) holds the first skip + limit of them, or all, within the server's limit.
+   */
+  private select(
+    ctx: Ctx,
+    filter: Row,
+    options: OpOptions & { inMemorySort?: boolean } = {},
+  ): Array<[string, Row]> {
     let test = simplePredicate(filter);
     if (!test) {
       const compiled = compileFilter(matchView(filter) as Row);
@@ -1154,9 +1232,8 @@ export class StandInCollection {
     }
     let found = [...this.rows(ctx, this.candidateKeys(filter))].filter(([, doc]) => test(doc));
     if (options.sort) {
-      const spec = (Array.isArray(options.sort) ? options.sort : Object.entries(options.sort)) as Array<
-        [string, 1 | -1]
-      >;
+      const spec = sortSpec(options.sort);
+      if (options.inMemorySort) this.checkSortMemory(found, options);
       const keyed = found.map((entry) => ({
         entry,
         keys: spec.map(([path, dir]) => sortKeyOf(sortView(entry[1]), path, dir)),
@@ -1169,6 +1246,20 @@ export class StandInCollection {
     return found;
   }
 
+  /** Refuses a sort in memory the server could neither hold nor spill to disk. */
+  private checkSortMemory(found: Array<[string, Row]>, options: OpOptions): void {
+    if (options.allowDiskUse ?? this.server.allowDiskUseByDefault) return;
+    const held = options.limit ? found.slice(0, (options.skip ?? 0) + Math.abs(options.limit)) : found;
+    let bytes = 0;
+    for (const [, doc] of held) bytes += bsonSize(doc);
+    if (bytes > this.server.sortMemoryBytes)
+      throw serverError(
+        292,
+        'QueryExceededMemoryLimitNoDiskUseAllowed',
+        `Executor error during find command :: caused by :: Sort exceeded memory limit of ${this.server.sortMemoryBytes} bytes, but did not opt in to external sorting.`,
+      );
+  }
+
   private project(doc: Row, projection: Row | undefined): Row {
     if (!projection || Object.keys(projection).length === 0) return clone(doc);
     const simple = simpleProjection(projection);
@@ -1178,10 +1269,20 @@ export class StandInCollection {
   }
 
   find(filter: Row = {}, options: OpOptions = {}) {
-    const run = (chained: OpOptions) =>
-      this.run('find', chained, filter, (ctx) =>
-        this.select(ctx, filter, chained).map(([, d]) => this.project(d, chained.projection)),
+    const run = (chained: OpOptions) => {
+      const sort = chained.sort && sortSpec(chained.sort);
+      const sortIndex = sort && sort.length > 0 ? this.server.sortIndex(this.ns, sort) : undefined;
+      return this.run(
+        'find',
+        chained,
+        filter,
+        (ctx) =>
+          this.select(ctx, filter, { ...chained, inMemorySort: sortIndex === null }).map(([, d]) =>
+            this.project(d, chained.projection),
+          ),
+        sortIndex === undefined ? {} : { sortIndex },
       );
+    };
     return cursorOf(run, options);
   }
 
@@ -1473,6 +1574,13 @@ export class StandInCollection {
   listIndexes() {
     return cursorOf(async () => this.server.indexes(this.ns));
   }
+
+  async dropIndex(name: string, options: OpOptions = {}): Promise<Row> {
+    return this.run('dropIndexes', options, undefined, () => {
+      this.server.dropIndex(this.ns, name);
+      return { ok: 1 };
+    });
+  }
 }
 
 function updateResult(r: { matched: number; upsertedId?: unknown }) {
@@ -1496,6 +1604,11 @@ function invalidBatch(): Error {
   return Object.assign(new Error('Invalid BulkOperation, Batch cannot be empty'), {
     name: 'MongoInvalidArgumentError',
   });
+}
+
+/** A sort option as a list of [path, direction]. */
+function sortSpec(sort: NonNullable<OpOptions['sort']>): Array<[string, 1 | -1]> {
+  return (Array.isArray(sort) ? sort : Object.entries(sort)) as Array<[string, 1 | -1]>;
 }
 
 /**

@@ -26,12 +26,19 @@ import type {
 import { MongoStateStore, STATE_COLLECTION } from './state-store.ts';
 import { CHANGES_COLLECTION, CHANGES_PAGE, COUNTERS_COLLECTION, MongoChangeLog } from './change-log.ts';
 import { engine } from './engine-errors.ts';
-import { checkedInService, mongoProjection, recordIndexSpecs, serverQuery } from './record-queries.ts';
+import {
+  checkedInService,
+  mongoProjection,
+  recordIndexSpecs,
+  replacedIndexSpecs,
+  serverQuery,
+} from './record-queries.ts';
 import { NeedsIndexes, readDecideWrite, writeInSession, type SessionWriter } from './record-writes.ts';
 import { DEFAULT_TRANSACTION_POLICY, runTransaction, type TransactionPolicy } from './transactions.ts';
 
 export { CHANGES_COLLECTION, COUNTERS_COLLECTION, mongoProjection, recordIndexSpecs };
 const DUPLICATE_KEY = 11000;
+const INDEX_NOT_FOUND = 27;
 
 export interface MongoStoreOptions {
   databaseName: string;
@@ -108,8 +115,31 @@ export class MongoDocumentStore implements DocumentStore {
     await engine(async () => {
       await this.state.createIndexes();
       await this.changeLog.init();
-      for (const c of recordCollections) await this.ensureIndexes(c);
+      for (const c of recordCollections) {
+        await this.ensureIndexes(c);
+        await this.dropReplacedIndexes(c);
+      }
     });
+  }
+
+  /**
+   * Drops the single-field indexes earlier versions made on the narrowing attributes, once their
+   * compound replacements exist (they serve the same queries, and sorted pages besides). Only an
+   * index with the old name and exactly the old key goes; one another process dropped first is
+   * no error.
+   */
+  private async dropReplacedIndexes(collection: string): Promise<void> {
+    const c = this.db.collection(collection);
+    const present = await c.listIndexes({ maxTimeMS: this.maxTimeMS }).toArray();
+    const same = (a: Document, b: Document) => JSON.stringify(a) === JSON.stringify(b);
+    for (const old of replacedIndexSpecs()) {
+      if (!present.some((i) => i.name === old.name && same(i.key as Document, old.key))) continue;
+      try {
+        await c.dropIndex(old.name, { maxTimeMS: this.maxTimeMS });
+      } catch (err) {
+        if ((err as { code?: number }).code !== INDEX_NOT_FOUND) throw err;
+      }
+    }
   }
 
   private async ensureIndexes(collection: string): Promise<void> {
@@ -135,13 +165,20 @@ export class MongoDocumentStore implements DocumentStore {
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
     const sort: Array<[string, 1 | -1]> = options.sort && options.sort.length > 0 ? [...options.sort] : [];
     if (!sort.some(([f]) => f === 'id')) sort.push(['id', 1]);
+    // A sort by another path than id may be done in memory (no index for the path, or the
+    // server's plan narrows by the filter first): it may spill to disk rather than fail at the
+    // server's 100 MB limit, whatever allowDiskUseByDefault says.
+    const allowDiskUse = sort.some(([f]) => f !== 'id');
     const { q, exact } = serverQuery(filter, options.candidateIds, options.afterId);
     if (!exact) {
       const project = compileProjection(options.projection);
       return engine(async () => {
         const out: Doc[] = [];
         let skip = options.skip ?? 0;
-        for await (const doc of checkedInService(this.db, this.maxTimeMS, collection, q, filter, { sort })) {
+        for await (const doc of checkedInService(this.db, this.maxTimeMS, collection, q, filter, {
+          sort,
+          allowDiskUse,
+        })) {
           if (skip > 0) {
             skip--;
             continue;
@@ -153,6 +190,7 @@ export class MongoDocumentStore implements DocumentStore {
       });
     }
     const findOptions: Document = { projection: mongoProjection(options.projection), sort };
+    if (allowDiskUse) findOptions.allowDiskUse = true;
     if (options.skip) findOptions.skip = options.skip;
     if (options.limit && options.limit > 0) findOptions.limit = options.limit;
     findOptions.maxTimeMS = this.maxTimeMS;
