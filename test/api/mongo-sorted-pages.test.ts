@@ -5,25 +5,17 @@
  * order; the answers are checked against the embedded store's order (id ascending breaking ties
  * in both directions).
  */
-import type { MongoClient } from 'mongodb';
-import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config.ts';
-import { openEdgeIndex } from '../../src/provenance/index.ts';
 import { sortDocs } from '../../src/store/ordering.ts';
 import type { Doc } from '../../src/store/port.ts';
-import { storeOnClient } from '../../src/store/mongo/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
 import { StandInServer } from '../support/mongo-standin.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import { standInApp, type StandInApp } from '../support/mongo-standin-app.ts';
+import type { TestApp } from '../support/server.ts';
 
 const server = new StandInServer();
 const env = { MONGO_URL: 'mongodb://db1,db2,db3/?replicaSet=rs0' };
-const adapterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-mongo-sorted-'));
+let standIn: StandInApp;
 let t: TestApp;
 
 const docs: Doc[] = Array.from({ length: 400 }, (_, n) => ({
@@ -36,26 +28,15 @@ const docs: Doc[] = Array.from({ length: 400 }, (_, n) => ({
 }));
 
 beforeAll(async () => {
-  const config = loadConfig({ ...env, LOG_LEVEL: 'silent', DATA_DIR: adapterDir });
-  const logger = pino({ level: 'silent' });
-  const store = await storeOnClient(server.client() as unknown as MongoClient, config, logger, 'stand-in', {
-    pruneEveryMs: 0,
-  });
-  await store.upsertMany('biosample_set', docs);
-  const searchIndex = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
-  const edgeIndex = await openEdgeIndex(config, store, logger, { catchUpEveryMs: 0 });
-  t = await createTestApp(env, { adapters: { store, searchIndex, edgeIndex } });
+  standIn = await standInApp(server, env, (store) => store.upsertMany('biosample_set', docs));
+  t = standIn.app;
   // Sorting 25 of these records in memory is over this limit.
   server.allowDiskUseByDefault = false;
   server.sortMemoryBytes = 2048;
 }, 60_000);
 
 afterAll(async () => {
-  await t?.close();
-  await t?.edgeIndex.close();
-  await t?.searchIndex.close();
-  await t?.store.close();
-  fs.rmSync(adapterDir, { recursive: true, force: true });
+  await standIn?.close();
 });
 
 /** The indexes that gave the sorts of the finds on biosample_set since `from` in the log. */

@@ -4,45 +4,28 @@
  * a time limit) answer 503 with Retry-After and a detail without the engine's internals, and the
  * same requests succeed once the engine answers again.
  */
-import type { MongoClient } from 'mongodb';
-import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config.ts';
-import { openEdgeIndex } from '../../src/provenance/index.ts';
-import { storeOnClient } from '../../src/store/mongo/index.ts';
-import { openSearchIndex } from '../../search/index.ts';
 import { ERRORS, StandInServer } from '../support/mongo-standin.ts';
-import { createTestApp, type TestApp } from '../support/server.ts';
+import { standInApp, type StandInApp } from '../support/mongo-standin-app.ts';
+import type { TestApp } from '../support/server.ts';
 
 const STUDY = 'nmdc:sty-11-trans01';
 const server = new StandInServer();
 const env = { MONGO_URL: 'mongodb://db1,db2,db3/?replicaSet=rs0', MONGO_MAX_TIME_MS: '200' };
-const adapterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-transient-'));
+let standIn: StandInApp;
 let t: TestApp;
 
 beforeAll(async () => {
-  const config = loadConfig({ ...env, LOG_LEVEL: 'silent', DATA_DIR: adapterDir });
-  const logger = pino({ level: 'silent' });
-  const store = await storeOnClient(server.client() as unknown as MongoClient, config, logger, 'stand-in', {
-    pruneEveryMs: 0,
-  });
-  await store.upsertMany('study_set', [{ id: STUDY, type: 'nmdc:Study', name: 'Transient study' }]);
   // No catch-up loops: the fail points below are meant for the requests' operations.
-  const searchIndex = await openSearchIndex(config, store, logger, { catchUpEveryMs: 0 });
-  const edgeIndex = await openEdgeIndex(config, store, logger, { catchUpEveryMs: 0 });
-  t = await createTestApp(env, { adapters: { store, searchIndex, edgeIndex } });
+  standIn = await standInApp(server, env, (store) =>
+    store.upsertMany('study_set', [{ id: STUDY, type: 'nmdc:Study', name: 'Transient study' }]),
+  );
+  t = standIn.app;
 }, 60_000);
 
 afterAll(async () => {
-  await t?.close();
-  await t?.edgeIndex.close();
-  await t?.searchIndex.close();
-  await t?.store.close();
-  fs.rmSync(adapterDir, { recursive: true, force: true });
+  await standIn?.close();
 });
 
 describe('transient MongoDB errors over HTTP', () => {
