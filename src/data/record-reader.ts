@@ -50,6 +50,13 @@ async function* databaseRecords(
     counter.bytes += Buffer.byteLength(chunk);
     const text = carry + chunk;
     const base = carry.length;
+    /** The element of `collection` from `recordStart` to `end`; the next one starts unknown. */
+    const element = (end: number): RawRecord => {
+      const found = { collection: collection!, index, position: `${collection}[${index}]`, text: text.slice(recordStart, end).trim() };
+      index++;
+      recordStart = -1;
+      return found;
+    };
     for (let i = base; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (inString) {
@@ -83,25 +90,11 @@ async function* databaseRecords(
         continue;
       }
       if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-        if (depth === 2 && collection !== undefined && recordStart >= 0) {
-          yield {
-            collection,
-            index,
-            position: `${collection}[${index++}]`,
-            text: text.slice(recordStart, i).trim(),
-          };
-          recordStart = -1;
-        }
+        // A scalar element last in its array ends here; an object or array element ends with it.
+        if (depth === 2 && collection !== undefined && recordStart >= 0) yield element(i);
         depth--;
-        if (depth === 2 && collection !== undefined && recordStart >= 0) {
-          yield {
-            collection,
-            index,
-            position: `${collection}[${index++}]`,
-            text: text.slice(recordStart, i + 1),
-          };
-          recordStart = -1;
-        } else if (depth === 1) {
+        if (depth === 2 && collection !== undefined && recordStart >= 0) yield element(i + 1);
+        else if (depth === 1) {
           collection = undefined;
           lastKey = undefined;
         }
@@ -111,13 +104,7 @@ async function* databaseRecords(
         if (depth === 1) lastKey = undefined;
         else if (depth === 2 && collection !== undefined && recordStart >= 0) {
           // A scalar element (not an object): hand it on so it is reported, not lost.
-          yield {
-            collection,
-            index,
-            position: `${collection}[${index++}]`,
-            text: text.slice(recordStart, i).trim(),
-          };
-          recordStart = -1;
+          yield element(i);
         }
         continue;
       }
