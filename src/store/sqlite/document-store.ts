@@ -38,7 +38,7 @@ import type { PageStrategy } from './page-queries.ts';
 import { bodyOf, openDatabase, RECORDS_SCHEMA, RecordWrites, scanTexts, type WriteHook } from './records.ts';
 import { createStateSchema, SqliteStateStore } from './state-store.ts';
 import { StatementCache } from './statement-cache.ts';
-import { countRegexOnValues } from './value-regex-count.ts';
+import { countRegexOnValues, VALUE_COUNT_LIMITS, type ValueCountLimits } from './value-regex-count.ts';
 import { collectionStats, nonEmptyCollections, recordCount, STATISTICS_SCHEMA } from './statistics.ts';
 import { WalkCheckpoints } from './walk-checkpoints.ts';
 import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from './store-context.ts';
@@ -173,9 +173,9 @@ export class SqliteDocumentStore implements DocumentStore {
   async countFromIndex(
     collection: string,
     filter: Filter,
-    limits?: { values: number; irregular: number },
+    limits: ValueCountLimits = VALUE_COUNT_LIMITS,
   ): Promise<number | undefined> {
-    return countRegexOnValues(this.context, collection, filter, limits);
+    return countRegexOnValues(this.context, collection, filter, { limits });
   }
 
   /** About `size` records drawn evenly across the collection, as stored text (planner estimates). */

@@ -10,7 +10,7 @@ import { compileProjection } from '../projection.ts';
 import { InvalidQuery } from '../../errors.ts';
 import type { Doc, Filter, FindOptions, Sort } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
-import { countRegexOnValues, countRegexOnValuesInTurns } from './value-regex-count.ts';
+import { countRegexOnValues, VALUE_COUNT_LIMITS } from './value-regex-count.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
 import {
   attributeIndexScan,
@@ -228,13 +228,13 @@ export async function countMatches(
   const { access, stats } = options;
   if (access?.path === 'attribute-index' && candidateIds === undefined && !plan.exact) {
     // The planner chose the count on the attribute index's values (a one-path $regex).
-    const n = countRegexOnValues(ctx, collection, filter);
+    const n = await countRegexOnValues(ctx, collection, filter, { limits: VALUE_COUNT_LIMITS });
     if (n !== undefined) return n;
   }
   if (access?.path === 'id-walk' && candidateIds === undefined && !empty && !plan.exact) {
     // The planner chose to read every record (with its body test) over the other paths. A one-path
     // $regex on an indexed path reads its distinct values there instead: at most as many.
-    const walked = await countRegexOnValuesInTurns(ctx, collection, filter);
+    const walked = await countRegexOnValues(ctx, collection, filter);
     if (walked !== undefined) {
       if (stats) stats.path = 'attribute-index';
       return walked;

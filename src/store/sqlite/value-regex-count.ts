@@ -17,17 +17,19 @@
  * - the irregular records (few, at most `MAX_IRREGULAR`) are parsed and decided by the compiled
  *   filter, as every other read is.
  *
- * The walk, the count and the irregular records are read in one read transaction, so a write from
- * another process cannot fall between them.
- *
- * A path with more distinct values than that is walked in chunks instead, taking turns between
- * them (`countRegexOnValuesInTurns`), for a count that would otherwise read every record: the
- * change log's newest sequence, read before the first chunk and after the last, tells that no write
- * came between the chunks, or the count is given up.
+ * better-sqlite3 is synchronous, and at 10^6 records one statement counting every entry of a
+ * low-cardinality path holds the process for a tenth of a second or more. So every read is bounded:
+ * the values are walked `WALK_CHUNK` at a time, one value's entries are counted `ENTRIES_SLICE` at
+ * a time in id order, the irregular records are parsed `BODIES_CHUNK` at a time, and the count
+ * takes a turn whenever it has held the process for TURN_MS. Reads between turns are not one
+ * transaction: the change log's newest sequence, read before the first read and after the last,
+ * tells that no write came between them. A count a write came between is started again, a few
+ * times, then left to the other counts.
  */
 import { compileFilter } from '../filter.ts';
 import type { Filter } from '../port.ts';
 import { INDEXED_PATHS, NO_KEY } from './attribute-index.ts';
+import { Turns } from './id-order-scans.ts';
 import { pathRegexOf } from './path-regex-count.ts';
 import { loadBodies } from './records.ts';
 import { parseBody, type StoreContext } from './store-context.ts';
@@ -54,21 +56,40 @@ const DISTINCT_STRINGS = walkFrom("value >= ''");
 /** The same walk from past a value already walked (`@after`). */
 const DISTINCT_STRINGS_AFTER = walkFrom("value > @after AND value >= ''");
 
-/** Entries whose value is one of the JSON array's strings. */
-const MATCHING_ENTRIES =
-  'SELECT count(*) FROM attr_index WHERE key = @key AND value IN (SELECT value FROM json_each(@values))';
-/** The same, leaving out the irregular records' entries (when there are any: a lookup per entry). */
-const REGULAR_ENTRIES = `${MATCHING_ENTRIES} AND id NOT IN (SELECT id FROM attr_irregular WHERE key = @key)`;
+/** How many entries a subquery selects, and how many of those belong to regular records. */
+const counted = (regular: boolean, entries: string) =>
+  `SELECT count(*) AS entries, ${
+    regular ? 'coalesce(sum(id NOT IN (SELECT id FROM attr_irregular WHERE key = @key)), 0)' : 'count(*)'
+  } AS regular, max(id) AS last FROM (${entries} LIMIT @slice)`;
+/** Up to `@slice` entries of the values of the JSON array `@values`. */
+const BATCH =
+  'SELECT id FROM attr_index WHERE key = @key AND value IN (SELECT value FROM json_each(@values))';
+/** Up to `@slice` entries of one value, in id order after `@after` (`last`: where the next starts). */
+const SLICE = 'SELECT id FROM attr_index WHERE key = @key AND value = @value AND id > @after ORDER BY id';
 
 const IRREGULAR_IDS = 'SELECT id FROM attr_irregular WHERE key = ? LIMIT ?';
 const LATEST_CHANGE = 'SELECT max(seq) FROM changes';
 
-/** Distinct values one read of a chunked walk takes; it takes a turn between reads. */
-export const WALK_CHUNK = 5_000;
-/** Irregular records parsed per read of a chunked count. */
+/** Distinct values one read of the walk takes (a seek each); a turn is taken between reads. */
+export const WALK_CHUNK = 250;
+/** Entries one read counts at most. */
+export const ENTRIES_SLICE = 20_000;
+/** Matching values counted together at most, when their entries fit in a slice. */
+const BATCH_VALUES = 256;
+/** Irregular records parsed per read. */
 const BODIES_CHUNK = 1_000;
+/** Times a count is started again when a write came between its reads. */
+const ATTEMPTS = 3;
 
-const turn = () => new Promise((resolve) => setImmediate(resolve));
+export interface ValueCountLimits {
+  /** Distinct values walked at most. */
+  values: number;
+  /** Irregular records parsed at most. */
+  irregular: number;
+}
+
+/** The limits of a count that must pay off against the other counts. */
+export const VALUE_COUNT_LIMITS: ValueCountLimits = { values: MAX_DISTINCT_VALUES, irregular: MAX_IRREGULAR };
 
 /** Attribute keys found to hold more distinct strings than the limit asked with, with when. */
 const tooMany = new WeakMap<StoreContext, Map<number, number>>();
@@ -91,81 +112,70 @@ function indexedRegex(
 
 /**
  * The exact number of records of `collection` matching `filter`, when the filter is one `$regex`
- * on one attribute-indexed path whose distinct values and irregular records are few enough;
- * undefined otherwise (the caller counts another way).
+ * on one attribute-indexed path (and, with `limits`, the path's distinct values and irregular
+ * records are few enough); undefined otherwise, or when writes kept coming between its reads (the
+ * caller counts another way). `chunk`: distinct values per read of the walk.
  */
-export function countRegexOnValues(
+export async function countRegexOnValues(
   ctx: StoreContext,
   collection: string,
   filter: Filter,
-  limits: { values: number; irregular: number } = { values: MAX_DISTINCT_VALUES, irregular: MAX_IRREGULAR },
-): number | undefined {
-  const target = indexedRegex(ctx, collection, filter);
-  if (target === undefined) return undefined;
-  if (target.key === NO_KEY) return 0;
-  const { q, key } = target;
-  let skipped = tooMany.get(ctx);
-  if (!skipped) tooMany.set(ctx, (skipped = new Map()));
-  const since = skipped.get(key);
-  if (since !== undefined) {
-    if (Date.now() - since < TOO_MANY_TTL_MS) return undefined;
-    skipped.delete(key);
-  }
-  const read = ctx.db.transaction(() => {
-    const values = ctx.statements
-      .get(DISTINCT_STRINGS)
-      .pluck()
-      .all({ key, limit: limits.values + 1 }) as string[];
-    if (values.length > limits.values) return 'too many values' as const;
-    const irregular = ctx.statements
-      .get(IRREGULAR_IDS)
-      .pluck()
-      .all(key, limits.irregular + 1) as string[];
-    if (irregular.length > limits.irregular) return 'too many irregular' as const;
-    const matching = values.filter((v) => q.test(v));
-    const regular =
-      matching.length === 0
-        ? 0
-        : (ctx.statements
-            .get(irregular.length === 0 ? MATCHING_ENTRIES : REGULAR_ENTRIES)
-            .pluck()
-            .get({ key, values: JSON.stringify(matching) }) as number);
-    return { regular, bodies: loadBodies(ctx.statements, collection, irregular) };
-  })();
-  if (read === 'too many values') {
-    skipped.set(key, Date.now());
-    return undefined;
-  }
-  if (read === 'too many irregular') return undefined;
-  let n = read.regular;
-  if (read.bodies.length > 0) {
-    const decide = compileFilter(filter);
-    for (const row of read.bodies) if (decide(parseBody(ctx, row.body))) n++;
-  }
-  return n;
-}
-
-/**
- * The exact number of records of `collection` matching `filter` (one `$regex` on one
- * attribute-indexed path), from the path's distinct values walked `chunk` at a time with turns
- * between the reads; undefined when the filter is not such a `$regex`, or when a write came
- * between the reads (the change log moved on), so the chunks do not add up to one moment's count.
- */
-export async function countRegexOnValuesInTurns(
-  ctx: StoreContext,
-  collection: string,
-  filter: Filter,
-  chunk = WALK_CHUNK,
+  options: { limits?: ValueCountLimits; chunk?: number } = {},
 ): Promise<number | undefined> {
   const target = indexedRegex(ctx, collection, filter);
   if (target === undefined) return undefined;
   if (target.key === NO_KEY) return 0;
-  const { q, key } = target;
+  const { limits } = options;
+  let skipped = tooMany.get(ctx);
+  if (!skipped) tooMany.set(ctx, (skipped = new Map()));
+  const since = limits && skipped.get(target.key);
+  if (since !== undefined) {
+    if (Date.now() - since < TOO_MANY_TTL_MS) return undefined;
+    skipped.delete(target.key);
+  }
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const n = await countOnce(ctx, collection, filter, target, limits, options.chunk ?? WALK_CHUNK);
+    if (n === 'too many values') skipped.set(target.key, Date.now());
+    if (typeof n === 'number') return n;
+    if (n !== 'a write came between') return undefined;
+  }
+  return undefined;
+}
+
+async function countOnce(
+  ctx: StoreContext,
+  collection: string,
+  filter: Filter,
+  { q, key }: NonNullable<ReturnType<typeof indexedRegex>>,
+  limits: ValueCountLimits | undefined,
+  chunk: number,
+): Promise<number | 'too many values' | 'too many irregular' | 'a write came between'> {
+  const turns = new Turns();
   const latest = () => ctx.statements.get(LATEST_CHANGE).pluck().get() as number | null;
   const before = latest();
-  const irregular = ctx.statements.get(IRREGULAR_IDS).pluck().all(key, -1) as string[];
-  const entries = ctx.statements.get(irregular.length === 0 ? MATCHING_ENTRIES : REGULAR_ENTRIES).pluck();
+  const irregular = ctx.statements
+    .get(IRREGULAR_IDS)
+    .pluck()
+    .all(key, limits ? limits.irregular + 1 : -1) as string[];
+  if (limits && irregular.length > limits.irregular) return 'too many irregular';
+  const regular = irregular.length > 0;
+  type Counted = { entries: number; regular: number; last: string | null };
+  const batch = ctx.statements.get(counted(regular, BATCH));
+  const slice = ctx.statements.get(counted(regular, SLICE));
+  /** One value's entries, a slice at a time. */
+  const countValue = async (value: string) => {
+    let found = 0;
+    for (let after = ''; ;) {
+      const s = slice.get({ key, value, after, slice: ENTRIES_SLICE }) as Counted;
+      found += s.regular;
+      if (s.entries < ENTRIES_SLICE) return found;
+      after = s.last!;
+      if (turns.due()) await turns.give();
+    }
+  };
   let n = 0;
+  let batchValues = BATCH_VALUES;
+  let walked = 0;
   let after: string | undefined;
   for (;;) {
     const values = (
@@ -173,17 +183,36 @@ export async function countRegexOnValuesInTurns(
         ? ctx.statements.get(DISTINCT_STRINGS).pluck().all({ key, limit: chunk })
         : ctx.statements.get(DISTINCT_STRINGS_AFTER).pluck().all({ key, after, limit: chunk })
     ) as string[];
+    walked += values.length;
+    if (limits && walked > limits.values) return 'too many values';
     const matching = values.filter((v) => q.test(v));
-    if (matching.length > 0) n += entries.get({ key, values: JSON.stringify(matching) }) as number;
+    for (let i = 0; i < matching.length;) {
+      const some = matching.slice(i, i + batchValues);
+      i += some.length;
+      const b = batch.get({ key, values: JSON.stringify(some), slice: ENTRIES_SLICE }) as Counted;
+      if (b.entries < ENTRIES_SLICE) {
+        n += b.regular;
+        if (b.entries < ENTRIES_SLICE / 4) batchValues = Math.min(2 * batchValues, BATCH_VALUES);
+      } else {
+        // More entries together than a slice: these values are counted one by one, in slices,
+        // and the next batch is smaller.
+        batchValues = Math.max(1, batchValues >> 1);
+        for (const value of some) {
+          n += await countValue(value);
+          if (turns.due()) await turns.give();
+        }
+      }
+      if (turns.due()) await turns.give();
+    }
     if (values.length < chunk) break;
     after = values[values.length - 1];
-    await turn();
+    await turns.give();
   }
   const decide = compileFilter(filter);
   for (let i = 0; i < irregular.length; i += BODIES_CHUNK) {
-    await turn();
+    await turns.give();
     for (const row of loadBodies(ctx.statements, collection, irregular.slice(i, i + BODIES_CHUNK)))
       if (decide(parseBody(ctx, row.body))) n++;
   }
-  return latest() === before ? n : undefined;
+  return latest() === before ? n : 'a write came between';
 }
