@@ -107,11 +107,17 @@ export class RecordWrites {
     return this.ctx.db
       .transaction((): WriteResult => {
         const total = { inserted: 0, updated: 0 };
+        // One attribute batch per collection for the whole write, flushed at its end: its entries
+        // then go into the index in key order once, not spread over it again by every entry.
+        const attributes = new Map<string, AttributeBatch>();
         for (const { collection, docs } of cleaned) {
-          const r = this.upsertInTransaction(collection, docs);
+          let batch = attributes.get(collection);
+          if (!batch) attributes.set(collection, (batch = new AttributeBatch(this.ctx, collection)));
+          const r = this.upsertInTransaction(collection, docs, batch);
           total.inserted += r.inserted;
           total.updated += r.updated;
         }
+        for (const batch of attributes.values()) batch.flush();
         return total;
       })
       .immediate();
@@ -154,8 +160,12 @@ export class RecordWrites {
       .immediate();
   }
 
-  /** Upserts inside the caller's transaction: records, attribute index, change log, statistics, hooks. */
-  private upsertInTransaction(collection: string, clean: Doc[]): WriteResult {
+  /**
+   * Upserts inside the caller's transaction: records, attribute index, change log, statistics,
+   * hooks. With `attributes` (the caller's, for this collection), the attribute entries are left
+   * to the caller's `flush`.
+   */
+  private upsertInTransaction(collection: string, clean: Doc[], attributes?: AttributeBatch): WriteResult {
     const { statements } = this.ctx;
     const existing = statements.get('SELECT body, size FROM docs WHERE collection = ? AND id = ?');
     const insertDoc = statements.get(
@@ -169,7 +179,7 @@ export class RecordWrites {
     let sizeDelta = 0;
     const changed: Doc[] = [];
     const texts: string[] = [];
-    const attributes = new AttributeBatch(this.ctx, collection);
+    const batch = attributes ?? new AttributeBatch(this.ctx, collection);
     for (const doc of clean) {
       const body = JSON.stringify(doc);
       const size = Buffer.byteLength(body);
@@ -180,19 +190,19 @@ export class RecordWrites {
         if (before.body === body) continue;
         const seq = this.changeLog.append(collection, doc.id, false);
         updateDoc.run(body, size, seq, collection, doc.id);
-        attributes.add(doc, parseBody(this.ctx, before.body));
+        batch.add(doc, parseBody(this.ctx, before.body));
         sizeDelta += size - before.size;
       } else {
         inserted++;
         const seq = this.changeLog.append(collection, doc.id, false);
         insertDoc.run(collection, doc.id, body, size, seq);
-        attributes.add(doc);
+        batch.add(doc);
         sizeDelta += size;
       }
       changed.push(doc);
       texts.push(body);
     }
-    attributes.flush();
+    if (!attributes) batch.flush();
     adjustStats(statements, collection, inserted, sizeDelta);
     if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed, texts);
     return { inserted, updated };
