@@ -12,10 +12,20 @@ import type {
   RecordKey,
   WriteResult,
 } from '../src/store/port.ts';
-import type { MaintainedIndex } from './port.ts';
+import type { MaintainedIndex, PreparedAhead } from './port.ts';
 import { catchUp } from './maintenance.ts';
 import { assertRegexLengths } from './filter-predicates.ts';
 import { keyedRecord } from '../src/store/record-keys.ts';
+import { cleanDocs } from '../src/store/clean-docs.ts';
+
+/** Records keyed, cleaned and serialised for `upsertAll`, with index work started ahead of it. */
+export interface PreparedWrites {
+  writes: Array<{ collection: string; docs: Doc[]; texts: string[] }>;
+  /** Settles (never rejects) when the work started ahead is done. */
+  ready: Promise<void>;
+  /** Forgets the work started ahead (call once the write is done or abandoned). */
+  release(): void;
+}
 
 export class RecordWriter {
   private readonly indexes: MaintainedIndex[];
@@ -37,15 +47,42 @@ export class RecordWriter {
    * store holds the co-located indexes' writes too), then brings the other indexes up to date.
    */
   async upsertAll(
-    writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>,
+    writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>>; texts?: string[] }>,
   ): Promise<WriteResult> {
-    const keyed = writes.map((w) => ({
-      collection: w.collection,
-      docs: w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc),
-    }));
+    const keyed = writes.map((w) =>
+      w.texts
+        ? { collection: w.collection, docs: w.docs as Doc[], texts: w.texts }
+        : { collection: w.collection, docs: w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc) },
+    );
     const result = await this.store.upsertAtomically(keyed);
     await this.afterWrite();
     return result;
+  }
+
+  /**
+   * Keys, cleans and serialises records for a later `upsertAll` (give it `writes`, texts
+   * included), and starts the indexes' work that needs no database on worker threads
+   * (`MaintainedIndex.prepareAhead`) meanwhile. Throws as the store would for a record that is
+   * not an object or has no id.
+   */
+  prepare(writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>): PreparedWrites {
+    const prepared = writes.map((w) => {
+      const docs = cleanDocs(w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc));
+      return { collection: w.collection, docs, texts: docs.map((doc) => JSON.stringify(doc)) };
+    });
+    const ahead: PreparedAhead[] = [];
+    for (const index of this.indexes) {
+      if (!index.synchronous || !index.prepareAhead) continue;
+      for (const w of prepared)
+        if (index.covers?.(w.collection) !== false) ahead.push(index.prepareAhead(w.collection, w.texts));
+    }
+    return {
+      writes: prepared,
+      ready: Promise.all(ahead.map((a) => a.ready)).then(() => undefined),
+      release: () => {
+        for (const a of ahead) a.release();
+      },
+    };
   }
 
   /** Deletes the records matching `filter` (at most `limit`); returns their ids. */

@@ -102,18 +102,23 @@ export class RecordWrites {
     return this.ctx.db.transaction(() => this.upsertInTransaction(collection, clean)).immediate();
   }
 
-  upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): WriteResult {
-    const cleaned = writes.map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }));
+  /** `texts`, when given, are the records' `JSON.stringify` (see `DocumentStore.upsertAtomically`). */
+  upsertAtomically(writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): WriteResult {
+    const cleaned = writes.map((w) => {
+      if (w.texts !== undefined && w.texts.length !== w.docs.length)
+        throw new Error('upsertAtomically: a text for each record, or none');
+      return { collection: w.collection, docs: cleanDocs(w.docs), texts: w.texts };
+    });
     return this.ctx.db
       .transaction((): WriteResult => {
         const total = { inserted: 0, updated: 0 };
         // One attribute batch per collection for the whole write, flushed at its end: its entries
         // then go into the index in key order once, not spread over it again by every entry.
         const attributes = new Map<string, AttributeBatch>();
-        for (const { collection, docs } of cleaned) {
+        for (const { collection, docs, texts } of cleaned) {
           let batch = attributes.get(collection);
           if (!batch) attributes.set(collection, (batch = new AttributeBatch(this.ctx, collection)));
-          const r = this.upsertInTransaction(collection, docs, batch);
+          const r = this.upsertInTransaction(collection, docs, batch, texts);
           total.inserted += r.inserted;
           total.updated += r.updated;
         }
@@ -163,9 +168,14 @@ export class RecordWrites {
   /**
    * Upserts inside the caller's transaction: records, attribute index, change log, statistics,
    * hooks. With `attributes` (the caller's, for this collection), the attribute entries are left
-   * to the caller's `flush`.
+   * to the caller's `flush`; `texts` are the records' `JSON.stringify`, when the caller has them.
    */
-  private upsertInTransaction(collection: string, clean: Doc[], attributes?: AttributeBatch): WriteResult {
+  private upsertInTransaction(
+    collection: string,
+    clean: Doc[],
+    attributes?: AttributeBatch,
+    given?: string[],
+  ): WriteResult {
     const { statements } = this.ctx;
     const existing = statements.get('SELECT body, size FROM docs WHERE collection = ? AND id = ?');
     const insertDoc = statements.get(
@@ -180,8 +190,9 @@ export class RecordWrites {
     const changed: Doc[] = [];
     const texts: string[] = [];
     const batch = attributes ?? new AttributeBatch(this.ctx, collection);
-    for (const doc of clean) {
-      const body = JSON.stringify(doc);
+    for (let i = 0; i < clean.length; i++) {
+      const doc = clean[i]!;
+      const body = given?.[i] ?? JSON.stringify(doc);
       const size = Buffer.byteLength(body);
       const before = existing.get(collection, doc.id) as { body: string; size: number } | undefined;
       if (before) {
