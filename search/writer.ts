@@ -18,12 +18,21 @@ import { assertRegexLengths } from './filter-predicates.ts';
 import { keyedRecord } from '../src/store/record-keys.ts';
 import { cleanDocs } from '../src/store/clean-docs.ts';
 
-/** Records keyed, cleaned and serialised for `upsertAll`, with index work started ahead of it. */
+/** One collection's records keyed, cleaned and serialised for `upsertAll` (texts included). */
+export interface PreparedWrite {
+  collection: string;
+  docs: Doc[];
+  texts: string[];
+}
+
+/** Writes being prepared for `upsertAll`, with index work started ahead of it (`RecordWriter.prepare`). */
 export interface PreparedWrites {
-  writes: Array<{ collection: string; docs: Doc[]; texts: string[] }>;
-  /** Settles (never rejects) when the work started ahead is done. */
-  ready: Promise<void>;
-  /** Forgets the work started ahead (call once the write is done or abandoned). */
+  /**
+   * The writes, once serialised and the work started ahead is done; rejects as the store would
+   * for a record that is not an object or has no id.
+   */
+  ready: Promise<PreparedWrite[]>;
+  /** Stops preparing and forgets the work started ahead (call once the write is done or abandoned). */
   release(): void;
 }
 
@@ -60,26 +69,33 @@ export class RecordWriter {
   }
 
   /**
-   * Keys, cleans and serialises records for a later `upsertAll` (give it `writes`, texts
-   * included), and starts the indexes' work that needs no database on worker threads
-   * (`MaintainedIndex.prepareAhead`) meanwhile. Throws as the store would for a record that is
-   * not an object or has no id.
+   * Keys, cleans and serialises records for a later `upsertAll` (give it the writes `ready`
+   * answers), a write at a time with a turn of the event loop after each, and starts the indexes'
+   * work that needs no database on worker threads (`MaintainedIndex.prepareAhead`) meanwhile.
    */
   prepare(writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>): PreparedWrites {
-    const prepared = writes.map((w) => {
-      const docs = cleanDocs(w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc));
-      return { collection: w.collection, docs, texts: docs.map((doc) => JSON.stringify(doc)) };
-    });
     const ahead: PreparedAhead[] = [];
-    for (const index of this.indexes) {
-      if (!index.synchronous || !index.prepareAhead) continue;
-      for (const w of prepared)
-        if (index.covers?.(w.collection) !== false) ahead.push(index.prepareAhead(w.collection, w.texts));
-    }
+    let released = false;
+    const ready = (async () => {
+      const prepared: PreparedWrite[] = [];
+      for (const w of writes) {
+        if (released) throw new Error('the prepared writes were released');
+        const docs = cleanDocs(w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc));
+        const texts = docs.map((doc) => JSON.stringify(doc));
+        prepared.push({ collection: w.collection, docs, texts });
+        for (const index of this.indexes)
+          if (index.synchronous && index.prepareAhead && index.covers?.(w.collection) !== false)
+            ahead.push(index.prepareAhead(w.collection, texts));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await Promise.all(ahead.map((a) => a.ready));
+      return prepared;
+    })();
+    ready.catch(() => {}); // the caller hears of it when it awaits `ready`
     return {
-      writes: prepared,
-      ready: Promise.all(ahead.map((a) => a.ready)).then(() => undefined),
+      ready,
       release: () => {
+        released = true;
         for (const a of ahead) a.release();
       },
     };

@@ -108,14 +108,15 @@ export class JsonSubmissions {
       run.record.inputs = [object.id];
       run.phaseDone('store_object');
 
-      const writes = prepared?.writes ?? batchesOf(recordsByCollection(payload));
+      // Prepared while the payload was validated (or, failing that, here).
+      const writes =
+        (await prepared?.ready.catch(() => undefined)) ?? batchesOf(recordsByCollection(payload));
       run.record.counts = await this.countsOf(writes);
       run.complete();
       this.logger.info(
         { run_id: run.record.id, object_id: object.id, records: totalRecords(writes) },
         'metadata submission: applying',
       );
-      await prepared?.ready;
       await this.writes.upsertAll([
         ...writes,
         { collection: OBJECTS, docs: [objectRecord(object)] },

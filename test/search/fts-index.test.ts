@@ -424,8 +424,7 @@ describe('FTS5 index: batches prepared ahead of a write on worker threads', () =
     await withHookedIndex(async (store, index) => {
       const writer = new RecordWriter(store, index);
       const prepared = writer.prepare(writes);
-      await prepared.ready;
-      await writer.upsertAll(prepared.writes);
+      await writer.upsertAll(await prepared.ready);
       prepared.release();
       expect(index.counters.preparedAhead).toBe(2);
       expect(mapRows(store)).toEqual(plain);
