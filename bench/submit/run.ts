@@ -41,7 +41,7 @@ async function main(): Promise<void> {
             ', ',
           )}; ${Math.round(biosamples / f.submitSeconds).toLocaleString('en-US')} biosamples/s; ${f.cpuSeconds.toFixed(1)} CPU s${
           f.mainThreadCpuSeconds === undefined ? '' : ` (main thread ${f.mainThreadCpuSeconds.toFixed(1)})`
-        }`,
+        }; event loop held up to ${(f.maxEventLoopDelayMs / 1000).toFixed(1)} s`,
         target: '<= 15 s',
       },
     ]),

@@ -5,6 +5,7 @@
  * biosamples, with the server's own phases from `GET /runs/{run_id}`.
  */
 import fs from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
@@ -56,6 +57,8 @@ export interface SubmitFigures {
   cpuSeconds: number;
   /** CPU seconds of its main thread meanwhile (the server's event loop, and the client's), if known. */
   mainThreadCpuSeconds?: number;
+  /** The longest the event loop was held meanwhile, ms (other requests waited that long). */
+  maxEventLoopDelayMs: number;
   /** The server's phases, from the run record. */
   timingsMs: Record<string, number>;
   counts: Record<string, { inserted: number }>;
@@ -149,6 +152,8 @@ export async function measureSubmit(options: {
     const s0 = performance.now();
     const c0 = process.cpuUsage();
     const m0 = mainThreadCpuSeconds();
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
     const runId = await withProgress(
       `submitting ${biosamples} biosamples (${(payload.length / 1e6).toFixed(0)} MB of JSON)`,
       () => submit(payload),
@@ -156,6 +161,7 @@ export async function measureSubmit(options: {
     const submitSeconds = (performance.now() - s0) / 1000;
     const cpu = process.cpuUsage(c0);
     const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    delay.disable();
     const m1 = mainThreadCpuSeconds();
     const mainThread = m0 === undefined || m1 === undefined ? undefined : m1 - m0;
     const run = (await (
@@ -171,6 +177,7 @@ export async function measureSubmit(options: {
       submitSeconds,
       cpuSeconds,
       mainThreadCpuSeconds: mainThread,
+      maxEventLoopDelayMs: delay.max / 1e6,
       timingsMs: run.timings_ms,
       counts: run.counts,
       payloadBytes: payload.length,
