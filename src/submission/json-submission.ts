@@ -97,7 +97,10 @@ export class JsonSubmissions {
     run.phaseDone('validate');
 
     try {
-      const content = Buffer.from(JSON.stringify(payload), 'utf8');
+      // Prepared while the payload was validated (or, failing that, here).
+      const writes =
+        (await prepared?.ready.catch(() => undefined)) ?? batchesOf(recordsByCollection(payload));
+      const content = Buffer.from(payloadText(payload, writes), 'utf8');
       const object = await this.objects.prepare({
         content,
         mimeType: 'application/json',
@@ -108,9 +111,6 @@ export class JsonSubmissions {
       run.record.inputs = [object.id];
       run.phaseDone('store_object');
 
-      // Prepared while the payload was validated (or, failing that, here).
-      const writes =
-        (await prepared?.ready.catch(() => undefined)) ?? batchesOf(recordsByCollection(payload));
       run.record.counts = await this.countsOf(writes);
       run.complete();
       this.logger.info(
@@ -203,6 +203,30 @@ export function recordsByCollection(
     });
   }
   return out;
+}
+
+/**
+ * `JSON.stringify(payload)` (a parsed JSON body), with the text of each record already serialised
+ * for the write (`writes` with texts, whose docs are the payload's own records) taken as it is
+ * rather than serialised again: a collection's array is their texts joined. Arrays holding any
+ * other record are serialised whole.
+ */
+export function payloadText(
+  payload: Record<string, unknown>,
+  writes: Array<{ docs: Doc[]; texts?: string[] }>,
+): string {
+  const textOf = new Map<unknown, string>();
+  for (const { docs, texts } of writes) if (texts) docs.forEach((doc, i) => textOf.set(doc, texts[i]!));
+  const members: string[] = [];
+  for (const [key, value] of Object.entries(payload)) {
+    const text =
+      Array.isArray(value) && value.length > 0 && value.every((record) => textOf.has(record))
+        ? `[${value.map((record) => textOf.get(record)!).join(',')}]`
+        : JSON.stringify(value);
+    // As JSON.stringify: members whose value has no JSON text are left out.
+    if (text !== undefined) members.push(`${JSON.stringify(key)}:${text}`);
+  }
+  return `{${members.join(',')}}`;
 }
 
 /** Records in entries of WRITE_BATCH for one atomic write. */
