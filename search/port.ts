@@ -58,6 +58,13 @@ export interface IndexRefusal {
  * compared by `npm run check-index` (`maintenance.ts`). The search index and the provenance edge
  * index are both one.
  */
+/** Index work started ahead of a write (`MaintainedIndex.prepareAhead`). */
+export interface PreparedAhead {
+  /** Settles (never rejects) once the work is done or has failed. */
+  ready: Promise<void>;
+  release(): void;
+}
+
 export interface MaintainedIndex {
   /**
    * True when the index is written inside the records' own write transaction, so it is never
@@ -72,6 +79,14 @@ export interface MaintainedIndex {
    * (`DocumentStore.scanTexts`). Calls may overlap; they take effect in the order made.
    */
   indexTexts?(collection: string, texts: string[]): Promise<void>;
+  /**
+   * Optional, for an index written by the store's write hook: starts the part of indexing
+   * records that needs no database on worker threads, ahead of the write that will hand the hook
+   * exactly these texts (each record's stored JSON, in the order written). The hook then uses the
+   * prepared batch once it is ready, and prepares the batch itself otherwise (so answers never
+   * depend on it). `release` forgets the batch (written, or the write was abandoned).
+   */
+  prepareAhead?(collection: string, texts: string[]): PreparedAhead;
   remove(collection: string, ids: string[], write?: IndexWrite): Promise<void>;
   /** Drop everything for a collection (reindex). */
   clear(collection: string): Promise<void>;

@@ -12,10 +12,29 @@ import type {
   RecordKey,
   WriteResult,
 } from '../src/store/port.ts';
-import type { MaintainedIndex } from './port.ts';
+import type { MaintainedIndex, PreparedAhead } from './port.ts';
 import { catchUp } from './maintenance.ts';
 import { assertRegexLengths } from './filter-predicates.ts';
 import { keyedRecord } from '../src/store/record-keys.ts';
+import { cleanDocs } from '../src/store/clean-docs.ts';
+
+/** One collection's records keyed, cleaned and serialised for `upsertAll` (texts included). */
+export interface PreparedWrite {
+  collection: string;
+  docs: Doc[];
+  texts: string[];
+}
+
+/** Writes being prepared for `upsertAll`, with index work started ahead of it (`RecordWriter.prepare`). */
+export interface PreparedWrites {
+  /**
+   * The writes, once serialised and the work started ahead is done; rejects as the store would
+   * for a record that is not an object or has no id.
+   */
+  ready: Promise<PreparedWrite[]>;
+  /** Stops preparing and forgets the work started ahead (call once the write is done or abandoned). */
+  release(): void;
+}
 
 export class RecordWriter {
   private readonly indexes: MaintainedIndex[];
@@ -37,15 +56,49 @@ export class RecordWriter {
    * store holds the co-located indexes' writes too), then brings the other indexes up to date.
    */
   async upsertAll(
-    writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>,
+    writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>>; texts?: string[] }>,
   ): Promise<WriteResult> {
-    const keyed = writes.map((w) => ({
-      collection: w.collection,
-      docs: w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc),
-    }));
+    const keyed = writes.map((w) =>
+      w.texts
+        ? { collection: w.collection, docs: w.docs as Doc[], texts: w.texts }
+        : { collection: w.collection, docs: w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc) },
+    );
     const result = await this.store.upsertAtomically(keyed);
     await this.afterWrite();
     return result;
+  }
+
+  /**
+   * Keys, cleans and serialises records for a later `upsertAll` (give it the writes `ready`
+   * answers), a write at a time with a turn of the event loop after each, and starts the indexes'
+   * work that needs no database on worker threads (`MaintainedIndex.prepareAhead`) meanwhile.
+   */
+  prepare(writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>): PreparedWrites {
+    const ahead: PreparedAhead[] = [];
+    let released = false;
+    const ready = (async () => {
+      const prepared: PreparedWrite[] = [];
+      for (const w of writes) {
+        if (released) throw new Error('the prepared writes were released');
+        const docs = cleanDocs(w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc));
+        const texts = docs.map((doc) => JSON.stringify(doc));
+        prepared.push({ collection: w.collection, docs, texts });
+        for (const index of this.indexes)
+          if (index.synchronous && index.prepareAhead && index.covers?.(w.collection) !== false)
+            ahead.push(index.prepareAhead(w.collection, texts));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await Promise.all(ahead.map((a) => a.ready));
+      return prepared;
+    })();
+    ready.catch(() => {}); // the caller hears of it when it awaits `ready`
+    return {
+      ready,
+      release: () => {
+        released = true;
+        for (const a of ahead) a.release();
+      },
+    };
   }
 
   /** Deletes the records matching `filter` (at most `limit`); returns their ids. */

@@ -348,7 +348,11 @@ async function main() {
       ours: submitted.submitSeconds,
       unit: 's',
       limit: 15,
-      peer: `${Math.round(submitSize / submitted.submitSeconds).toLocaleString('en-US')} biosamples/s, ${submitted.cpuSeconds.toFixed(1)} CPU s`,
+      peer: `${Math.round(submitSize / submitted.submitSeconds).toLocaleString('en-US')} biosamples/s, ${submitted.cpuSeconds.toFixed(1)} CPU s${
+        submitted.mainThreadCpuSeconds === undefined
+          ? ''
+          : ` (main thread ${submitted.mainThreadCpuSeconds.toFixed(1)})`
+      }`,
     });
   }
 

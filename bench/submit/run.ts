@@ -39,7 +39,9 @@ async function main(): Promise<void> {
           .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`)
           .join(
             ', ',
-          )}; ${Math.round(biosamples / f.submitSeconds).toLocaleString('en-US')} biosamples/s; ${f.cpuSeconds.toFixed(1)} CPU s`,
+          )}; ${Math.round(biosamples / f.submitSeconds).toLocaleString('en-US')} biosamples/s; ${f.cpuSeconds.toFixed(1)} CPU s${
+          f.mainThreadCpuSeconds === undefined ? '' : ` (main thread ${f.mainThreadCpuSeconds.toFixed(1)})`
+        }; event loop held up to ${(f.maxEventLoopDelayMs / 1000).toFixed(1)} s`,
         target: '<= 15 s',
       },
     ]),

@@ -5,6 +5,7 @@
  * biosamples, with the server's own phases from `GET /runs/{run_id}`.
  */
 import fs from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
@@ -32,12 +33,32 @@ async function withProgress<T>(label: string, work: () => Promise<T>): Promise<T
   }
 }
 
+/**
+ * CPU seconds of this process's main thread so far (Linux: /proc/self/task/<pid>/stat), or
+ * undefined elsewhere. Unlike the process's CPU it leaves out worker threads, and unlike wall time
+ * it hardly moves with other work on the machine: it is what a submit holds the server's thread.
+ */
+export function mainThreadCpuSeconds(): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces) start after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks
+  } catch {
+    return undefined;
+  }
+}
+
 export interface SubmitFigures {
   biosamples: number;
   /** From sending the (already serialised) body to the answer. */
   submitSeconds: number;
   /** CPU seconds of this process (the server, its worker threads and the client) meanwhile. */
   cpuSeconds: number;
+  /** CPU seconds of its main thread meanwhile (the server's event loop, and the client's), if known. */
+  mainThreadCpuSeconds?: number;
+  /** The longest the event loop was held meanwhile, ms (other requests waited that long). */
+  maxEventLoopDelayMs: number;
   /** The server's phases, from the run record. */
   timingsMs: Record<string, number>;
   counts: Record<string, { inserted: number }>;
@@ -130,6 +151,9 @@ export async function measureSubmit(options: {
     const payload = JSON.stringify({ biosample_set: all.slice(0, biosamples) });
     const s0 = performance.now();
     const c0 = process.cpuUsage();
+    const m0 = mainThreadCpuSeconds();
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
     const runId = await withProgress(
       `submitting ${biosamples} biosamples (${(payload.length / 1e6).toFixed(0)} MB of JSON)`,
       () => submit(payload),
@@ -137,6 +161,9 @@ export async function measureSubmit(options: {
     const submitSeconds = (performance.now() - s0) / 1000;
     const cpu = process.cpuUsage(c0);
     const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    delay.disable();
+    const m1 = mainThreadCpuSeconds();
+    const mainThread = m0 === undefined || m1 === undefined ? undefined : m1 - m0;
     const run = (await (
       await fetch(`${url}/runs/${encodeURIComponent(runId)}`, {
         headers: { authorization: `Bearer ${token}` },
@@ -149,6 +176,8 @@ export async function measureSubmit(options: {
       biosamples,
       submitSeconds,
       cpuSeconds,
+      mainThreadCpuSeconds: mainThread,
+      maxEventLoopDelayMs: delay.max / 1e6,
       timingsMs: run.timings_ms,
       counts: run.counts,
       payloadBytes: payload.length,

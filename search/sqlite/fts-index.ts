@@ -34,7 +34,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
 import { StatementCache } from '../../src/store/sqlite/statement-cache.ts';
-import type { Candidates, IndexablePredicate, SearchIndex } from '../port.ts';
+import type { Candidates, IndexablePredicate, PreparedAhead, SearchIndex } from '../port.ts';
 import { isCollectionName } from '../../src/schema/nmdc.ts';
 import { bulkBuildPending, restoreAfterBulkBuild, turnDownMerging } from './bulk-build.ts';
 import { FtsCandidates } from './candidates.ts';
@@ -132,7 +132,58 @@ export class FtsSearchIndex implements SearchIndex {
    * alone (see `MapWriter.write`).
    */
   write(collection: string, docs: Doc[], skipUnchanged: boolean, texts?: string[]): number {
+    const ahead = skipUnchanged || !texts ? undefined : this.takeAhead(collection, texts);
+    if (ahead) {
+      this.counters.preparedAhead++;
+      return this.writer.apply(collection, ahead, false);
+    }
     return this.writer.write(collection, docs, skipUnchanged, texts);
+  }
+
+  /** Batches the write hook took from `prepareAhead` rather than preparing them itself. */
+  readonly counters = { preparedAhead: 0 };
+
+  /** Batches prepared ahead of writes (`prepareAhead`), by collection. */
+  private readonly ahead = new Map<string, Set<{ texts: string[]; batch?: PreparedBatch }>>();
+
+  /**
+   * Prepares the batch of records a write is about to hand the write hook, on a worker thread
+   * (parsing, fingerprints, pairs and groups, and the keys of strings already indexed), so the
+   * write transaction is spared that work. The batch is derived from the texts alone, as a
+   * rebuild derives it from the stored records.
+   */
+  prepareAhead(collection: string, texts: string[]): PreparedAhead {
+    const entry: { texts: string[]; batch?: PreparedBatch } = { texts };
+    let entries = this.ahead.get(collection);
+    if (!entries) this.ahead.set(collection, (entries = new Set()));
+    entries.add(entry);
+    const release = () => {
+      entries.delete(entry);
+      if (entries.size === 0 && this.ahead.get(collection) === entries) this.ahead.delete(collection);
+    };
+    const ready = this.preparer.prepare(texts).then(
+      (batch) => {
+        entry.batch = batch;
+      },
+      // The hook prepares the batch itself.
+      () => release(),
+    );
+    return { ready, release };
+  }
+
+  /** The ready batch prepared ahead for exactly these texts, taken (none: undefined). */
+  private takeAhead(collection: string, texts: string[]): PreparedBatch | undefined {
+    const entries = this.ahead.get(collection);
+    if (!entries) return undefined;
+    for (const entry of entries) {
+      const batch = entry.batch;
+      if (!batch || entry.texts.length !== texts.length) continue;
+      // The same strings when the store wrote the texts it was given: compared by reference.
+      if (!entry.texts.every((t, i) => t === texts[i])) continue;
+      entries.delete(entry);
+      return batch;
+    }
+    return undefined;
   }
 
   /** Writes a prepared batch (see `MapWriter.apply`). */

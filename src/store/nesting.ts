@@ -26,7 +26,8 @@ export const BACKSLASH = 0x5c;
  * strings do not count). Text that is not JSON is left for the parser to refuse.
  */
 export function textNestsDeeper(text: Buffer | string, max = MAX_NESTING_DEPTH): boolean {
-  const at: (i: number) => number = typeof text === 'string' ? (i) => text.charCodeAt(i) : (i) => text[i]!;
+  if (typeof text !== 'string') return bytesNestDeeper(text, max);
+  const at = (i: number) => text.charCodeAt(i);
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -36,6 +37,32 @@ export function textNestsDeeper(text: Buffer | string, max = MAX_NESTING_DEPTH):
       else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) inString = true;
     else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (++depth > max) return true;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
+  }
+  return false;
+}
+
+/**
+ * `textNestsDeeper` of UTF-8 (or ASCII-compatible) bytes. Strings, most of a body's bytes, are
+ * skipped with `indexOf` (native) to each quote, which ends the string unless an odd run of
+ * backslashes comes right before it.
+ */
+function bytesNestDeeper(bytes: Buffer, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (c === QUOTE) {
+      let end = i;
+      for (;;) {
+        end = bytes.indexOf(QUOTE, end + 1);
+        if (end < 0) return false; // an unterminated string: the parser refuses the text
+        let backslashes = 0;
+        while (bytes[end - 1 - backslashes] === BACKSLASH) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+      i = end;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (++depth > max) return true;
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
   }

@@ -164,8 +164,14 @@ export interface DocumentStore {
   getById(collection: string, id: string, projection?: Projection): Promise<Doc | null>;
   /** Upsert records by `id`, all or nothing. */
   upsertMany(collection: string, docs: Doc[]): Promise<WriteResult>;
-  /** Upserts by id into several collections in one transaction: all or nothing, indexes kept in it included. */
-  upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): Promise<WriteResult>;
+  /**
+   * Upserts by id into several collections in one transaction: all or nothing, indexes kept in it
+   * included. A write may bring `texts`, each record's `JSON.stringify` (records without `_id`),
+   * when the caller has them: a store that keeps records as JSON text may keep those.
+   */
+  upsertAtomically(
+    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+  ): Promise<WriteResult>;
   /** Inserts `doc` unless a record with its id exists; true when inserted. Atomic across processes. */
   insertIfAbsent(collection: string, doc: Doc): Promise<boolean>;
   /**

@@ -22,6 +22,7 @@ import {
 import { OBJECTS, objectRecord, type StoredObjects } from '../objects/stored-objects.ts';
 import { RUNS, RunInProgress, runDoc, type CollectionCounts } from '../runs/runs.ts';
 import { finishedRunWrites } from '../runs/run-events.ts';
+import type { PreparedWrites } from '../../search/writer.ts';
 
 /** The original runs submissions as this workflow; runs keep its name. */
 export const METADATA_IN_JOB = {
@@ -32,9 +33,11 @@ export const METADATA_IN_JOB = {
 /** The part of RecordWriter a submission needs (search/writer.ts). */
 export interface AtomicRecordWrites {
   upsertAll(
-    writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>,
+    writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>>; texts?: string[] }>,
   ): Promise<unknown>;
   upsert(collection: string, docs: Array<Doc | Record<string, unknown>>): Promise<unknown>;
+  /** Optional: records serialised, and index work started, ahead of `upsertAll` (RecordWriter.prepare). */
+  prepare?(writes: Array<{ collection: string; docs: Doc[] }>): PreparedWrites;
 }
 
 /**
@@ -64,13 +67,40 @@ export class JsonSubmissions {
    */
   async submit(payload: Record<string, unknown>, principal: Principal): Promise<{ run_id: string }> {
     const run = new RunInProgress(METADATA_IN_JOB, principal.subject);
+    // Index work that needs no database runs on worker threads while the payload is validated.
+    const prepared = this.prepareAhead(payload);
+    try {
+      return await this.validateAndApply(payload, principal, run, prepared);
+    } finally {
+      prepared?.release();
+    }
+  }
 
+  /** The payload's writes serialised with index work started (none: not records, or not supported). */
+  private prepareAhead(payload: Record<string, unknown>): PreparedWrites | undefined {
+    if (!this.writes.prepare) return undefined;
+    try {
+      return this.writes.prepare(batchesOf(recordsByCollection(payload)));
+    } catch {
+      return undefined; // not records: validation refuses the payload
+    }
+  }
+
+  private async validateAndApply(
+    payload: Record<string, unknown>,
+    principal: Principal,
+    run: RunInProgress,
+    prepared: PreparedWrites | undefined,
+  ): Promise<{ run_id: string }> {
     const outcome = await this.validator.validateDatabase(payload);
     if (!outcome.valid) throw validationRefusal(outcome);
     run.phaseDone('validate');
 
     try {
-      const content = Buffer.from(JSON.stringify(payload), 'utf8');
+      // Prepared while the payload was validated (or, failing that, here).
+      const writes =
+        (await prepared?.ready.catch(() => undefined)) ?? batchesOf(recordsByCollection(payload));
+      const content = Buffer.from(payloadText(payload, writes), 'utf8');
       const object = await this.objects.prepare({
         content,
         mimeType: 'application/json',
@@ -81,17 +111,14 @@ export class JsonSubmissions {
       run.record.inputs = [object.id];
       run.phaseDone('store_object');
 
-      const collections = recordsByCollection(payload);
-      run.record.counts = await this.countsOf(collections);
+      run.record.counts = await this.countsOf(writes);
       run.complete();
       this.logger.info(
-        { run_id: run.record.id, object_id: object.id, records: totalRecords(collections) },
+        { run_id: run.record.id, object_id: object.id, records: totalRecords(writes) },
         'metadata submission: applying',
       );
       await this.writes.upsertAll([
-        ...collections.flatMap(({ collection, docs }) =>
-          inBatches(docs).map((batch) => ({ collection, docs: batch })),
-        ),
+        ...writes,
         { collection: OBJECTS, docs: [objectRecord(object)] },
         // The run's record with its STARTED and COMPLETE events.
         ...finishedRunWrites(run.record),
@@ -121,11 +148,17 @@ export class JsonSubmissions {
 
   /** Records per collection as the store keeps them (with store keys where a collection has no ids). */
   private async countsOf(
-    collections: Array<{ collection: string; docs: Doc[] }>,
+    writes: Array<{ collection: string; docs: Doc[] }>,
   ): Promise<Record<string, CollectionCounts>> {
+    const byCollection = new Map<string, Set<string>>();
+    for (const { collection, docs } of writes) {
+      let ids = byCollection.get(collection);
+      if (!ids) byCollection.set(collection, (ids = new Set()));
+      for (const d of docs) ids.add(d.id);
+    }
     const counts: Record<string, CollectionCounts> = {};
-    for (const { collection, docs } of collections) {
-      const ids = [...new Set(docs.map((d) => d.id))];
+    for (const [collection, unique] of byCollection) {
+      const ids = [...unique];
       // Decided before the write; a concurrent writer of the same ids could shift the split.
       const replaced = await this.store.count(collection, {}, ids);
       counts[collection] = { inserted: ids.length - replaced, replaced };
@@ -172,11 +205,44 @@ export function recordsByCollection(
   return out;
 }
 
+/**
+ * `JSON.stringify(payload)` (a parsed JSON body), with the text of each record already serialised
+ * for the write (`writes` with texts, whose docs are the payload's own records) taken as it is
+ * rather than serialised again: a collection's array is their texts joined. Arrays holding any
+ * other record are serialised whole.
+ */
+export function payloadText(
+  payload: Record<string, unknown>,
+  writes: Array<{ docs: Doc[]; texts?: string[] }>,
+): string {
+  const textOf = new Map<unknown, string>();
+  for (const { docs, texts } of writes) if (texts) docs.forEach((doc, i) => textOf.set(doc, texts[i]!));
+  const members: string[] = [];
+  for (const [key, value] of Object.entries(payload)) {
+    const text =
+      Array.isArray(value) && value.length > 0 && value.every((record) => textOf.has(record))
+        ? `[${value.map((record) => textOf.get(record)!).join(',')}]`
+        : JSON.stringify(value);
+    // As JSON.stringify: members whose value has no JSON text are left out.
+    if (text !== undefined) members.push(`${JSON.stringify(key)}:${text}`);
+  }
+  return `{${members.join(',')}}`;
+}
+
 /** Records in entries of WRITE_BATCH for one atomic write. */
 export function inBatches(docs: Doc[]): Doc[][] {
   const out: Doc[][] = [];
   for (let i = 0; i < docs.length; i += WRITE_BATCH) out.push(docs.slice(i, i + WRITE_BATCH));
   return out;
+}
+
+/** Each collection's records in entries of WRITE_BATCH. */
+function batchesOf(
+  collections: Array<{ collection: string; docs: Doc[] }>,
+): Array<{ collection: string; docs: Doc[] }> {
+  return collections.flatMap(({ collection, docs }) =>
+    inBatches(docs).map((batch) => ({ collection, docs: batch })),
+  );
 }
 
 function totalRecords(collections: Array<{ docs: Doc[] }>): number {

@@ -13,6 +13,7 @@ import { checkCollection, hasDrift, reindexCollection } from '../../search/maint
 import { trigramQueryOf } from '../../search/regex/trigram-query.ts';
 import { describeSearchIndex } from './behaviour.ts';
 import { QueryPlanner } from '../../src/query/planner/planner.ts';
+import { RecordWriter } from '../../search/writer.ts';
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'search-fts-'));
@@ -377,5 +378,76 @@ describe('FTS5 index: rebuild when the workers cannot read the file', () => {
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('FTS5 index: batches prepared ahead of a write on worker threads', () => {
+  const C = 'biosample_set';
+  const sample = (i: number, place = 'Toolik Lake') => ({
+    id: `nmdc:bsm-11-${String(i).padStart(4, '0')}`,
+    name: `Core ${i} from ${place}`,
+    ecosystem: 'Aquatic',
+    env_medium: {
+      term: { id: 'ENVO:00002007', name: 'sediment' },
+      type: 'nmdc:ControlledIdentifiedTermValue',
+    },
+    alternative_identifiers: [`gold:Gb${i}`],
+  });
+  /** The map as (owner's ids, path, string) rows, whatever keys the owners got. */
+  const mapRows = (store: SqliteDocumentStore) =>
+    store.db
+      .prepare(
+        `SELECT coalesce(r.id, (SELECT group_concat(m.id) FROM (SELECT id FROM search_records WHERE grp = -v.record ORDER BY id) m)) AS owner,
+                p.path, s.value
+           FROM search_values v JOIN search_paths p ON p.rowid = v.path JOIN search_strings s ON s.rowid = v.string
+           LEFT JOIN search_records r ON r.rowid = v.record
+          ORDER BY 1, 2, 3`,
+      )
+      .raw()
+      .all();
+  const ids = (c: Awaited<ReturnType<FtsSearchIndex['candidates']>>) => (c.all ? 'ALL' : [...c.ids].sort());
+
+  it('writes them as the hook would have prepared them, and leaves them when the records differ', async () => {
+    const first = Array.from({ length: 30 }, (_, i) => sample(i));
+    const second = Array.from({ length: 30 }, (_, i) => sample(i + 30, 'Kellogg Station'));
+    const writes = [
+      { collection: C, docs: first },
+      { collection: C, docs: second },
+    ];
+    let plain: unknown[] = [];
+    await withHookedIndex(async (store, index) => {
+      await new RecordWriter(store, index).upsertAll(writes);
+      expect(index.counters.preparedAhead).toBe(0);
+      plain = mapRows(store);
+    });
+    expect(plain.length).toBeGreaterThan(60);
+    await withHookedIndex(async (store, index) => {
+      const writer = new RecordWriter(store, index);
+      const prepared = writer.prepare(writes);
+      await writer.upsertAll(await prepared.ready);
+      prepared.release();
+      expect(index.counters.preparedAhead).toBe(2);
+      expect(mapRows(store)).toEqual(plain);
+      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+      const toolik = { kind: 'search' as const, path: 'name', text: 'toolik' };
+      expect(ids(await index.candidates(C, toolik, 100))).toEqual(first.map((d) => d.id));
+
+      // Prepared, then other versions of the records written: the hook prepares those itself.
+      const renamed = first.map((d) => ({ ...d, name: `${d.name} renamed` }));
+      const stale = writer.prepare([{ collection: C, docs: first.map((d) => ({ ...d, name: 'Stale' })) }]);
+      await stale.ready;
+      await writer.upsertAll([{ collection: C, docs: renamed }]);
+      stale.release();
+      expect(index.counters.preparedAhead).toBe(2);
+      expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
+      expect(ids(await index.candidates(C, { kind: 'search', path: 'name', text: 'renamed' }, 100))).toEqual(
+        first.map((d) => d.id),
+      );
+      expect(await index.candidates(C, { kind: 'search', path: 'name', text: 'stale' }, 100)).toEqual({
+        all: false,
+        ids: new Set(),
+      });
+      await index.close();
+    });
   });
 });

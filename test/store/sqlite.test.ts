@@ -430,17 +430,21 @@ describe('SQLite sorted pages read off the attribute index', () => {
     expect(rows.map((r) => JSON.stringify(r)).sort()).toEqual(want.sort());
   }
 
+  /** Record `d` (the i-th) written again: other values, another kind at the sort path for each `shift`. */
+  const again = (d: Doc, i: number, shift: number): Doc => {
+    const { depth: _depth, ...rest } = d;
+    return { ...rest, ecosystem_type: `Type ${(i + shift) % 4}`, ...depthOf(i + shift) };
+  };
+  /** 100 records not among `records(600)`. */
+  const freshRecords = () => records(100).map((d) => ({ ...d, id: `${d.id}-new` }));
+
   it('indexes the last version of a record written several times in one write', () =>
     withTemporaryStore(async (store) => {
       const docs = records(600);
       await store.upsertMany(C, docs);
-      // Each of the first 200 records twice more in one batch (other values, other kinds at the
-      // sort path each time), and 100 new records twice, their first version with more entries.
-      const again = (d: Doc, i: number, shift: number): Doc => {
-        const { depth: _depth, ...rest } = d;
-        return { ...rest, ecosystem_type: `Type ${(i + shift) % 4}`, ...depthOf(i + shift) };
-      };
-      const fresh = records(100).map((d) => ({ ...d, id: `${d.id}-new` }));
+      // Each of the first 200 records twice more in one batch, and 100 new records twice, their
+      // first version with more entries.
+      const fresh = freshRecords();
       const batch = [
         ...docs.slice(0, 200).map((d, i) => again(d, i, 1)),
         ...fresh.map((d, i) => ({ ...d, part_of: [`nmdc:sty-${i}`, 'nmdc:sty-x'] })),
@@ -448,6 +452,25 @@ describe('SQLite sorted pages read off the attribute index', () => {
         ...fresh,
       ];
       await store.upsertMany(C, batch);
+      const now = [...docs.slice(0, 200).map((d, i) => again(d, i, 2)), ...docs.slice(200), ...fresh];
+      expectEntryRows(store, now);
+      expectIrregularRows(store, now);
+    }));
+
+  it('indexes the last version of a record written again in a later entry of one atomic write', () =>
+    withTemporaryStore(async (store) => {
+      const docs = records(600);
+      await store.upsertMany(C, docs);
+      const fresh = freshRecords();
+      // The attribute entries of the whole write are inserted at its end: versions written over
+      // by a later entry (of the same collection, after one of another) must leave nothing behind.
+      await store.upsertAtomically([
+        { collection: C, docs: docs.slice(0, 200).map((d, i) => again(d, i, 1)) },
+        { collection: C, docs: fresh.map((d, i) => ({ ...d, part_of: [`nmdc:sty-${i}`, 'nmdc:sty-x'] })) },
+        { collection: 'study_set', docs: [{ id: 'nmdc:sty-11-aa000001', name: 'between' }] },
+        { collection: C, docs: docs.slice(0, 200).map((d, i) => again(d, i, 2)) },
+        { collection: C, docs: fresh },
+      ]);
       const now = [...docs.slice(0, 200).map((d, i) => again(d, i, 2)), ...docs.slice(200), ...fresh];
       expectEntryRows(store, now);
       expectIrregularRows(store, now);

@@ -55,7 +55,7 @@ export class SqliteEdgeIndex implements EdgeIndex {
   static attachTo(store: HookableStore): SqliteEdgeIndex {
     const index = new SqliteEdgeIndex(store.db);
     store.addWriteHook({
-      onUpsert: (collection, docs) => index.write(collection, docs),
+      onUpsert: (collection, docs, texts) => index.write(collection, docs, texts),
       onDelete: (collection, ids) => index.erase(collection, ids),
     });
     return index;
@@ -118,9 +118,11 @@ export class SqliteEdgeIndex implements EdgeIndex {
     for (const key of new Set(keys)) gc.run({ key });
   }
 
-  /** Writes records' nodes and edges (the caller holds a transaction, or this is one statement group). */
-  write(collection: string, docs: Doc[]): void {
-    if (!inGraph(collection) || docs.length === 0) return;
+  /**
+   * Writes records' nodes and edges one record at a time, replacing the edges each held before
+   * (the caller holds a transaction). `fingerprints` are the records' own, position by position.
+   */
+  private writeOneByOne(collection: string, docs: Doc[], fingerprints: string[]): void {
     const find = this.stmt('SELECT key, collection FROM graph_nodes WHERE id = ?');
     const insertNode = this.stmt(
       'INSERT INTO graph_nodes(id, collection, type, fingerprint) VALUES (?, ?, ?, ?) RETURNING key',
@@ -132,9 +134,9 @@ export class SqliteEdgeIndex implements EdgeIndex {
       'INSERT OR IGNORE INTO graph_edges(up, down, slot, holder) VALUES (?, ?, ?, ?)',
     );
     const orphans: number[] = [];
-    for (const doc of docs) {
+    docs.forEach((doc, i) => {
       const type = typeOf(doc);
-      const fingerprint = fingerprintOf(doc);
+      const fingerprint = fingerprints[i]!;
       const found = find.get(doc.id) as { key: number; collection: string | null } | undefined;
       let key: number;
       if (found === undefined) {
@@ -148,7 +150,7 @@ export class SqliteEdgeIndex implements EdgeIndex {
         if (edge.holder === 'down') insertEdge.run(this.keyOf(edge.up), key, edge.slot, DOWN_HOLDS);
         else insertEdge.run(key, this.keyOf(edge.down), edge.slot, UP_HOLDS);
       }
-    }
+    });
     if (orphans.length > 0) this.collect(orphans);
   }
 
@@ -174,62 +176,73 @@ export class SqliteEdgeIndex implements EdgeIndex {
   }
 
   /**
-   * Records as stored JSON text (a rebuild). Records that are no node of a record yet (all of
-   * them after `clear`) are written a batch at a time, a few statements in all (JSON arrays
-   * expanded by `json_each`): per-record statements would set the rebuild's rate. The others
-   * replace their edges one by one, as `write` does.
+   * Records as stored JSON text (a rebuild), written as `write` does.
    */
   async indexTexts(collection: string, texts: string[]): Promise<void> {
     if (!inGraph(collection) || texts.length === 0) return;
     const docs = texts.map((t) => JSON.parse(t) as Doc);
-    this.db.transaction(() => {
-      const present = new Set(
-        this.stmt(
-          'SELECT n.id FROM json_each(?) j JOIN graph_nodes n ON n.id = j.value WHERE n.collection IS NOT NULL',
-        )
-          .pluck()
-          .all(JSON.stringify(docs.map((d) => d.id))) as string[],
-      );
-      // The last version of an id wins, as in the store.
-      const latest = new Map<string, number>();
-      docs.forEach((doc, i) => {
-        latest.delete(doc.id);
-        latest.set(doc.id, i);
-      });
-      const nodes: Array<[string, string, string]> = [];
-      const edges: Array<[string, string, string, number]> = [];
-      const referenced = new Set<string>();
-      const oneByOne: Doc[] = [];
-      for (const i of latest.values()) {
-        const doc = docs[i]!;
-        if (present.has(doc.id)) {
-          oneByOne.push(doc);
-          continue;
-        }
-        nodes.push([doc.id, typeOf(doc), fingerprintOfText(texts[i]!)]);
-        for (const edge of edgesOf(doc)) {
-          referenced.add(edge.holder === 'down' ? edge.up : edge.down);
-          edges.push([edge.up, edge.down, edge.slot, edge.holder === 'down' ? DOWN_HOLDS : UP_HOLDS]);
-        }
+    this.db.transaction(() => this.write(collection, docs, texts))();
+  }
+
+  /**
+   * Writes records' nodes and edges (the caller holds a transaction, or this is one statement
+   * group); `texts`, the records as stored (their `JSON.stringify`), spare serialising them again
+   * for their fingerprints. Records that are no node of a record yet (all of them in a new
+   * collection or a rebuild after `clear`) are written a batch at a time, a few statements in all
+   * (JSON arrays expanded by `json_each`): per-record statements would set the write rate. The
+   * others replace their edges one by one.
+   */
+  write(collection: string, docs: Doc[], texts?: string[]): void {
+    if (!inGraph(collection) || docs.length === 0) return;
+    const fingerprintAt = (i: number) => (texts ? fingerprintOfText(texts[i]!) : fingerprintOf(docs[i]!));
+    const present = new Set(
+      this.stmt(
+        'SELECT n.id FROM json_each(?) j JOIN graph_nodes n ON n.id = j.value WHERE n.collection IS NOT NULL',
+      )
+        .pluck()
+        .all(JSON.stringify(docs.map((d) => d.id))) as string[],
+    );
+    // The last version of an id wins, as in the store.
+    const latest = new Map<string, number>();
+    docs.forEach((doc, i) => {
+      latest.delete(doc.id);
+      latest.set(doc.id, i);
+    });
+    const nodes: Array<[string, string, string]> = [];
+    const edges: Array<[string, string, string, number]> = [];
+    const referenced = new Set<string>();
+    const oneByOne: Doc[] = [];
+    const oneByOneFingerprints: string[] = [];
+    for (const i of latest.values()) {
+      const doc = docs[i]!;
+      if (present.has(doc.id)) {
+        oneByOne.push(doc);
+        oneByOneFingerprints.push(fingerprintAt(i));
+        continue;
       }
-      if (nodes.length > 0)
-        this.stmt(
-          'INSERT INTO graph_nodes(id, collection, type, fingerprint) ' +
-            'SELECT value ->> 0, ?, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ' +
-            'ON CONFLICT(id) DO UPDATE SET collection = excluded.collection, type = excluded.type, fingerprint = excluded.fingerprint',
-        ).run(collection, JSON.stringify(nodes));
-      if (referenced.size > 0)
-        this.stmt('INSERT OR IGNORE INTO graph_nodes(id) SELECT value FROM json_each(?)').run(
-          JSON.stringify([...referenced]),
-        );
-      if (edges.length > 0)
-        this.stmt(
-          'INSERT OR IGNORE INTO graph_edges(up, down, slot, holder) ' +
-            'SELECT u.key, d.key, j.value ->> 2, j.value ->> 3 FROM json_each(?) j ' +
-            'JOIN graph_nodes u ON u.id = j.value ->> 0 JOIN graph_nodes d ON d.id = j.value ->> 1',
-        ).run(JSON.stringify(edges));
-      if (oneByOne.length > 0) this.write(collection, oneByOne);
-    })();
+      nodes.push([doc.id, typeOf(doc), fingerprintAt(i)]);
+      for (const edge of edgesOf(doc)) {
+        referenced.add(edge.holder === 'down' ? edge.up : edge.down);
+        edges.push([edge.up, edge.down, edge.slot, edge.holder === 'down' ? DOWN_HOLDS : UP_HOLDS]);
+      }
+    }
+    if (nodes.length > 0)
+      this.stmt(
+        'INSERT INTO graph_nodes(id, collection, type, fingerprint) ' +
+          'SELECT value ->> 0, ?, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ' +
+          'ON CONFLICT(id) DO UPDATE SET collection = excluded.collection, type = excluded.type, fingerprint = excluded.fingerprint',
+      ).run(collection, JSON.stringify(nodes));
+    if (referenced.size > 0)
+      this.stmt('INSERT OR IGNORE INTO graph_nodes(id) SELECT value FROM json_each(?)').run(
+        JSON.stringify([...referenced]),
+      );
+    if (edges.length > 0)
+      this.stmt(
+        'INSERT OR IGNORE INTO graph_edges(up, down, slot, holder) ' +
+          'SELECT u.key, d.key, j.value ->> 2, j.value ->> 3 FROM json_each(?) j ' +
+          'JOIN graph_nodes u ON u.id = j.value ->> 0 JOIN graph_nodes d ON d.id = j.value ->> 1',
+      ).run(JSON.stringify(edges));
+    if (oneByOne.length > 0) this.writeOneByOne(collection, oneByOne, oneByOneFingerprints);
   }
 
   async remove(collection: string, ids: string[]): Promise<void> {

@@ -21,28 +21,23 @@ import {
 const INSERT_ENTRIES =
   'INSERT OR IGNORE INTO attr_index(key, value, id) SELECT value ->> 0, ' +
   "CASE json_type(value, '$[1]') WHEN 'integer' THEN CAST(value ->> 1 AS REAL) ELSE value ->> 1 END, " +
-  'value ->> 2 FROM json_each(?)';
+  'value ->> 2 FROM json_each(?) ORDER BY 1, 2, 3';
 const INSERT_IRREGULAR =
-  'INSERT OR IGNORE INTO attr_irregular(key, id) SELECT value ->> 0, value ->> 1 FROM json_each(?)';
+  'INSERT OR IGNORE INTO attr_irregular(key, id) SELECT value ->> 0, value ->> 1 FROM json_each(?) ORDER BY 1, 2';
 const DELETE_ENTRY = 'DELETE FROM attr_index WHERE key = ? AND value = ? AND id = ?';
 const DELETE_IRREGULAR = 'DELETE FROM attr_irregular WHERE key = ? AND id = ?';
 const ADD_RECORDS = 'UPDATE attr_paths SET records = records + ? WHERE key = ?';
 
+/** Entries per insert statement of a flush. */
+const FLUSH_SLICE = 50_000;
+
 const entryKey = (p: string, v: IndexValue) => `${p}\u0000${typeof v}\u0000${v}`;
 
-/** Orders index rows as the index does: key, then value (numbers before text), then id. */
-function byIndexOrder(a: [number, IndexValue, string], b: [number, IndexValue, string]): number {
-  if (a[0] !== b[0]) return a[0] - b[0];
-  const [x, y] = [a[1], b[1]];
-  if (x !== y) {
-    if (typeof x === 'number') return typeof y === 'number' ? x - y : -1;
-    if (typeof y === 'number') return 1;
-    return x < y ? -1 : 1;
-  }
-  return a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0;
-}
-
-/** The attribute index writes of one batch of records of one collection, inside the caller's transaction. */
+/**
+ * The attribute index writes of one batch of records of one collection, inside the caller's
+ * transaction. A batch may span several writes of one transaction (an atomic write of many
+ * records): its entries are then inserted in key order once, at its `flush`.
+ */
 export class AttributeBatch {
   /** The last version of each record written in the batch. */
   private readonly now = new Map<string, RecordIndex>();
@@ -93,9 +88,13 @@ export class AttributeBatch {
       for (const [p, v] of r.entries) entries.push([keys.ensure(this.collection, p), v, id]);
       for (const p of r.irregular) irregular.push([keys.ensure(this.collection, p), id]);
     }
-    entries.sort(byIndexOrder);
-    if (entries.length > 0) statements.get(INSERT_ENTRIES).run(JSON.stringify(entries));
-    if (irregular.length > 0) statements.get(INSERT_IRREGULAR).run(JSON.stringify(irregular));
+    // Sorted by SQLite (in the index's order) as each slice is inserted; in slices, so the JSON text of a large write's entries is never held whole.
+    const insertEntries = statements.get(INSERT_ENTRIES);
+    for (let i = 0; i < entries.length; i += FLUSH_SLICE)
+      insertEntries.run(JSON.stringify(entries.slice(i, i + FLUSH_SLICE)));
+    const insertIrregular = statements.get(INSERT_IRREGULAR);
+    for (let i = 0; i < irregular.length; i += FLUSH_SLICE)
+      insertIrregular.run(JSON.stringify(irregular.slice(i, i + FLUSH_SLICE)));
     const addRecords = statements.get(ADD_RECORDS);
     for (const [key, n] of this.records) if (n !== 0) addRecords.run(n, key);
     this.now.clear();

@@ -202,7 +202,9 @@ export class SqliteDocumentStore implements DocumentStore {
     return this.records.upsertMany(collection, docs);
   }
 
-  async upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): Promise<WriteResult> {
+  async upsertAtomically(
+    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+  ): Promise<WriteResult> {
     return this.records.upsertAtomically(writes);
   }
 

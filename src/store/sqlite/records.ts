@@ -102,16 +102,27 @@ export class RecordWrites {
     return this.ctx.db.transaction(() => this.upsertInTransaction(collection, clean)).immediate();
   }
 
-  upsertAtomically(writes: Array<{ collection: string; docs: Doc[] }>): WriteResult {
-    const cleaned = writes.map((w) => ({ collection: w.collection, docs: cleanDocs(w.docs) }));
+  /** `texts`, when given, are the records' `JSON.stringify` (see `DocumentStore.upsertAtomically`). */
+  upsertAtomically(writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): WriteResult {
+    const cleaned = writes.map((w) => {
+      if (w.texts !== undefined && w.texts.length !== w.docs.length)
+        throw new Error('upsertAtomically: a text for each record, or none');
+      return { collection: w.collection, docs: cleanDocs(w.docs), texts: w.texts };
+    });
     return this.ctx.db
       .transaction((): WriteResult => {
         const total = { inserted: 0, updated: 0 };
-        for (const { collection, docs } of cleaned) {
-          const r = this.upsertInTransaction(collection, docs);
+        // One attribute batch per collection for the whole write, flushed at its end: its entries
+        // then go into the index in key order once, not spread over it again by every entry.
+        const attributes = new Map<string, AttributeBatch>();
+        for (const { collection, docs, texts } of cleaned) {
+          let batch = attributes.get(collection);
+          if (!batch) attributes.set(collection, (batch = new AttributeBatch(this.ctx, collection)));
+          const r = this.upsertInTransaction(collection, docs, batch, texts);
           total.inserted += r.inserted;
           total.updated += r.updated;
         }
+        for (const batch of attributes.values()) batch.flush();
         return total;
       })
       .immediate();
@@ -154,8 +165,17 @@ export class RecordWrites {
       .immediate();
   }
 
-  /** Upserts inside the caller's transaction: records, attribute index, change log, statistics, hooks. */
-  private upsertInTransaction(collection: string, clean: Doc[]): WriteResult {
+  /**
+   * Upserts inside the caller's transaction: records, attribute index, change log, statistics,
+   * hooks. With `attributes` (the caller's, for this collection), the attribute entries are left
+   * to the caller's `flush`; `texts` are the records' `JSON.stringify`, when the caller has them.
+   */
+  private upsertInTransaction(
+    collection: string,
+    clean: Doc[],
+    attributes?: AttributeBatch,
+    given?: string[],
+  ): WriteResult {
     const { statements } = this.ctx;
     const existing = statements.get('SELECT body, size FROM docs WHERE collection = ? AND id = ?');
     const insertDoc = statements.get(
@@ -169,9 +189,10 @@ export class RecordWrites {
     let sizeDelta = 0;
     const changed: Doc[] = [];
     const texts: string[] = [];
-    const attributes = new AttributeBatch(this.ctx, collection);
-    for (const doc of clean) {
-      const body = JSON.stringify(doc);
+    const batch = attributes ?? new AttributeBatch(this.ctx, collection);
+    for (let i = 0; i < clean.length; i++) {
+      const doc = clean[i]!;
+      const body = given?.[i] ?? JSON.stringify(doc);
       const size = Buffer.byteLength(body);
       const before = existing.get(collection, doc.id) as { body: string; size: number } | undefined;
       if (before) {
@@ -180,19 +201,19 @@ export class RecordWrites {
         if (before.body === body) continue;
         const seq = this.changeLog.append(collection, doc.id, false);
         updateDoc.run(body, size, seq, collection, doc.id);
-        attributes.add(doc, parseBody(this.ctx, before.body));
+        batch.add(doc, parseBody(this.ctx, before.body));
         sizeDelta += size - before.size;
       } else {
         inserted++;
         const seq = this.changeLog.append(collection, doc.id, false);
         insertDoc.run(collection, doc.id, body, size, seq);
-        attributes.add(doc);
+        batch.add(doc);
         sizeDelta += size;
       }
       changed.push(doc);
       texts.push(body);
     }
-    attributes.flush();
+    if (!attributes) batch.flush();
     adjustStats(statements, collection, inserted, sizeDelta);
     if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed, texts);
     return { inserted, updated };
