@@ -41,6 +41,7 @@ import { StatementCache } from './statement-cache.ts';
 import { countRegexOnValues } from './value-regex-count.ts';
 import { collectionStats, nonEmptyCollections, recordCount, STATISTICS_SCHEMA } from './statistics.ts';
 import { WalkCheckpoints } from './walk-checkpoints.ts';
+import { keepWalkPrefixes } from './walk-prefixes.ts';
 import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from './store-context.ts';
 
 /** A condition as explain shows it, e.g. `ecosystem_type = "Soil"`. */
@@ -60,6 +61,8 @@ export interface SqliteStoreOptions {
   changesRetained?: number;
   /** Change-log rows one `changesSince` answers at most (`more` says others follow). Default 100 000. */
   changesPage?: number;
+  /** Index entries a sorted walk reads into its kept rows per turn on the event loop. Default 4000. */
+  walkSlice?: number;
 }
 
 export class SqliteDocumentStore implements DocumentStore {
@@ -92,6 +95,7 @@ export class SqliteDocumentStore implements DocumentStore {
       keys,
       checkpoints: new WalkCheckpoints(this.statements, this.counters),
     };
+    keepWalkPrefixes(this.context, options.walkSlice);
     this.changeLog = new ChangeLog(
       this.db,
       this.statements,
