@@ -271,7 +271,7 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery, committed: boolean): Do
       page = mergePage(keys, [][Symbol.iterator](), 0, sortedOthers, 0, skip, limit);
     } else if (!s.residual) {
       page =
-        (prefix && prefixPage(s, prefix, sortedOthers, skipIds)) ??
+        (prefix && prefixPage(s, prefix, sortedOthers, irregularIndexRows, skipIds)) ??
         exactPage(walk, keys, sortedOthers, irregularIndexRows, skipIds, skip, limit, afterRow, after);
     } else {
       page = checkedPage(
@@ -345,12 +345,15 @@ function mergePage(
 /**
  * A page when the index decides the filter, cut out of the walk's kept rows (walk-prefixes.ts),
  * read further first when they fall short, and walked on past them when the page runs beyond.
- * Undefined when the page starts after a row past the kept ones: the walk seeks there instead.
+ * As in `exactPage`, the page is merged from a row about `skip` rows in, short of it by as many
+ * rows as the others and the irregular records' rows could take. Undefined when the page starts
+ * after a row past the kept ones: the walk seeks there instead.
  */
 function prefixPage(
   s: WalkSetup,
   p: WalkPrefix,
   others: SortItem[],
+  irregularRows: Row[],
   skipIds: ReadonlySet<string>,
 ): string[] | undefined {
   const { walk: w, keys, skip, limit, afterRow, after } = s;
@@ -358,22 +361,30 @@ function prefixPage(
   if (p.served++ > 0) w.ctx.counters.walkPositionsReused++;
   walkPrefixes(w.ctx).extendNow(w, p, holdsPage(s));
   const { rows } = p;
-  const start = afterRow ? lowerBound(rows, afterRow, w.direction) : 0;
-  const items = (function* () {
-    for (let i = start; i < rows.length; i++) {
-      const row = rows[i]!;
-      if (!skipIds.has(row.id)) yield { id: row.id, keys: [row.value, row.id] };
-    }
-    if (p.complete) return;
-    for (const row of rowsPast(w, p.through))
-      if (!skipIds.has(row.id)) yield { id: row.id, keys: [row.value, row.id] };
-  })();
-  const regular = after
-    ? (function* () {
-        for (const item of items) if (compareKeys(item.keys, after, keys) > 0) yield item;
-      })()
-    : items;
-  return mergePage(keys, regular, 0, others, 0, skip, limit);
+  /** Regular items from the kept row at `from` on, then from the walk past the kept rows. */
+  const regular = (from: number) =>
+    (function* () {
+      for (let i = from; i < rows.length; i++) {
+        const row = rows[i]!;
+        if (!skipIds.has(row.id)) yield { id: row.id, keys: [row.value, row.id] };
+      }
+      if (p.complete) return;
+      for (const row of rowsPast(w, p.through))
+        if (!skipIds.has(row.id)) yield { id: row.id, keys: [row.value, row.id] };
+    })();
+  if (after) {
+    const items = regular(afterRow ? lowerBound(rows, afterRow, w.direction) : 0);
+    const later = (function* () {
+      for (const item of items) if (compareKeys(item.keys, after, keys) > 0) yield item;
+    })();
+    return mergePage(keys, later, 0, others, 0, skip, limit);
+  }
+  const fromStart = () => mergePage(keys, regular(0), 0, others, 0, skip, limit);
+  const start = Math.max(0, skip - others.length - irregularRows.length);
+  const first = rows[start];
+  if (start === 0 || first === undefined) return fromStart();
+  const regularBefore = start - irregularRows.filter((r) => compareRows(r, first, w.direction) < 0).length;
+  return mergeFrom(keys, regular(start), regularBefore, others, skip, limit) ?? fromStart();
 }
 
 /**

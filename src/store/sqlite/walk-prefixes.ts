@@ -26,6 +26,8 @@ export const PREFIX_ROWS = 25_000;
 const ROWS_KEPT = 200_000;
 /** Index entries (beyond the last value's) one slice of a walk passes over at most. */
 export const SLICE = 4000;
+/** Rows the first slice of a walk reads at most (beyond one value's). */
+const FIRST_ROWS = 64;
 /** Records written since a prefix was read that are caught up at most; beyond, it is read again. */
 const CATCH_UP = 1000;
 
@@ -142,28 +144,50 @@ export class WalkPrefixes {
     this.trim();
   }
 
-  /** Reads the next slice: the values after `through` up to about SLICE entries on. */
+  /**
+   * Reads the next slice: the values after `through` up to about SLICE index entries on, or fewer
+   * values when their rows would be more than the rows kept so far (at least FIRST_ROWS): a first
+   * page reads few rows, a deep one doubles what it holds with each slice.
+   */
   private readSlice(w: Walk, p: WalkPrefix): void {
     const { statements } = w.ctx;
     const asc = w.direction === 1;
+    const order = asc ? '' : ' DESC';
     const after = p.through === undefined ? '' : asc ? ' AND x.value > ?' : ' AND x.value < ?';
     const afterParams = p.through === undefined ? [] : [p.through];
     const bound = statements
       .get(
-        `SELECT x.value FROM attr_index x WHERE x.key = ?${after} ORDER BY x.value${asc ? '' : ' DESC'} LIMIT 1 OFFSET ${this.slice}`,
+        `SELECT x.value FROM attr_index x WHERE x.key = ?${after} ORDER BY x.value${order} LIMIT 1 OFFSET ${this.slice}`,
       )
       .pluck()
       .get(w.key, ...afterParams) as IndexValue | undefined;
-    const upTo = bound === undefined ? '' : asc ? ' AND x.value <= ?' : ' AND x.value >= ?';
-    const rows = statements
-      .get(`${selectRows(w)}${after}${upTo} ORDER BY x.value${asc ? '' : ' DESC'}, x.id`)
-      .all(w.key, ...w.params, ...afterParams, ...(bound === undefined ? [] : [bound])) as Row[];
+    const most = Math.min(this.slice, Math.max(FIRST_ROWS, p.rows.length));
+    /** The rows after `through` up to `upTo` (to the end when undefined), at most `limit` of them. */
+    const read = (upTo: IndexValue | undefined, limit?: number) =>
+      statements
+        .get(
+          `${selectRows(w)}${after}${upTo === undefined ? '' : asc ? ' AND x.value <= ?' : ' AND x.value >= ?'}` +
+            ` ORDER BY x.value${order}, x.id${limit === undefined ? '' : ` LIMIT ${limit}`}`,
+        )
+        .all(w.key, ...w.params, ...afterParams, ...(upTo === undefined ? [] : [upTo])) as Row[];
+    let rows = read(bound, most + 1);
+    let through = bound;
+    if (rows.length > most) {
+      // The last value read may have more rows: only the values before it are kept whole, or,
+      // when the rows are all of one value, that value is read whole.
+      const last = rows[rows.length - 1]!.value;
+      let end = rows.length - 1;
+      while (end > 0 && rows[end - 1]!.value === last) end--;
+      if (end > 0) rows.length = end;
+      else rows = read(last);
+      through = rows[rows.length - 1]!.value;
+    }
     for (const row of rows) {
       p.rows.push(row);
       addValue(p, row);
     }
-    if (bound === undefined) p.complete = true;
-    else p.through = bound;
+    if (through === undefined) p.complete = true;
+    else p.through = through;
     if (p.rows.length > PREFIX_ROWS) this.cut(p);
   }
 
