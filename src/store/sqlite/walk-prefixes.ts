@@ -28,6 +28,8 @@ const ROWS_KEPT = 200_000;
 export const SLICE = 4000;
 /** Rows the first slice of a walk reads at most (beyond one value's). */
 const FIRST_ROWS = 64;
+/** Rows any slice reads at most (beyond one value's): each costs a few microseconds to hand over. */
+const SLICE_ROWS = 2000;
 /** Records written since a prefix was read that are caught up at most; beyond, it is read again. */
 const CATCH_UP = 1000;
 
@@ -146,8 +148,8 @@ export class WalkPrefixes {
 
   /**
    * Reads the next slice: the values after `through` up to about SLICE index entries on, or fewer
-   * values when their rows would be more than the rows kept so far (at least FIRST_ROWS): a first
-   * page reads few rows, a deep one doubles what it holds with each slice.
+   * values when their rows would be more than the rows kept so far (at least FIRST_ROWS, at most
+   * SLICE_ROWS): a first page reads few rows, a deep one doubles what it holds with each slice.
    */
   private readSlice(w: Walk, p: WalkPrefix): void {
     const { statements } = w.ctx;
@@ -161,7 +163,7 @@ export class WalkPrefixes {
       )
       .pluck()
       .get(w.key, ...afterParams) as IndexValue | undefined;
-    const most = Math.min(this.slice, Math.max(FIRST_ROWS, p.rows.length));
+    const most = Math.min(SLICE_ROWS, Math.max(FIRST_ROWS, p.rows.length));
     /** The rows after `through` up to `upTo` (to the end when undefined), at most `limit` of them. */
     const read = (upTo: IndexValue | undefined, limit?: number) =>
       statements
