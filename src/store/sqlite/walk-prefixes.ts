@@ -10,9 +10,10 @@
  * of the file, so a request that must read far takes turns with the others between slices
  * (`extend`). The kept rows stay exact across writes: each write enters the change log, and the
  * rows of the records written since are taken out and put back as the index now holds them
- * (`catchUp`); too many writes, a sweep of the log past the rows' sequence number, a commit by
+ * (`catchUp`); too many writes, a sweep of the log past the rows' sequence number or a commit by
  * another connection (SQLite's data version: a repair of the index by `npm run reindex` logs no
- * change) or a bulk load under way (its index entries come after its records) drop them instead.
+ * change) drop them instead. While a bulk load is under way (its index entries come after its
+ * records) none are used. Memory is bounded: PREFIX_ROWS rows per walk, ROWS_KEPT in all.
  */
 import { indexRecord, ODD_ID, type IndexValue } from './attribute-index.ts';
 import { compareRows, compareSqliteValues, selectRows, type Row, type Walk } from './index-walk-rows.ts';
@@ -24,6 +25,8 @@ import { parseBody, type StoreContext } from './store-context.ts';
 export const PREFIX_ROWS = 25_000;
 /** Rows all kept walks hold together at most; the least recently used walk goes first. */
 const ROWS_KEPT = 200_000;
+/** Walks kept at most. */
+const WALKS_KEPT = 64;
 /** Index entries (beyond the last value's) one slice of a walk passes over at most. */
 export const SLICE = 4000;
 /** Rows the first slice of a walk reads at most (beyond one value's). */
@@ -203,12 +206,12 @@ export class WalkPrefixes {
     p.through = end > 0 ? p.rows[end - 1]!.value : undefined;
   }
 
-  /** Drops the least recently used walks while all of them hold more than ROWS_KEPT rows. */
+  /** Drops the least recently used walks while there are more than WALKS_KEPT or ROWS_KEPT rows. */
   private trim(): void {
     let total = 0;
     for (const p of this.kept.values()) total += p.rows.length;
     for (const [name, p] of this.kept) {
-      if (total <= ROWS_KEPT) break;
+      if (total <= ROWS_KEPT && this.kept.size <= WALKS_KEPT) break;
       total -= p.rows.length;
       this.kept.delete(name);
     }
