@@ -323,6 +323,7 @@ async function sortedRows(
       'page 1 / by id': ratio(firstPages, byIdP50),
       'page 401 / page 1': ratio(lastPages, firstPages),
       'first asked p1/p401 ms': `${ms(times[0]!)}/${ms(times[times.length - 1]!)}`,
+      'after a write p1/p401 ms': '-',
       'CPU us/req p1/p401': `${Math.round(cpuUs)} (all pages)`,
       targets: '<= 10x, <= 2x',
       runs: `${times.length} pages`,
