@@ -63,6 +63,8 @@ export interface SqliteStoreOptions {
   changesPage?: number;
   /** Index entries a sorted walk reads into its kept rows per turn on the event loop. Default 4000. */
   walkSlice?: number;
+  /** Rows a sorted walk under conditions keeps at most. Default 25 000. */
+  walkRowsKept?: number;
 }
 
 export class SqliteDocumentStore implements DocumentStore {
@@ -95,7 +97,7 @@ export class SqliteDocumentStore implements DocumentStore {
       keys,
       checkpoints: new WalkCheckpoints(this.statements, this.counters),
     };
-    keepWalkPrefixes(this.context, options.walkSlice);
+    keepWalkPrefixes(this.context, options.walkSlice, options.walkRowsKept);
     this.changeLog = new ChangeLog(
       this.db,
       this.statements,

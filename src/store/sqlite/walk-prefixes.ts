@@ -85,9 +85,12 @@ export function walkName(w: Walk): string {
 /** The kept rows of each store (its context). */
 const ofStore = new WeakMap<StoreContext, WalkPrefixes>();
 
-/** Starts keeping walks' first rows for a store, read `slice` index entries at a time (SLICE). */
-export function keepWalkPrefixes(ctx: StoreContext, slice?: number): void {
-  ofStore.set(ctx, new WalkPrefixes(slice));
+/**
+ * Starts keeping walks' first rows for a store, read `slice` index entries at a time (SLICE), up
+ * to `rows` rows per walk (PREFIX_ROWS).
+ */
+export function keepWalkPrefixes(ctx: StoreContext, slice?: number, rows?: number): void {
+  ofStore.set(ctx, new WalkPrefixes(slice, rows));
 }
 
 /** The kept first rows of a store's sorted walks. */
@@ -103,8 +106,11 @@ export function walkPrefixes(ctx: StoreContext): WalkPrefixes {
 export class WalkPrefixes {
   private readonly kept = new Map<string, WalkPrefix>();
 
-  /** `slice`: index entries one slice passes over at most (SLICE; smaller in tests). */
-  constructor(private readonly slice = SLICE) {}
+  /** `slice`: index entries one slice passes over at most; `rowsPerWalk`: rows one walk keeps (smaller in tests). */
+  constructor(
+    private readonly slice = SLICE,
+    private readonly rowsPerWalk = PREFIX_ROWS,
+  ) {}
 
   /**
    * The kept rows of a walk, caught up with the writes since they were read, created empty when
@@ -193,12 +199,12 @@ export class WalkPrefixes {
     }
     if (through === undefined) p.complete = true;
     else p.through = through;
-    if (p.rows.length > PREFIX_ROWS) this.cut(p);
+    if (p.rows.length > this.rowsPerWalk) this.cut(p);
   }
 
-  /** Keeps the whole values among the first PREFIX_ROWS rows, and reads no further. */
+  /** Keeps the whole values among the first `rowsPerWalk` rows, and reads no further. */
   private cut(p: WalkPrefix): void {
-    let end = PREFIX_ROWS;
+    let end = this.rowsPerWalk;
     while (end > 0 && p.rows[end - 1]!.value === p.rows[end]!.value) end--;
     for (const row of p.rows.splice(end)) removeValue(p, row);
     p.complete = false;
