@@ -100,8 +100,7 @@ describe('kept first rows of sorted walks', () => {
       await store.close();
       store = new SqliteDocumentStore({
         file: path.join(dir, 'nmdc.sqlite'),
-        walkSlice: slice,
-        walkRowsKept: kept,
+        walkPrefixes: { slice, rowsPerWalk: kept },
       });
       const whole = slice > docs.length;
       await store.upsertMany(C, docs);
@@ -214,6 +213,9 @@ describe('kept first rows of sorted walks', () => {
   });
 
   it('takes turns with other work while a walk passes over many entries before its page', async () => {
+    // One slice per turn (none passes the time a turn may take).
+    await store.close();
+    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite'), walkPrefixes: { turnMs: 0 } });
     // 12,000 records sorting before the first match: three slices of the index or more.
     const before = Array.from({ length: 12_000 }, (_, i) => ({
       id: `nmdc:bsm-13-${String(i).padStart(6, '0')}`,

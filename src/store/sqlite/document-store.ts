@@ -41,7 +41,7 @@ import { StatementCache } from './statement-cache.ts';
 import { countRegexOnValues } from './value-regex-count.ts';
 import { collectionStats, nonEmptyCollections, recordCount, STATISTICS_SCHEMA } from './statistics.ts';
 import { WalkCheckpoints } from './walk-checkpoints.ts';
-import { keepWalkPrefixes } from './walk-prefixes.ts';
+import { keepWalkPrefixes, type WalkPrefixOptions } from './walk-prefixes.ts';
 import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from './store-context.ts';
 
 /** A condition as explain shows it, e.g. `ecosystem_type = "Soil"`. */
@@ -61,10 +61,11 @@ export interface SqliteStoreOptions {
   changesRetained?: number;
   /** Change-log rows one `changesSince` answers at most (`more` says others follow). Default 100 000. */
   changesPage?: number;
-  /** Index entries a sorted walk reads into its kept rows per turn on the event loop. Default 4000. */
-  walkSlice?: number;
-  /** Rows a sorted walk under conditions keeps at most. Default 25 000. */
-  walkRowsKept?: number;
+  /**
+   * How sorted walks under a filter's conditions read and keep their rows: index entries per
+   * slice (4000), rows kept per walk (25 000), ms of slices per turn on the event loop (10).
+   */
+  walkPrefixes?: WalkPrefixOptions;
 }
 
 export class SqliteDocumentStore implements DocumentStore {
@@ -97,7 +98,7 @@ export class SqliteDocumentStore implements DocumentStore {
       keys,
       checkpoints: new WalkCheckpoints(this.statements, this.counters),
     };
-    keepWalkPrefixes(this.context, options.walkSlice, options.walkRowsKept);
+    keepWalkPrefixes(this.context, options.walkPrefixes);
     this.changeLog = new ChangeLog(
       this.db,
       this.statements,

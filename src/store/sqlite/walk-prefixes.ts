@@ -25,6 +25,8 @@ import { parseBody, type StoreContext } from './store-context.ts';
 export const PREFIX_ROWS = 25_000;
 /** Rows all kept walks hold together at most; the least recently used walk goes first. */
 const ROWS_KEPT = 200_000;
+/** Time slices of one walk take in a turn on the event loop at most, before the slice that passes it, ms. */
+const TURN_MS = 10;
 /** Walks kept at most. */
 const WALKS_KEPT = 64;
 /** Index entries (beyond the last value's) one slice of a walk passes over at most. */
@@ -85,12 +87,19 @@ export function walkName(w: Walk): string {
 /** The kept rows of each store (its context). */
 const ofStore = new WeakMap<StoreContext, WalkPrefixes>();
 
-/**
- * Starts keeping walks' first rows for a store, read `slice` index entries at a time (SLICE), up
- * to `rows` rows per walk (PREFIX_ROWS).
- */
-export function keepWalkPrefixes(ctx: StoreContext, slice?: number, rows?: number): void {
-  ofStore.set(ctx, new WalkPrefixes(slice, rows));
+/** How a store reads and keeps its walks' rows; smaller figures in tests. */
+export interface WalkPrefixOptions {
+  /** Index entries one slice passes over at most (SLICE). */
+  slice?: number;
+  /** Rows one walk keeps at most (PREFIX_ROWS). */
+  rowsPerWalk?: number;
+  /** Time one turn of slices takes at most before the slice that passes it (TURN_MS). */
+  turnMs?: number;
+}
+
+/** Starts keeping walks' first rows for a store. */
+export function keepWalkPrefixes(ctx: StoreContext, options: WalkPrefixOptions = {}): void {
+  ofStore.set(ctx, new WalkPrefixes(options));
 }
 
 /** The kept first rows of a store's sorted walks. */
@@ -106,11 +115,15 @@ export function walkPrefixes(ctx: StoreContext): WalkPrefixes {
 export class WalkPrefixes {
   private readonly kept = new Map<string, WalkPrefix>();
 
-  /** `slice`: index entries one slice passes over at most; `rowsPerWalk`: rows one walk keeps (smaller in tests). */
-  constructor(
-    private readonly slice = SLICE,
-    private readonly rowsPerWalk = PREFIX_ROWS,
-  ) {}
+  private readonly slice: number;
+  private readonly rowsPerWalk: number;
+  private readonly turnMs: number;
+
+  constructor(options: WalkPrefixOptions = {}) {
+    this.slice = options.slice ?? SLICE;
+    this.rowsPerWalk = options.rowsPerWalk ?? PREFIX_ROWS;
+    this.turnMs = options.turnMs ?? TURN_MS;
+  }
 
   /**
    * The kept rows of a walk, caught up with the writes since they were read, created empty when
@@ -132,15 +145,19 @@ export class WalkPrefixes {
 
   /**
    * Reads slices of the walk into its kept rows until `enough` says they hold what a page needs,
-   * the walk ends or the rows are full, each slice in a snapshot of its own, taking turns between.
+   * the walk ends or the rows are full, taking a turn on the event loop after TURN_MS, each turn's
+   * slices in a snapshot of their own.
    */
   async extend(w: Walk, enough: (p: WalkPrefix) => boolean): Promise<void> {
     const { db } = w.ctx;
     for (;;) {
       const more = db.transaction(() => {
         const p = this.of(w);
-        if (!p || p.complete || p.full || enough(p)) return false;
-        this.readSlice(w, p);
+        const start = performance.now();
+        do {
+          if (!p || p.complete || p.full || enough(p)) return false;
+          this.readSlice(w, p);
+        } while (performance.now() - start < this.turnMs);
         return true;
       })();
       if (!more) break;
