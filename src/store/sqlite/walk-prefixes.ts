@@ -190,14 +190,20 @@ export class WalkPrefixes {
       .pluck()
       .get(w.key, ...afterParams) as IndexValue | undefined;
     const most = Math.min(SLICE_ROWS, Math.max(FIRST_ROWS, p.rows.length));
-    /** The rows after `through` up to `upTo` (to the end when undefined), at most `limit` of them. */
+    /** The rows after `through` up to `upTo` (to the end when undefined), at most `limit` of them (a parameter: one statement). */
     const read = (upTo: IndexValue | undefined, limit?: number) =>
       statements
         .get(
           `${selectRows(w)}${after}${upTo === undefined ? '' : asc ? ' AND x.value <= ?' : ' AND x.value >= ?'}` +
-            ` ORDER BY x.value${order}, x.id${limit === undefined ? '' : ` LIMIT ${limit}`}`,
+            ` ORDER BY x.value${order}, x.id${limit === undefined ? '' : ' LIMIT ?'}`,
         )
-        .all(w.key, ...w.params, ...afterParams, ...(upTo === undefined ? [] : [upTo])) as Row[];
+        .all(
+          w.key,
+          ...w.params,
+          ...afterParams,
+          ...(upTo === undefined ? [] : [upTo]),
+          ...(limit === undefined ? [] : [limit]),
+        ) as Row[];
     let rows = read(bound, most + 1);
     let through = bound;
     if (rows.length > most) {
