@@ -212,6 +212,22 @@ describe('kept first rows of sorted walks', () => {
     expect(after.reused).toBe(after.walked - 1);
   });
 
+  it('leaves them unused while a bulk load is under way, and uses them again after it', async () => {
+    await store.upsertMany(C, docs);
+    const mirror = new Mirror();
+    mirror.put(docs);
+    const sort: Sort = [['name', -1]];
+    await expectPages(mirror, TERRESTRIAL, sort);
+    // A load's mark (its records may be in before their index entries): pages walk the index.
+    const mark = JSON.stringify({ loads: [{ load: 'test', pid: process.pid, collections: [C] }] });
+    store.db.prepare("INSERT INTO meta(key, value) VALUES ('bulk_load', ?)").run(mark);
+    const during = await expectPages(mirror, TERRESTRIAL, sort);
+    expect(during.firstReused).toBe(false);
+    store.db.prepare("DELETE FROM meta WHERE key = 'bulk_load'").run();
+    const after = await expectPages(mirror, TERRESTRIAL, sort);
+    expect(after.reused).toBe(after.walked);
+  });
+
   it('takes turns with other work while a walk passes over many entries before its page', async () => {
     // One slice per turn (none passes the time a turn may take).
     await store.close();
