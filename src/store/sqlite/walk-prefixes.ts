@@ -190,12 +190,16 @@ export class WalkPrefixes {
       .pluck()
       .get(w.key, ...afterParams) as IndexValue | undefined;
     const most = Math.min(SLICE_ROWS, Math.max(FIRST_ROWS, p.rows.length));
-    /** The rows after `through` up to `upTo` (to the end when undefined), at most `limit` of them (a parameter: one statement). */
+    /**
+     * The rows after `through` up to `upTo` (to the end when undefined), at most `limit` of them
+     * (a parameter: one statement), in the index's order or its reverse: a descending walk turns
+     * each value's ids around afterwards, which costs less than SQLite sorting them.
+     */
     const read = (upTo: IndexValue | undefined, limit?: number) =>
       statements
         .get(
           `${selectRows(w)}${after}${upTo === undefined ? '' : asc ? ' AND x.value <= ?' : ' AND x.value >= ?'}` +
-            ` ORDER BY x.value${order}, x.id${limit === undefined ? '' : ' LIMIT ?'}`,
+            ` ORDER BY x.value${order}, x.id${order}${limit === undefined ? '' : ' LIMIT ?'}`,
         )
         .all(
           w.key,
@@ -216,6 +220,7 @@ export class WalkPrefixes {
       else rows = read(last);
       through = rows[rows.length - 1]!.value;
     }
+    if (!asc) idsAscending(rows);
     for (const row of rows) {
       p.rows.push(row);
       addValue(p, row);
@@ -297,6 +302,16 @@ export class WalkPrefixes {
     }
     p.token = now;
     return true;
+  }
+}
+
+/** Turns around each value's run of rows (ids descending) so its ids ascend. */
+function idsAscending(rows: Row[]): void {
+  for (let start = 0; start < rows.length;) {
+    let end = start + 1;
+    while (end < rows.length && rows[end]!.value === rows[start]!.value) end++;
+    for (let i = start, j = end - 1; i < j; i++, j--) [rows[i], rows[j]] = [rows[j]!, rows[i]!];
+    start = end;
   }
 }
 
