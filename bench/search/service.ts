@@ -11,6 +11,7 @@ import { hammer, percentile, type BenchServer } from '../support/embedded.ts';
 import { startBareServer, type BareServer } from '../support/bare-server.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { summarize } from './summary.ts';
+import type { Doc } from '../../src/store/port.ts';
 
 type Row = Record<string, string | number>;
 
@@ -18,6 +19,30 @@ const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
 const ratio = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(1)}x` : '-');
 
 /** One sequential GET, timed, its body read; throws unless 200. */
+const BENCH_ADMIN = { username: 'bench-sorted-admin', password: 'bench-sorted-admin-password-7741' };
+
+/** Renames a biosample through `POST /queries:run` as the bench's administrator: a write between pages. */
+function renamer(url: string): (id: string, name: string) => Promise<void> {
+  let token: string | undefined;
+  return async (id, name) => {
+    token ??= (
+      (await (
+        await fetch(`${url}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'password', ...BENCH_ADMIN }),
+        })
+      ).json()) as { access_token: string }
+    ).access_token;
+    const res = await fetch(`${url}/queries:run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ update: 'biosample_set', updates: [{ q: { id }, u: { $set: { name } } }] }),
+    });
+    if (res.status !== 200) throw new Error(`rename: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  };
+}
+
 async function timedGet(url: string): Promise<{ ms: number; body: string }> {
   const t0 = performance.now();
   const res = await fetch(url);
@@ -102,7 +127,13 @@ export async function serviceRows(
   const listIds = '/nmdcschema/biosample_set?filter=%7B%7D&max_page_size=25&projection=id';
   const listFull = '/nmdcschema/biosample_set?filter=%7B%7D&max_page_size=25';
   console.error('  starting the service process (NODE_ENV=production) and bare node:http ...');
-  const ours = await startServerProcess(bench.dataDir, 1, { NODE_ENV: 'production', LOG_LEVEL: 'info' });
+  const ours = await startServerProcess(bench.dataDir, 1, {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    // An administrator renames records between sorted pages (the first page after a write).
+    ADMIN_USERNAME: BENCH_ADMIN.username,
+    ADMIN_PASSWORD: BENCH_ADMIN.password,
+  });
   let bare: BareServer | undefined;
   try {
     const bodies = new Map<string, string>();
@@ -202,9 +233,10 @@ async function sortedRows(
   requests: number,
   seconds: number,
 ): Promise<Row[]> {
-  const pages = (measure: string, first: number, deep: number) => {
+  /** Page 1 against a request by id, the deep page against page 1 (`stat`: what the figures are). */
+  const pages = (measure: string, first: number, deep: number, stat = ' p50') => {
     summarize({
-      measure: `${measure}, first page p50`,
+      measure: `${measure}, first page${stat}`,
       size,
       ours: first,
       peer: byIdP50,
@@ -214,7 +246,7 @@ async function sortedRows(
       peerLabel: 'by id',
     });
     summarize({
-      measure: `${measure}, deep page p50`,
+      measure: `${measure}, deep page${stat}`,
       size,
       ours: deep,
       peer: first,
@@ -225,6 +257,7 @@ async function sortedRows(
     });
   };
   const rows: Row[] = [];
+  const rename = renamer(ours.url);
   const cases: Array<{ label: string; query: string }> = [
     { label: 'sort=name', query: 'sort=name' },
     { label: 'sort=name:desc', query: 'sort=name:desc' },
@@ -243,6 +276,10 @@ async function sortedRows(
     const deep = await timeSequential(ours.url, [path(401)], requests, seconds, () => ours.cpu());
     const p1 = percentile(first.times, 50);
     const p401 = percentile(deep.times, 50);
+    // One record of page 1 renamed (it stays on the page), then each page asked once again.
+    const shown = (JSON.parse((await timedGet(ours.url + path(1))).body) as { results: Doc[] }).results[5]!;
+    await rename(String(shown.id), `${String(shown.name ?? '')} (renamed)`);
+    const written = [(await timedGet(ours.url + path(1))).ms, (await timedGet(ours.url + path(401))).ms];
     const row: Row = {
       listing: c.label,
       'page 1 p50 ms': ms(p1),
@@ -251,6 +288,7 @@ async function sortedRows(
       'page 1 / by id': ratio(p1, byIdP50),
       'page 401 / page 1': ratio(p401, p1),
       'first asked p1/p401 ms': cold.map(ms).join('/'),
+      'after a write p1/p401 ms': written.map(ms).join('/'),
       'CPU us/req p1/p401': `${Math.round(first.cpuUs)}/${Math.round(deep.cpuUs)}`,
       targets: '<= 10x, <= 2x',
       runs: `${first.times.length}/${deep.times.length}`,
@@ -258,6 +296,8 @@ async function sortedRows(
     console.error(row);
     rows.push(row);
     pages(`/biosamples?${c.query}, page 1 / 401`, p1, p401);
+    pages(`/biosamples?${c.query}, page 1 / 401, first asked`, cold[0]!, cold[1]!, '');
+    pages(`/biosamples?${c.query}, page 1 / 401, first after a write`, written[0]!, written[1]!, '');
   }
   // A cursor through the first 10,000 matches in name order, page by page.
   for (const c of cases.filter((k) => k.query.endsWith('sort=name'))) {
@@ -283,6 +323,7 @@ async function sortedRows(
       'page 1 / by id': ratio(firstPages, byIdP50),
       'page 401 / page 1': ratio(lastPages, firstPages),
       'first asked p1/p401 ms': `${ms(times[0]!)}/${ms(times[times.length - 1]!)}`,
+      'after a write p1/p401 ms': '-',
       'CPU us/req p1/p401': `${Math.round(cpuUs)} (all pages)`,
       targets: '<= 10x, <= 2x',
       runs: `${times.length} pages`,

@@ -41,6 +41,7 @@ import { StatementCache } from './statement-cache.ts';
 import { countRegexOnValues, VALUE_COUNT_LIMITS, type ValueCountLimits } from './value-regex-count.ts';
 import { collectionStats, nonEmptyCollections, recordCount, STATISTICS_SCHEMA } from './statistics.ts';
 import { WalkCheckpoints } from './walk-checkpoints.ts';
+import { keepWalkPrefixes, type WalkPrefixOptions } from './walk-prefixes.ts';
 import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from './store-context.ts';
 
 /** A condition as explain shows it, e.g. `ecosystem_type = "Soil"`. */
@@ -60,6 +61,11 @@ export interface SqliteStoreOptions {
   changesRetained?: number;
   /** Change-log rows one `changesSince` answers at most (`more` says others follow). Default 100 000. */
   changesPage?: number;
+  /**
+   * How sorted walks under a filter's conditions read and keep their rows: index entries per
+   * slice (4000), rows kept per walk (25 000), ms of slices per turn on the event loop (10).
+   */
+  walkPrefixes?: WalkPrefixOptions;
 }
 
 export class SqliteDocumentStore implements DocumentStore {
@@ -92,6 +98,7 @@ export class SqliteDocumentStore implements DocumentStore {
       keys,
       checkpoints: new WalkCheckpoints(this.statements, this.counters),
     };
+    keepWalkPrefixes(this.context, options.walkPrefixes);
     this.changeLog = new ChangeLog(
       this.db,
       this.statements,

@@ -37,7 +37,7 @@ function compareCodePoints(a: string, b: string): number {
 }
 
 /** Index values in SQLite's order: numbers before text, text by code point. */
-function compareSqliteValues(a: IndexValue, b: IndexValue): number {
+export function compareSqliteValues(a: IndexValue, b: IndexValue): number {
   if (typeof a === 'number') return typeof b === 'number' ? a - b : -1;
   return typeof b === 'number' ? 1 : compareCodePoints(a, b);
 }
@@ -51,6 +51,8 @@ export function compareRows(a: Row, b: Row, direction: 1 | -1): number {
 export interface Walk {
   ctx: StoreContext;
   collection: string;
+  /** The sorted path and its key in the attribute index. */
+  path: string;
   key: number;
   direction: 1 | -1;
   /** SQL (on `x`) and parameters of the index's conditions, checked on every row. */
@@ -60,13 +62,15 @@ export interface Walk {
   parsed: Map<string, Doc>;
 }
 
-const select = (w: Walk) => `SELECT x.value AS value, x.id AS id FROM attr_index x WHERE x.key = ?${w.conds}`;
+/** The walk's rows (on `x`): those at its key meeting its conditions; parameters: the key, then `params`. */
+export const selectRows = (w: Walk) =>
+  `SELECT x.value AS value, x.id AS id FROM attr_index x WHERE x.key = ?${w.conds}`;
 
 /** Rows of one value in id order (after `above` when given). */
 function rowsOfValue(w: Walk, value: IndexValue, above?: string): IterableIterator<Row> {
   const seek = above !== undefined && !ODD_ID.test(above);
   return w.ctx.statements
-    .get(`${select(w)} AND x.value = ?${seek ? ' AND x.id > ?' : ''} ORDER BY x.id`)
+    .get(`${selectRows(w)} AND x.value = ?${seek ? ' AND x.id > ?' : ''} ORDER BY x.id`)
     .iterate(w.key, ...w.params, value, ...(seek ? [above] : [])) as IterableIterator<Row>;
 }
 
@@ -78,7 +82,9 @@ function rowsOfValue(w: Walk, value: IndexValue, above?: string): IterableIterat
 function* descendingRows(w: Walk, below: IndexValue | undefined): Generator<Row> {
   for (;;) {
     const rows = w.ctx.statements
-      .get(`${select(w)}${below === undefined ? '' : ' AND x.value < ?'} ORDER BY x.value DESC, x.id DESC`)
+      .get(
+        `${selectRows(w)}${below === undefined ? '' : ' AND x.value < ?'} ORDER BY x.value DESC, x.id DESC`,
+      )
       .iterate(w.key, ...w.params, ...(below === undefined ? [] : [below])) as IterableIterator<Row>;
     let group: Row[] = [];
     let overflow = false;
@@ -102,6 +108,14 @@ function* descendingRows(w: Walk, below: IndexValue | undefined): Generator<Row>
   }
 }
 
+/** Rows in the walk's order with values past `value` (after it in the walk's direction). */
+export function rowsPast(w: Walk, value: IndexValue | undefined): Generator<Row> | IterableIterator<Row> {
+  if (w.direction === -1) return descendingRows(w, value);
+  return w.ctx.statements
+    .get(`${selectRows(w)}${value === undefined ? '' : ' AND x.value > ?'} ORDER BY x.value, x.id`)
+    .iterate(w.key, ...w.params, ...(value === undefined ? [] : [value])) as IterableIterator<Row>;
+}
+
 /** Rows in the walk's order from the first after `from` (a row of the index, or a position) on. */
 export function* rowsFrom(w: Walk, from: Row | undefined): Generator<Row> {
   const { statements } = w.ctx;
@@ -110,7 +124,7 @@ export function* rowsFrom(w: Walk, from: Row | undefined): Generator<Row> {
       from === undefined ? '' : ODD_ID.test(from.id) ? ' AND x.value >= ?' : ' AND (x.value, x.id) > (?, ?)';
     const seekParams = from === undefined ? [] : seek.includes('x.id') ? [from.value, from.id] : [from.value];
     for (const row of statements
-      .get(`${select(w)}${seek} ORDER BY x.value, x.id`)
+      .get(`${selectRows(w)}${seek} ORDER BY x.value, x.id`)
       .iterate(w.key, ...w.params, ...seekParams) as IterableIterator<Row>) {
       if (from === undefined || compareRows(row, from, 1) > 0) yield row;
     }
@@ -135,7 +149,7 @@ export function rowAt(w: Walk, position: number, known?: Checkpoint): Row | unde
   if (w.direction === 1) {
     return statements
       .get(
-        `${select(w)}${row ? ' AND (x.value, x.id) >= (?, ?)' : ''} ORDER BY x.value, x.id LIMIT 1 OFFSET ?`,
+        `${selectRows(w)}${row ? ' AND (x.value, x.id) >= (?, ?)' : ''} ORDER BY x.value, x.id LIMIT 1 OFFSET ?`,
       )
       .get(w.key, ...w.params, ...(row ? [row.value, row.id] : []), offset) as Row | undefined;
   }
@@ -144,7 +158,7 @@ export function rowAt(w: Walk, position: number, known?: Checkpoint): Row | unde
     // The rest of the known row's value first (ids ascending), then the values below it.
     const sameValue = ' AND x.value = ? AND x.id >= ?';
     const found = statements
-      .get(`${select(w)}${sameValue} ORDER BY x.id LIMIT 1 OFFSET ?`)
+      .get(`${selectRows(w)}${sameValue} ORDER BY x.id LIMIT 1 OFFSET ?`)
       .get(w.key, ...w.params, row.value, row.id, rest) as Row | undefined;
     if (found !== undefined) return found;
     rest -= statements
@@ -156,7 +170,7 @@ export function rowAt(w: Walk, position: number, known?: Checkpoint): Row | unde
   const below = row ? ' AND x.value < ?' : '';
   const belowParams = row ? [row.value] : [];
   const last = statements
-    .get(`${select(w)}${below} ORDER BY x.value DESC, x.id DESC LIMIT 1 OFFSET ?`)
+    .get(`${selectRows(w)}${below} ORDER BY x.value DESC, x.id DESC LIMIT 1 OFFSET ?`)
     .get(w.key, ...w.params, ...belowParams, rest) as Row | undefined;
   if (last === undefined) return undefined;
   const above = statements
@@ -164,6 +178,6 @@ export function rowAt(w: Walk, position: number, known?: Checkpoint): Row | unde
     .pluck()
     .get(w.key, ...w.params, ...belowParams, last.value) as number;
   return statements
-    .get(`${select(w)} AND x.value = ? ORDER BY x.id LIMIT 1 OFFSET ?`)
+    .get(`${selectRows(w)} AND x.value = ? ORDER BY x.id LIMIT 1 OFFSET ?`)
     .get(w.key, ...w.params, last.value, rest - above) as Row;
 }

@@ -23,7 +23,7 @@ import {
 } from './id-order-scans.ts';
 import { countPathRegexMatches, pathRegexOf } from './path-regex-count.ts';
 import { sortKeysPage } from './sort-keys.ts';
-import { sortedIndexWalk } from './sorted-index-walk.ts';
+import { prepareSortedIndexWalk, sortedIndexWalk } from './sorted-index-walk.ts';
 import { recordCount } from './statistics.ts';
 import type { PageStrategy, SortedPageQuery } from './page-queries.ts';
 import type { SqlParam } from './statement-cache.ts';
@@ -126,6 +126,7 @@ export async function findPage(
     after: r.after,
   };
   if (afterId === undefined) {
+    if (candidateIds === undefined) await prepareSortedIndexWalk(ctx, q);
     const walked = candidateIds === undefined ? sortedIndexWalk(ctx, q) : undefined;
     if (walked) {
       served('sorted-index-walk');
@@ -203,7 +204,9 @@ export async function findPageWith(
       }
       return idOrderPage(r, (chunkSize) => candidateIdsScan(ctx, scan(chunkSize)));
     case 'sorted-index-walk':
-      page = afterId === undefined && candidateIds === undefined ? sortedIndexWalk(ctx, q) : undefined;
+      if (afterId !== undefined || candidateIds !== undefined) break;
+      await prepareSortedIndexWalk(ctx, q);
+      page = sortedIndexWalk(ctx, q);
       break;
     case 'sort-keys':
       page = afterId === undefined ? sortKeysPage(ctx, q) : undefined;

@@ -26,7 +26,8 @@ import {
 } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
 import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
-import { compareRows, rowAt, rowsFrom, type Row, type Walk } from './index-walk-rows.ts';
+import { compareRows, rowAt, rowsFrom, rowsPast, type Row, type Walk } from './index-walk-rows.ts';
+import { isKept, lowerBound, PREFIX_ROWS, walkName, walkPrefixes, type WalkPrefix } from './walk-prefixes.ts';
 import type { Checkpoint } from './walk-checkpoints.ts';
 import type { SortedPageQuery } from './page-queries.ts';
 import { loadBodies } from './records.ts';
@@ -65,13 +66,30 @@ function isIndexValue(v: unknown): v is IndexValue {
  * before the page is complete, or when candidate ids are given.
  */
 export function sortedIndexWalk(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
-  // One snapshot of the file: the positions kept for it and the rows read agree.
-  return ctx.db.inTransaction ? walkPage(ctx, q) : ctx.db.transaction(() => walkPage(ctx, q))();
+  // One snapshot of the file: the positions kept for it and the rows read agree. Rows kept across
+  // requests are used only in a snapshot of committed data (not inside a caller's transaction).
+  return ctx.db.inTransaction ? walkPage(ctx, q, false) : ctx.db.transaction(() => walkPage(ctx, q, true))();
 }
 
-function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
+/** What a sorted index walk of a query reads, when one applies (see `sortedIndexWalk`). */
+interface WalkSetup {
+  keys: Sort;
+  path: string;
+  predicate: (doc: Doc) => boolean;
+  direction: 1 | -1;
+  plan: IndexPlan;
+  /** Whether record bodies must be checked: the index's conditions do not decide the filter. */
+  residual: boolean;
+  after: unknown[] | undefined;
+  afterKey: unknown;
+  afterRow: Row | undefined;
+  skip: number;
+  limit: number;
+  walk: Walk;
+}
+
+function walkSetup(ctx: StoreContext, q: SortedPageQuery): WalkSetup | undefined {
   const { collection, filter, limit } = q;
-  const { statements } = ctx;
   const keys = withIdTieBreaker(q.sort);
   if (limit === undefined || q.candidateIds !== undefined) return undefined;
   if (keys.length !== 2 || keys[1]![0] !== 'id' || keys[1]![1] !== 1) return undefined;
@@ -83,7 +101,6 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
   const params: SqlParam[] = [];
   const conds = conditionsSql('x', plan.conditions, params, keyOf);
   const empty = Object.keys(filter).length === 0;
-  // Whether record bodies must be checked: the index's conditions do not decide the filter.
   const residual = !empty && !(plan.exact && conds.complete);
   if (plan.conditions.some((c) => ctx.estimates.estimate(collection, c) < SMALL_MATCH)) return undefined;
   // Where the page starts: after the given keys, or after `skip` matches.
@@ -93,17 +110,77 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
   const afterRow =
     after && afterKey !== null ? { value: afterKey as IndexValue, id: String(after[1]) } : undefined;
   const skip = after ? 0 : q.skip;
-  const isAfter = (item: SortItem) => !after || compareKeys(item.keys, after, keys) > 0;
-  const key = keyOf(path);
   const walk: Walk = {
     ctx,
     collection,
-    key,
+    path,
+    key: keyOf(path),
     direction,
     params,
     conds: conds.sql,
     parsed: new Map(),
   };
+  return {
+    keys,
+    path,
+    predicate,
+    direction,
+    plan,
+    residual,
+    after,
+    afterKey,
+    afterRow,
+    skip,
+    limit,
+    walk,
+  };
+}
+
+/**
+ * Whether a page of the walk is cut out of its kept rows (walk-prefixes.ts): under index
+ * conditions that decide the filter, within the rows a walk keeps, in a snapshot of committed data.
+ */
+function keepsRows(s: WalkSetup): boolean {
+  return (
+    s.walk.conds !== '' &&
+    s.walk.key !== NO_KEY &&
+    !s.residual &&
+    (s.after !== undefined || s.skip + s.limit <= PREFIX_ROWS)
+  );
+}
+
+/** Whether kept rows hold a page: `limit` rows after `afterRow`, else `skip + limit` rows. */
+function holdsPage(s: WalkSetup): (p: WalkPrefix) => boolean {
+  const { afterRow, skip, limit, direction } = s;
+  return (p) =>
+    (afterRow ? p.rows.length - lowerBound(p.rows, afterRow, direction) : p.rows.length) >= skip + limit;
+}
+
+/**
+ * Reads, taking turns with other requests, the rows of the walk a sorted page will be cut out of
+ * (walk-prefixes.ts), so `sortedIndexWalk` finds them kept. Nothing to do for other pages.
+ */
+export async function prepareSortedIndexWalk(ctx: StoreContext, q: SortedPageQuery): Promise<void> {
+  if (ctx.db.inTransaction) return;
+  const s = walkSetup(ctx, q);
+  if (!s || !keepsRows(s)) return;
+  const { afterRow, direction } = s;
+  const holds = holdsPage(s);
+  await walkPrefixes(ctx).extend(
+    s.walk,
+    (p) => (afterRow !== undefined && !isKept(p, afterRow.value, direction)) || holds(p),
+  );
+}
+
+function walkPage(ctx: StoreContext, q: SortedPageQuery, committed: boolean): Doc[] | undefined {
+  const s = walkSetup(ctx, q);
+  if (!s) return undefined;
+  const { collection, filter } = q;
+  const { statements } = ctx;
+  const { keys, after, afterKey, afterRow, skip, limit, walk } = s;
+  const { key } = walk;
+  const prefix = committed && keepsRows(s) ? walkPrefixes(ctx).of(walk) : undefined;
+  const isAfter = (item: SortItem) => !after || compareKeys(item.keys, after, keys) > 0;
 
   /** Records of `ids` (in order) that match the whole filter, their bodies parsed and kept. */
   const verify = (ids: string[]): Set<string> => {
@@ -120,7 +197,7 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
       : loadBodies(statements, collection, ids);
     for (const row of rows) {
       const doc = parseBody(ctx, row.body);
-      if (predicate(doc)) {
+      if (s.predicate(doc)) {
         walk.parsed.set(row.id, doc);
         passing.add(row.id);
       }
@@ -134,8 +211,8 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
     key === NO_KEY
       ? []
       : statements
-          .get(`SELECT x.id AS id, (1${conds.sql}) AS matches FROM attr_irregular x WHERE x.key = ?`)
-          .all(...params, key)
+          .get(`SELECT x.id AS id, (1${walk.conds}) AS matches FROM attr_irregular x WHERE x.key = ?`)
+          .all(...walk.params, key)
   ) as Array<{ id: string; matches: number }>;
   const records = recordCount(statements, collection);
   // Records with an entry or irregular at the path: the others sort as missing.
@@ -148,10 +225,10 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
   for (const row of loadBodies(statements, collection, wanted)) {
     const doc = parseBody(ctx, row.body);
     for (const [p, value] of indexRecord(doc).entries)
-      if (p === path) irregularIndexRows.push({ value, id: row.id });
-    if (!predicate(doc)) continue;
+      if (p === s.path) irregularIndexRows.push({ value, id: row.id });
+    if (!s.predicate(doc)) continue;
     walk.parsed.set(row.id, doc);
-    const item = { id: row.id, keys: [sortKeyOf(doc, path, direction), row.id] };
+    const item = { id: row.id, keys: [sortKeyOf(doc, s.path, s.direction), row.id] };
     if (isAfter(item)) irregularItems.push(item);
   }
   const skipIds = new Set(irregularRows.map((r) => r.id));
@@ -160,7 +237,7 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
   // entry), or read once and merged with the irregular records.
   let lazyNulls: Generator<SortItem> | undefined;
   const others = irregularItems;
-  if (withoutEntriesCount > 0 && !(after && afterKey !== null && direction === 1)) {
+  if (withoutEntriesCount > 0 && !(after && afterKey !== null && s.direction === 1)) {
     const later = (id: string) => !after || afterKey !== null || id > String(after[1]);
     if (covered === irregularRows.length) {
       lazyNulls = (function* () {
@@ -172,12 +249,12 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
         }
       })();
     } else {
-      const ids = matchesWithoutEntries(ctx, collection, key, plan).filter(
+      const ids = matchesWithoutEntries(ctx, collection, key, s.plan).filter(
         (id) => !skipIds.has(id) && later(id),
       );
       for (let i = 0; i < ids.length; i += VERIFY_BATCH) {
         const batch = ids.slice(i, i + VERIFY_BATCH);
-        const passing = residual ? verify(batch) : undefined;
+        const passing = s.residual ? verify(batch) : undefined;
         for (const id of batch) if (!passing || passing.has(id)) others.push({ id, keys: [null, id] });
       }
     }
@@ -189,11 +266,13 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | undefined {
     if (lazyNulls) {
       // No record has an entry: the regular matches are the records in id order.
       page = mergePage(keys, lazyNulls, 0, sortedOthers, 0, skip, limit);
-    } else if (after && afterKey === null && direction === -1) {
+    } else if (after && afterKey === null && s.direction === -1) {
       // Every entry sorts before a missing key: only the others remain.
       page = mergePage(keys, [][Symbol.iterator](), 0, sortedOthers, 0, skip, limit);
-    } else if (!residual) {
-      page = exactPage(walk, keys, sortedOthers, irregularIndexRows, skipIds, skip, limit, afterRow, after);
+    } else if (!s.residual) {
+      page =
+        (prefix && prefixPage(s, prefix, sortedOthers, irregularIndexRows, skipIds)) ??
+        exactPage(walk, keys, sortedOthers, irregularIndexRows, skipIds, skip, limit, afterRow, after);
     } else {
       page = checkedPage(
         walk,
@@ -261,6 +340,51 @@ function mergePage(
     regular.return?.(undefined);
   }
   return page;
+}
+
+/**
+ * A page when the index decides the filter, cut out of the walk's kept rows (walk-prefixes.ts),
+ * read further first when they fall short, and walked on past them when the page runs beyond.
+ * As in `exactPage`, the page is merged from a row about `skip` rows in, short of it by as many
+ * rows as the others and the irregular records' rows could take. Undefined when the page starts
+ * after a row past the kept ones: the walk seeks there instead.
+ */
+function prefixPage(
+  s: WalkSetup,
+  p: WalkPrefix,
+  others: SortItem[],
+  irregularRows: Row[],
+  skipIds: ReadonlySet<string>,
+): string[] | undefined {
+  const { walk: w, keys, skip, limit, afterRow, after } = s;
+  if (afterRow && !isKept(p, afterRow.value, w.direction)) return undefined;
+  if (p.served++ > 0) w.ctx.counters.walkPositionsReused++;
+  walkPrefixes(w.ctx).extendNow(w, p, holdsPage(s));
+  const { rows } = p;
+  /** Regular items from the kept row at `from` on, then from the walk past the kept rows. */
+  const regular = (from: number) =>
+    (function* () {
+      for (let i = from; i < rows.length; i++) {
+        const row = rows[i]!;
+        if (!skipIds.has(row.id)) yield { id: row.id, keys: [row.value, row.id] };
+      }
+      if (p.complete) return;
+      for (const row of rowsPast(w, p.through))
+        if (!skipIds.has(row.id)) yield { id: row.id, keys: [row.value, row.id] };
+    })();
+  if (after) {
+    const items = regular(afterRow ? lowerBound(rows, afterRow, w.direction) : 0);
+    const later = (function* () {
+      for (const item of items) if (compareKeys(item.keys, after, keys) > 0) yield item;
+    })();
+    return mergePage(keys, later, 0, others, 0, skip, limit);
+  }
+  const fromStart = () => mergePage(keys, regular(0), 0, others, 0, skip, limit);
+  const start = Math.max(0, skip - others.length - irregularRows.length);
+  const first = rows[start];
+  if (start === 0 || first === undefined) return fromStart();
+  const regularBefore = start - irregularRows.filter((r) => compareRows(r, first, w.direction) < 0).length;
+  return mergeFrom(keys, regular(start), regularBefore, others, skip, limit) ?? fromStart();
 }
 
 /**
@@ -409,11 +533,6 @@ function checkedPage(
   if (!known) return fromStart();
   // The kept match is the first item from it on; the others before it are before the page too.
   return mergeFrom(keys, matches(known), known.position, others, skip, limit) ?? fromStart();
-}
-
-/** What names a walk among those kept: its path's key, direction and index conditions. */
-function walkName(w: Walk): string {
-  return `${w.key} ${w.direction} ${w.conds} ${JSON.stringify(w.params)}`;
 }
 
 /** A filter as the name of what it matches (regular expressions apart from strings). */
