@@ -13,7 +13,12 @@ export async function openStore(config: Config, logger: Logger): Promise<Documen
     return openMongoStore(config, logger);
   }
   const file = path.join(config.dataDir, 'nmdc.sqlite');
-  const store = new SqliteDocumentStore({ file, databaseName: config.mongoDb });
+  const store = new SqliteDocumentStore({
+    file,
+    databaseName: config.mongoDb,
+    onSweepError: (err) =>
+      logger.warn({ err }, 'embedded store: sweeping old change-log rows failed; the next sweep tries again'),
+  });
   logger.info({ file }, 'embedded SQLite store open');
   return store;
 }

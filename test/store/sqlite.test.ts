@@ -8,6 +8,8 @@ import { compileFilter } from '../../src/store/filter.ts';
 import { sortDocs } from '../../src/store/ordering.ts';
 import { indexRecord } from '../../src/store/sqlite/attribute-index.ts';
 import { describeDocumentStore } from './behaviour.ts';
+import Database from 'better-sqlite3';
+import type { ChangeLog } from '../../src/store/sqlite/change-log.ts';
 
 function openTemporaryStore(): { store: SqliteDocumentStore; dispose: () => Promise<void> } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
@@ -90,6 +92,78 @@ describe('SQLite change log retention', () => {
       expect((await store.changesSince(2)).gap).toBeUndefined();
     } finally {
       await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('sweeps a slice of rows per transaction, moving the gap mark with each', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite'), changesRetained: 2 });
+    try {
+      await store.upsertMany(
+        'study_set',
+        Array.from({ length: 9 }, (_, i) => ({ id: `s${i + 1}` })),
+      );
+      const log = (store as unknown as { changeLog: ChangeLog }).changeLog;
+      expect(log.sweepSome(3)).toBe(true);
+      expect(log.prunedThrough()).toBe(3);
+      expect((await store.changesSince(3)).changes.map((c) => c.id)).toEqual([
+        's4',
+        's5',
+        's6',
+        's7',
+        's8',
+        's9',
+      ]);
+      expect((await store.changesSince(2)).gap).toBe(true);
+      expect(log.sweepSome(3)).toBe(true);
+      expect(log.sweepSome(3)).toBe(false);
+      expect(log.prunedThrough()).toBe(7);
+      expect((await store.changesSince(7)).changes.map((c) => c.id)).toEqual(['s8', 's9']);
+      expect(log.sweepSome(3)).toBe(false);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves a periodic sweep for later, without waiting, while another connection writes', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
+    const file = path.join(dir, 'nmdc.sqlite');
+    const failures: unknown[] = [];
+    const writer = new SqliteDocumentStore({ file });
+    await writer.upsertMany('study_set', [{ id: 's1' }, { id: 's2' }, { id: 's3' }]);
+    const store = new SqliteDocumentStore({
+      file,
+      changesRetained: 1,
+      sweepIntervalMs: 20,
+      onSweepError: (err) => failures.push(err),
+    });
+    await writer.upsertMany('study_set', [{ id: 's4' }, { id: 's5' }]);
+    const other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      // The periodic sweeps fail at once (the busy timeout is 5 s), and are told.
+      const started = performance.now();
+      while (failures.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(performance.now() - started).toBeLessThan(3000);
+      expect((failures[0] as { code?: string }).code).toBe('SQLITE_BUSY');
+      expect((await store.changesSince(3)).gap).toBeUndefined();
+      // Once the other connection is done, a later sweep prunes.
+      other.exec('COMMIT');
+      const before = failures.length;
+      let gap: boolean | undefined;
+      while (!gap) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        gap = (await store.changesSince(3)).gap;
+      }
+      expect(failures.length).toBeLessThanOrEqual(before + 1);
+      // Writes still wait for the lock as before.
+      expect(store.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+      await store.close();
+      await writer.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -16,6 +16,8 @@ export const CHANGE_LOG_SCHEMA = `
   );
 `;
 
+/** Change-log rows one transaction of a sweep removes at most. */
+export const SWEEP_SLICE = 10_000;
 /** Change-log rows one `changesSince` reads at most. */
 export const CHANGES_PAGE = 100_000;
 
@@ -37,19 +39,33 @@ export class ChangeLog {
 
   /** Removes change-log rows older than the retention window. */
   sweep(): void {
-    this.db
+    while (this.sweepSome()) {
+      // Each slice in its own transaction.
+    }
+  }
+
+  /**
+   * Removes the oldest change-log rows past the retention window, at most `slice` of them in one
+   * transaction (a sweep after a large write would otherwise hold the file and the process for as
+   * long as it takes to delete them all); true when more are left to remove.
+   */
+  sweepSome(slice = SWEEP_SLICE): boolean {
+    return this.db
       .transaction(() => {
         const cutoff = this.latestSeq() - this.retained;
-        if (cutoff <= this.prunedThrough()) return;
-        const removed = this.statements.get('DELETE FROM changes WHERE seq <= ?').run(cutoff).changes;
+        if (cutoff <= this.prunedThrough()) return false;
+        const oldest = this.statements.get('SELECT min(seq) FROM changes').pluck().get() as number | null;
+        // Sequence numbers only grow, some skipped: at most `slice` rows lie in this range.
+        const through = oldest === null ? cutoff : Math.min(cutoff, oldest + slice - 1);
+        this.statements.get('DELETE FROM changes WHERE seq <= ?').run(through);
         // Remembered so a reader asking from before it learns that changes are missing (`gap`).
-        if (removed > 0)
-          this.statements
-            .get(
-              "INSERT INTO meta(key, value) VALUES ('changes_pruned_through', ?) " +
-                'ON CONFLICT(key) DO UPDATE SET value = excluded.value',
-            )
-            .run(String(cutoff));
+        this.statements
+          .get(
+            "INSERT INTO meta(key, value) VALUES ('changes_pruned_through', ?) " +
+              'ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+          )
+          .run(String(through));
+        return through < cutoff;
       })
       .immediate();
   }

@@ -57,6 +57,11 @@ export interface SqliteStoreOptions {
   databaseName?: string;
   /** How often expired state and old change-log rows are swept. Default one minute. */
   sweepIntervalMs?: number;
+  /**
+   * Told of a periodic sweep that failed (e.g. another process was writing: the sweep does not
+   * wait for the lock); the next interval tries again. Default: nothing.
+   */
+  onSweepError?: (err: unknown) => void;
   /** Change-log rows kept for `changesSince`. Default 200 000. */
   changesRetained?: number;
   /** Change-log rows one `changesSince` answers at most (`more` says others follow). Default 100 000. */
@@ -79,6 +84,7 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly changeLog: ChangeLog;
   private readonly records: RecordWrites;
   private readonly sweepTimer: NodeJS.Timeout;
+  private sweeping = false;
   private closed = false;
 
   constructor(options: SqliteStoreOptions) {
@@ -106,8 +112,9 @@ export class SqliteDocumentStore implements DocumentStore {
       options.changesPage,
     );
     this.records = new RecordWrites(this.context, this.changeLog);
-    this.sweep();
-    this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
+    const sweepLater = () => void this.sweepInTurns().catch(options.onSweepError ?? (() => undefined));
+    sweepLater();
+    this.sweepTimer = setInterval(sweepLater, options.sweepIntervalMs ?? 60_000);
     this.sweepTimer.unref();
   }
 
@@ -121,6 +128,37 @@ export class SqliteDocumentStore implements DocumentStore {
     if (this.closed) return;
     this.state.sweep();
     this.changeLog.sweep();
+  }
+
+  /**
+   * Runs `f` without waiting for a lock another connection holds (SQLITE_BUSY at once): the
+   * periodic sweep can wait for the next interval, the process should not wait for the lock.
+   */
+  private withoutWaiting<T>(f: () => T): T {
+    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma('busy_timeout = 0');
+    try {
+      return f();
+    } finally {
+      this.db.pragma(`busy_timeout = ${timeout}`);
+    }
+  }
+
+  /**
+   * The periodic sweep: the change log a slice per transaction, with a turn of the event loop
+   * between slices, so that pruning the rows of a large write holds neither the file nor the
+   * process for long. One runs at a time.
+   */
+  private async sweepInTurns(): Promise<void> {
+    if (this.closed || this.sweeping) return;
+    this.sweeping = true;
+    try {
+      this.withoutWaiting(() => this.state.sweep());
+      while (!this.closed && this.withoutWaiting(() => this.changeLog.sweepSome()))
+        await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   async nonEmptyCollections(): Promise<string[]> {
