@@ -323,8 +323,25 @@ function analyze(node: RootNode<any>): Info {
   }
 }
 
-/** The trigram query every value matched by `pattern` (with `$options`) satisfies. */
+/** Analyses kept (a plan and each search of a page ask for the same pattern's). */
+const ANALYSES_KEPT = 500;
+const analyses = new Map<string, TrigramQuery>();
+
+/**
+ * The trigram query every value matched by `pattern` (with `$options`) satisfies. Remembered for
+ * the last ANALYSES_KEPT patterns: callers only read the query.
+ */
 export function trigramQueryOf(pattern: string, options = ''): TrigramQuery {
+  const key = `${options}\u0000${pattern}`;
+  let query = analyses.get(key);
+  if (query !== undefined) analyses.delete(key);
+  else query = analyzePattern(pattern, options);
+  analyses.set(key, query);
+  if (analyses.size > ANALYSES_KEPT) analyses.delete(analyses.keys().next().value!);
+  return query;
+}
+
+function analyzePattern(pattern: string, options: string): TrigramQuery {
   const parsed = parsePattern(pattern, options);
   if (!parsed.ok) return ALL;
   const info = analyze(parsed.ast);
