@@ -3,7 +3,8 @@
  * fresh embedded store (every index) and, when PostgreSQL with pg_trgm is installed, into a
  * private PostgreSQL cluster (COPY, then a trigram GIN index per queried path, ANALYZE). For every
  * query shape of issue 16 it prints, per size: our p50/p99 for the first page of 25 by id through
- * HTTP on 127.0.0.1, our floor (the same request with filter `{}`), PostgreSQL's p50/p99 for the
+ * HTTP on 127.0.0.1, our floor (the same request with filter `{}`, alternating with the shape's
+ * requests so that both meet the same load on the machine), PostgreSQL's p50/p99 for the
  * same page as a prepared statement over its wire protocol, and `(ours - floor) / PostgreSQL`;
  * then a compact find with a large `meta.count` (first request and p50 after it) against
  * PostgreSQL's `count(*)`, and the load rates and index sizes of both. Both sides must return the
@@ -308,9 +309,10 @@ async function measureShape(
   const checked = await ourPage(bench.url, path);
   if (cluster) assertSameIds(shape.label, checked.ids, await peerPageIds(cluster.client, shape));
   await timedRequests(bench.url, [path], Math.min(20, requests)); // warm-up
-  const ours = await timedRequests(bench.url, [path], requests, budget);
-  // Beside each shape, so a change in the machine's load shows in both.
-  const floor = await timedRequests(bench.url, [floorPath], requests, budget);
+  // The floor's requests alternate with the shape's, so a change in the machine's load shows in both.
+  const both = await timedRequests(bench.url, [path, floorPath], 2 * requests, 2 * budget);
+  const ours = both.filter((_, i) => i % 2 === 0);
+  const floor = both.filter((_, i) => i % 2 === 1);
   const oursP50 = percentile(ours, 50);
   const floorP50 = percentile(floor, 50);
   const theirs = cluster
