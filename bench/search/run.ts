@@ -17,6 +17,7 @@
  *   npm run bench:search -- [--sizes 100000,1000000] [--requests 200] [--seconds 30] [--without-postgres]
  *                           [--submit 100000] [--throughput-seconds 10]
  *                           [--with-scan [--scan-seconds 10]] [--only sorted|count|shapes]
+ *                           [--data-dir <folder>]
  *
  * Each p50/p99 is over `--requests` sequential requests, or as many as fit in `--seconds` (at least
  * 10). `--with-scan` adds the older comparisons: the same queries on a scan-only app, and the search
@@ -24,7 +25,8 @@
  * request by id they are compared to), without PostgreSQL. `--only count` measures the load and the
  * first count alone (no page shapes, request floor, sorted pages or submit). `--only shapes` measures the
  * load and the page shapes beside their floor and PostgreSQL (no count, request floor, sorted pages,
- * throughput or submit). PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
+ * throughput or submit). `--data-dir` serves a folder an earlier run loaded with the same options
+ * (one size; the load is not measured again, and the folder is kept): a 10^6 load takes minutes. PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
  * and `pg_config --bindir`; as root the cluster runs as the `postgres` user.
  */
 import os from 'node:os';
@@ -83,6 +85,12 @@ const withoutPostgres = sortedOnly || process.argv.includes('--without-postgres'
 const submitSize = sortedOnly || onlyCount || onlyShapes ? 0 : flag('submit', 100_000);
 /** Seconds of autocannon per side for the throughput by id. */
 const throughputSeconds = flag('throughput-seconds', 10);
+/** A data folder loaded by an earlier run, served instead of loading a fresh store (one size only). */
+const reuseDir = process.argv.includes('--data-dir')
+  ? process.argv[process.argv.indexOf('--data-dir') + 1]
+  : undefined;
+if (reuseDir !== undefined && sizes.length !== 1)
+  throw new Error('--data-dir serves one size: give one --sizes');
 
 const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
@@ -137,14 +145,26 @@ function ourTableBytes(bench: BenchServer): { attribute: number; records: number
 
 async function measureSize(size: number, cluster: PostgresCluster | undefined) {
   const options = { studies: 10, biosamples: size, dataObjects: 0, seed: 7 };
-  console.error(`loading ${size.toLocaleString('en-US')} biosamples into the embedded store ...`);
-  const bench = await startBenchServer(options);
+  console.error(
+    reuseDir
+      ? `serving ${reuseDir} (${size.toLocaleString('en-US')} biosamples loaded before) ...`
+      : `loading ${size.toLocaleString('en-US')} biosamples into the embedded store ...`,
+  );
+  const bench = await startBenchServer(options, reuseDir ? { reuse: reuseDir } : {});
+  if (reuseDir && bench.records !== size) {
+    await bench.close();
+    throw new Error(`--data-dir ${reuseDir} holds ${bench.records} biosamples, not ${size}`);
+  }
   const pageRows: Row[] = [];
   const extraRows: { rebuild?: Row; scan: Row[] } = { scan: [] };
   let peer: PeerLoad | undefined;
   try {
-    const ourRate = perSecond(bench.records, bench.loadSeconds);
-    console.error(`  ours: ${bench.records} records in ${bench.loadSeconds.toFixed(1)} s (${ourRate}/s)`);
+    const ourRate = reuseDir ? `- (${reuseDir}, loaded before)` : perSecond(bench.records, bench.loadSeconds);
+    console.error(
+      reuseDir
+        ? `  ours: ${bench.records} records, loaded before`
+        : `  ours: ${bench.records} records in ${bench.loadSeconds.toFixed(1)} s (${ourRate}/s)`,
+    );
     if (sortedOnly) {
       const service = await serviceRows(bench, size, {
         requests,
@@ -176,18 +196,19 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
     const fts = bench.searchIndex as Partial<FtsSearchIndex>;
     const searchBytes = fts.sizeBytes?.() ?? NaN;
     const ourTables = ourTableBytes(bench);
-    summarize({
-      measure: 'load, store and every index',
-      size,
-      ours: size / bench.loadSeconds,
-      peer: peer ? size / (peer.copySeconds + peer.indexSeconds) : NaN,
-      unit: 'rec/s',
-      limit: 1,
-      target: '>= PostgreSQL',
-      higherIsBetter: true,
-      peerLabel: 'PostgreSQL COPY + indexes',
-      digits: 0,
-    });
+    if (!reuseDir)
+      summarize({
+        measure: 'load, store and every index',
+        size,
+        ours: size / bench.loadSeconds,
+        peer: peer ? size / (peer.copySeconds + peer.indexSeconds) : NaN,
+        unit: 'rec/s',
+        limit: 1,
+        target: '>= PostgreSQL',
+        higherIsBetter: true,
+        peerLabel: 'PostgreSQL COPY + indexes',
+        digits: 0,
+      });
     summarize({
       measure: 'index size (search + attribute)',
       size,
