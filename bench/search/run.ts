@@ -3,7 +3,8 @@
  * fresh embedded store (every index) and, when PostgreSQL with pg_trgm is installed, into a
  * private PostgreSQL cluster (COPY, then a trigram GIN index per queried path, ANALYZE). For every
  * query shape of issue 16 it prints, per size: our p50/p99 for the first page of 25 by id through
- * HTTP on 127.0.0.1, our floor (the same request with filter `{}`), PostgreSQL's p50/p99 for the
+ * HTTP on 127.0.0.1, our floor (the same request with filter `{}`, alternating with the shape's
+ * requests so that both meet the same load on the machine), PostgreSQL's p50/p99 for the
  * same page as a prepared statement over its wire protocol, and `(ours - floor) / PostgreSQL`;
  * then a compact find with a large `meta.count` (first request and p50 after it) against
  * PostgreSQL's `count(*)`, and the load rates and index sizes of both. Both sides must return the
@@ -15,13 +16,17 @@
  *
  *   npm run bench:search -- [--sizes 100000,1000000] [--requests 200] [--seconds 30] [--without-postgres]
  *                           [--submit 100000] [--throughput-seconds 10]
- *                           [--with-scan [--scan-seconds 10]] [--only sorted|count]
+ *                           [--with-scan [--scan-seconds 10]] [--only sorted|count|shapes]
+ *                           [--data-dir <folder>]
  *
  * Each p50/p99 is over `--requests` sequential requests, or as many as fit in `--seconds` (at least
  * 10). `--with-scan` adds the older comparisons: the same queries on a scan-only app, and the search
  * index's rebuild rates. `--only sorted` loads our store and measures the sorted pages alone (with the
  * request by id they are compared to), without PostgreSQL. `--only count` measures the load and the
- * first count alone (no page shapes, request floor, sorted pages or submit). PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
+ * first count alone (no page shapes, request floor, sorted pages or submit). `--only shapes` measures the
+ * load and the page shapes beside their floor and PostgreSQL (no count, request floor, sorted pages,
+ * throughput or submit). `--data-dir` serves a folder an earlier run loaded with the same options
+ * (one size; the load is not measured again, and the folder is kept): a 10^6 load takes minutes. PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
  * and `pg_config --bindir`; as root the cluster runs as the `postgres` user.
  */
 import os from 'node:os';
@@ -65,17 +70,27 @@ const requests = flag('requests', 200);
 const budget = flag('seconds', 30);
 const scanSeconds = flag('scan-seconds', 10);
 const withScan = process.argv.includes('--with-scan');
-/** `--only sorted`: the sorted listings and their peer (a request by id), nothing else; `--only count`: the load and the first count. */
+/**
+ * `--only sorted`: the sorted listings and their peer (a request by id), nothing else; `--only count`:
+ * the load and the first count; `--only shapes`: the load and the page shapes.
+ */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-if (only !== undefined && only !== 'sorted' && only !== 'count')
-  throw new Error(`--only ${only}: only "sorted" and "count" are known`);
+if (only !== undefined && only !== 'sorted' && only !== 'count' && only !== 'shapes')
+  throw new Error(`--only ${only}: only "sorted", "count" and "shapes" are known`);
 const sortedOnly = only === 'sorted';
 const onlyCount = only === 'count';
+const onlyShapes = only === 'shapes';
 const withoutPostgres = sortedOnly || process.argv.includes('--without-postgres');
 /** Biosamples submitted through `POST /metadata/json:submit` on a fresh store (0: not measured). */
-const submitSize = sortedOnly || onlyCount ? 0 : flag('submit', 100_000);
+const submitSize = sortedOnly || onlyCount || onlyShapes ? 0 : flag('submit', 100_000);
 /** Seconds of autocannon per side for the throughput by id. */
 const throughputSeconds = flag('throughput-seconds', 10);
+/** A data folder loaded by an earlier run, served instead of loading a fresh store (one size only). */
+const reuseDir = process.argv.includes('--data-dir')
+  ? process.argv[process.argv.indexOf('--data-dir') + 1]
+  : undefined;
+if (reuseDir !== undefined && sizes.length !== 1)
+  throw new Error('--data-dir serves one size: give one --sizes');
 
 const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
@@ -130,14 +145,26 @@ function ourTableBytes(bench: BenchServer): { attribute: number; records: number
 
 async function measureSize(size: number, cluster: PostgresCluster | undefined) {
   const options = { studies: 10, biosamples: size, dataObjects: 0, seed: 7 };
-  console.error(`loading ${size.toLocaleString('en-US')} biosamples into the embedded store ...`);
-  const bench = await startBenchServer(options);
+  console.error(
+    reuseDir
+      ? `serving ${reuseDir} (${size.toLocaleString('en-US')} biosamples loaded before) ...`
+      : `loading ${size.toLocaleString('en-US')} biosamples into the embedded store ...`,
+  );
+  const bench = await startBenchServer(options, reuseDir ? { reuse: reuseDir } : {});
+  if (reuseDir && bench.records !== size) {
+    await bench.close();
+    throw new Error(`--data-dir ${reuseDir} holds ${bench.records} biosamples, not ${size}`);
+  }
   const pageRows: Row[] = [];
   const extraRows: { rebuild?: Row; scan: Row[] } = { scan: [] };
   let peer: PeerLoad | undefined;
   try {
-    const ourRate = perSecond(bench.records, bench.loadSeconds);
-    console.error(`  ours: ${bench.records} records in ${bench.loadSeconds.toFixed(1)} s (${ourRate}/s)`);
+    const ourRate = reuseDir ? `- (${reuseDir}, loaded before)` : perSecond(bench.records, bench.loadSeconds);
+    console.error(
+      reuseDir
+        ? `  ours: ${bench.records} records, loaded before`
+        : `  ours: ${bench.records} records in ${bench.loadSeconds.toFixed(1)} s (${ourRate}/s)`,
+    );
     if (sortedOnly) {
       const service = await serviceRows(bench, size, {
         requests,
@@ -156,48 +183,10 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
       );
     }
 
-    // The count shape first, while nothing has touched its path: the first count is cold. The
-    // endpoint itself is warmed with a listing without a filter (its statistics count, no sample
-    // drawn, nothing of the path read), as PostgreSQL's first count(*) meets a running server.
-    await ourPage(bench.url, '/biosamples?per_page=25');
-    const counted = countPath(countShape);
-    const first = await ourPage(bench.url, counted);
-    const after = await timedRequests(bench.url, [counted], requests, budget);
-    let countRow: Row = {
-      shape: `${countShape.label} (meta.count)`,
-      matches: first.count ?? '-',
-      'ours first ms': ms(first.ms),
-      'ours p50 ms': ms(percentile(after, 50)),
-      'ours p99 ms': ms(percentile(after, 99)),
-      'PG first ms': '-',
-      'PG p50 ms': '-',
-      'runs ours/PG': `${after.length}/-`,
-    };
-    if (cluster) {
-      const pgTimes = await timePeerCount(cluster.client, countShape, 'count_shape', requests, budget);
-      const theirs = await peerCount(cluster.client, countShape);
-      if (theirs.count !== first.count)
-        throw new Error(`${countShape.label}: count ${first.count} vs PostgreSQL ${theirs.count}`);
-      assertSameIds(countShape.label, first.ids, theirs.ids);
-      countRow = {
-        ...countRow,
-        'PG first ms': ms(pgTimes.first),
-        'PG p50 ms': ms(pgTimes.p50),
-        'runs ours/PG': `${after.length}/${pgTimes.runs}`,
-      };
-    }
-    console.error(countRow);
-    summarizeAbsolute({
-      measure: `first exact count, ${countShape.label} (${first.count} matches)`,
-      size,
-      ours: first.ms,
-      unit: 'ms',
-      limit: 100,
-      peer:
-        countRow['PG first ms'] === '-' ? '-' : `PostgreSQL count(*), first: ${countRow['PG first ms']} ms`,
-    });
-
-    const service = onlyCount ? undefined : await measurePagesAndService(bench, cluster, size, pageRows);
+    const countRow = onlyShapes ? undefined : await measureCount(bench, cluster, size);
+    const service = onlyCount
+      ? undefined
+      : await measurePagesAndService(bench, cluster, size, pageRows, !onlyShapes);
 
     if (withScan) {
       extraRows.scan = await scanRows(bench, size, requests, scanSeconds);
@@ -207,18 +196,19 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
     const fts = bench.searchIndex as Partial<FtsSearchIndex>;
     const searchBytes = fts.sizeBytes?.() ?? NaN;
     const ourTables = ourTableBytes(bench);
-    summarize({
-      measure: 'load, store and every index',
-      size,
-      ours: size / bench.loadSeconds,
-      peer: peer ? size / (peer.copySeconds + peer.indexSeconds) : NaN,
-      unit: 'rec/s',
-      limit: 1,
-      target: '>= PostgreSQL',
-      higherIsBetter: true,
-      peerLabel: 'PostgreSQL COPY + indexes',
-      digits: 0,
-    });
+    if (!reuseDir)
+      summarize({
+        measure: 'load, store and every index',
+        size,
+        ours: size / bench.loadSeconds,
+        peer: peer ? size / (peer.copySeconds + peer.indexSeconds) : NaN,
+        unit: 'rec/s',
+        limit: 1,
+        target: '>= PostgreSQL',
+        higherIsBetter: true,
+        peerLabel: 'PostgreSQL COPY + indexes',
+        digits: 0,
+      });
     summarize({
       measure: 'index size (search + attribute)',
       size,
@@ -247,12 +237,63 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
   }
 }
 
+/**
+ * The count shape first, while nothing has touched its path: the first count is cold. The
+ * endpoint itself is warmed with a listing without a filter (its statistics count, no sample
+ * drawn, nothing of the path read), as PostgreSQL's first count(*) meets a running server.
+ */
+async function measureCount(
+  bench: BenchServer,
+  cluster: PostgresCluster | undefined,
+  size: number,
+): Promise<Row> {
+  await ourPage(bench.url, '/biosamples?per_page=25');
+  const counted = countPath(countShape);
+  const first = await ourPage(bench.url, counted);
+  const after = await timedRequests(bench.url, [counted], requests, budget);
+  let countRow: Row = {
+    shape: `${countShape.label} (meta.count)`,
+    matches: first.count ?? '-',
+    'ours first ms': ms(first.ms),
+    'ours p50 ms': ms(percentile(after, 50)),
+    'ours p99 ms': ms(percentile(after, 99)),
+    'PG first ms': '-',
+    'PG p50 ms': '-',
+    'runs ours/PG': `${after.length}/-`,
+  };
+  if (cluster) {
+    const pgTimes = await timePeerCount(cluster.client, countShape, 'count_shape', requests, budget);
+    const theirs = await peerCount(cluster.client, countShape);
+    if (theirs.count !== first.count)
+      throw new Error(`${countShape.label}: count ${first.count} vs PostgreSQL ${theirs.count}`);
+    assertSameIds(countShape.label, first.ids, theirs.ids);
+    countRow = {
+      ...countRow,
+      'PG first ms': ms(pgTimes.first),
+      'PG p50 ms': ms(pgTimes.p50),
+      'runs ours/PG': `${after.length}/${pgTimes.runs}`,
+    };
+  }
+  console.error(countRow);
+  summarizeAbsolute({
+    measure: `first exact count, ${countShape.label} (${first.count} matches)`,
+    size,
+    ours: first.ms,
+    unit: 'ms',
+    limit: 100,
+    peer: countRow['PG first ms'] === '-' ? '-' : `PostgreSQL count(*), first: ${countRow['PG first ms']} ms`,
+  });
+
+  return countRow;
+}
+
 /** The page shapes (into `pageRows`) and the figures around the query (service.ts). */
 async function measurePagesAndService(
   bench: BenchServer,
   cluster: PostgresCluster | undefined,
   size: number,
   pageRows: Row[],
+  aroundTheQuery = true,
 ) {
   const floorPath = pagePath({});
   const shapes = pageShapes(size);
@@ -272,7 +313,9 @@ async function measurePagesAndService(
     '(ours-floor)/PG': '-',
     'runs ours/PG': `${floor.length}/-`,
   });
-  return serviceRows(bench, size, { requests, seconds: budget, throughputSeconds });
+  return aroundTheQuery
+    ? serviceRows(bench, size, { requests, seconds: budget, throughputSeconds })
+    : undefined;
 }
 
 async function measureShape(
@@ -287,9 +330,10 @@ async function measureShape(
   const checked = await ourPage(bench.url, path);
   if (cluster) assertSameIds(shape.label, checked.ids, await peerPageIds(cluster.client, shape));
   await timedRequests(bench.url, [path], Math.min(20, requests)); // warm-up
-  const ours = await timedRequests(bench.url, [path], requests, budget);
-  // Beside each shape, so a change in the machine's load shows in both.
-  const floor = await timedRequests(bench.url, [floorPath], requests, budget);
+  // The floor's requests alternate with the shape's, so a change in the machine's load shows in both.
+  const both = await timedRequests(bench.url, [path, floorPath], 2 * requests, 2 * budget);
+  const ours = both.filter((_, i) => i % 2 === 0);
+  const floor = both.filter((_, i) => i % 2 === 1);
   const oursP50 = percentile(ours, 50);
   const floorP50 = percentile(floor, 50);
   const theirs = cluster
@@ -403,10 +447,11 @@ async function main() {
       );
       console.log(table(r.pageRows));
     }
+    if (!r.countRow) continue;
     console.log(
       `\nCompact find with meta.count, ${r.size.toLocaleString('en-US')} biosamples (PostgreSQL: count(*))\n`,
     );
-    console.log(table([r.countRow!]));
+    console.log(table([r.countRow]));
   }
   console.log('\nLoad (generated biosamples) and index sizes\n');
   console.log(table(results.map((r) => r.loadRow!)));

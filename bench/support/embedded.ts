@@ -45,11 +45,12 @@ export function flag(name: string, fallback: number): number {
 }
 
 /**
- * The configuration of a bench's service over a fresh temporary data folder: no demo data, quiet,
- * on loopback, and as deployed (answers are not checked against the contract on the way out).
+ * The configuration of a bench's service over a fresh temporary data folder (or `existing`): no
+ * demo data, quiet, on loopback, and as deployed (answers are not checked against the contract on
+ * the way out).
  */
-export function benchConfig(prefix: string, extra: Record<string, string> = {}) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+export function benchConfig(prefix: string, extra: Record<string, string> = {}, existing?: string) {
+  const dataDir = existing ?? fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const config = loadConfig({
     DATA_DIR: dataDir,
     DEMO_DATA: 'false',
@@ -80,9 +81,14 @@ export async function startBenchServer(
     load?: 'bulk' | 'transactional';
     /** More settings of the in-process server (an administrator, limits). */
     env?: Record<string, string>;
+    /**
+     * A data folder already loaded (by an earlier run with the same options): served as it is,
+     * nothing is loaded (`loadSeconds` is NaN, `records` counts the store's), and it is kept on close.
+     */
+    reuse?: string;
   } = {},
 ): Promise<BenchServer> {
-  const { dataDir, config } = benchConfig('nmdc-bench-', serving.env);
+  const { dataDir, config } = benchConfig('nmdc-bench-', serving.env, serving.reuse);
   const logger = pino({ level: 'silent' });
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger);
@@ -106,7 +112,7 @@ export async function startBenchServer(
     batch.set(collection, []);
     if (records % 100_000 < docs.length) process.stderr.write(`  loaded ${records} records\n`);
   };
-  for (const { collection, doc } of generateRecords(options)) {
+  for (const { collection, doc } of serving.reuse ? [] : generateRecords(options)) {
     const docs = batch.get(collection) ?? [];
     docs.push(doc);
     batch.set(collection, docs);
@@ -114,7 +120,8 @@ export async function startBenchServer(
   }
   for (const c of batch.keys()) await flush(c);
   await bulk?.finish(rebuildEach(store, [searchIndex, edgeIndex]));
-  const loadSeconds = (performance.now() - started) / 1000;
+  const loadSeconds = serving.reuse ? NaN : (performance.now() - started) / 1000;
+  if (serving.reuse) records = await store.count('biosample_set', {});
   const buildStarted = performance.now();
   edgeIndex ??= await openEdgeIndex(config, store, logger);
   const edgeBuildSeconds = serving.edges === 'after' ? (performance.now() - buildStarted) / 1000 : undefined;
@@ -122,7 +129,7 @@ export async function startBenchServer(
   const cleanUp = async () => {
     await searchIndex.close();
     await store.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!serving.reuse) fs.rmSync(dataDir, { recursive: true, force: true });
   };
   if (serving.workers !== undefined) {
     const child = await startServerProcess(dataDir, serving.workers);

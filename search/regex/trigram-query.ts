@@ -9,7 +9,7 @@
  * patterns too.
  */
 import type { AstNode, RootNode } from 'regjsparser';
-import { parsePattern } from './pattern.ts';
+import { parsePattern, regexFlagsOf } from './pattern.ts';
 
 export type TrigramQuery =
   { op: 'all' } | { op: 'none' } | { op: 'and' | 'or'; atoms: string[]; subs: TrigramQuery[] };
@@ -235,10 +235,18 @@ function foldedChar(codePoint: number): string | null {
   return lower;
 }
 
-function charSet(chars: Iterable<number>): Info {
+/** A character as a case-sensitive regex matches it, or null for one outside the BMP or a surrogate. */
+function exactChar(codePoint: number): string | null {
+  if (codePoint > 0xffff || (codePoint >= 0xd800 && codePoint <= 0xdfff)) return null;
+  return String.fromCharCode(codePoint);
+}
+
+type CharOf = (codePoint: number) => string | null;
+
+function charSet(chars: Iterable<number>, charOf: CharOf): Info {
   const set = new Set<string>();
   for (const cp of chars) {
-    const c = foldedChar(cp);
+    const c = charOf(cp);
     if (c === null) return anyChar();
     set.add(c);
     if (set.size > MAX_CLASS) return anyChar();
@@ -263,9 +271,9 @@ function classMembers(node: AstNode<any>): number[] | null {
   return out;
 }
 
-function sequence(nodes: RootNode<any>[]): Info {
+function sequence(nodes: RootNode<any>[], charOf: CharOf): Info {
   let info = emptyString();
-  for (const n of nodes) info = concat(info, analyze(n));
+  for (const n of nodes) info = concat(info, analyze(n, charOf));
   return info;
 }
 
@@ -288,46 +296,69 @@ function repeat(x: Info, min: number, max: number | undefined): Info {
   return info;
 }
 
-function analyze(node: RootNode<any>): Info {
+function analyze(node: RootNode<any>, charOf: CharOf): Info {
   switch (node.type) {
     case 'value':
-      return charSet([node.codePoint]);
+      return charSet([node.codePoint], charOf);
     case 'dot':
     case 'unicodePropertyEscape':
       return anyChar();
     case 'characterClassEscape':
       return node.value === 'd'
-        ? charSet([0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39])
+        ? charSet([0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39], charOf)
         : anyChar();
     case 'characterClass': {
       const members = classMembers(node);
-      return members ? charSet(members) : anyChar();
+      return members ? charSet(members, charOf) : anyChar();
     }
     case 'anchor':
       return emptyString();
     case 'alternative':
-      return sequence(node.body);
+      return sequence(node.body, charOf);
     case 'disjunction': {
-      let info = analyze(node.body[0]!);
-      for (const b of node.body.slice(1)) info = alternate(info, analyze(b));
+      let info = analyze(node.body[0]!, charOf);
+      for (const b of node.body.slice(1)) info = alternate(info, analyze(b, charOf));
       return info;
     }
     case 'group':
       // Lookarounds only constrain; dropping them keeps a superset.
-      return node.behavior === 'normal' || node.behavior === 'ignore' ? sequence(node.body) : emptyString();
+      return node.behavior === 'normal' || node.behavior === 'ignore'
+        ? sequence(node.body, charOf)
+        : emptyString();
     case 'quantifier':
-      return repeat(analyze(node.body[0]!), node.min, node.max);
+      return repeat(analyze(node.body[0]!, charOf), node.min, node.max);
     case 'reference':
     default:
       return anyMatch();
   }
 }
 
-/** The trigram query every value matched by `pattern` (with `$options`) satisfies. */
-export function trigramQueryOf(pattern: string, options = ''): TrigramQuery {
+/** Analyses kept (a plan and each search of a page ask for the same pattern's). */
+const ANALYSES_KEPT = 500;
+const analyses = new Map<string, TrigramQuery>();
+
+/**
+ * The trigram query every value matched by `pattern` (with `$options`) satisfies. Remembered for
+ * the last ANALYSES_KEPT patterns: callers only read the query.
+ *
+ * With `keepCase`, a pattern without the `i` option keeps its letters' case: each atom is then a
+ * substring of every match as written (a test of stored text, not of the case-folded index).
+ */
+export function trigramQueryOf(pattern: string, options = '', keepCase = false): TrigramQuery {
+  const exact = keepCase && !regexFlagsOf(options).ignoreCase;
+  const key = `${exact ? 'c' : 'f'}${options}\u0000${pattern}`;
+  let query = analyses.get(key);
+  if (query !== undefined) analyses.delete(key);
+  else query = analyzePattern(pattern, options, exact ? exactChar : foldedChar);
+  analyses.set(key, query);
+  if (analyses.size > ANALYSES_KEPT) analyses.delete(analyses.keys().next().value!);
+  return query;
+}
+
+function analyzePattern(pattern: string, options: string, charOf: CharOf): TrigramQuery {
   const parsed = parsePattern(pattern, options);
   if (!parsed.ok) return ALL;
-  const info = analyze(parsed.ast);
+  const info = analyze(parsed.ast, charOf);
   simplify(info, true);
   addExact(info);
   return info.match;

@@ -1,7 +1,8 @@
 /**
  * Candidate ids from the embedded search index: a predicate becomes an FTS5 MATCH on the strings
- * (each atom narrowed to a few of its rarest trigrams), followed through the map to the records
- * holding a matching string at the predicate's path, themselves or through their group.
+ * (match-plan.ts: a few of the rarest trigrams, chosen by their document counts); the strings it
+ * finds at the predicate's path are tested with the predicate's regex, and those that pass are
+ * followed through the map to the records holding them, themselves or through their group.
  */
 import type { Statement } from 'better-sqlite3';
 import type { Candidates, IndexablePredicate } from '../port.ts';
@@ -10,27 +11,45 @@ import { indexedPathScope, wellFormed } from '../indexed-values.ts';
 import { trigramQueryOfPredicate } from '../predicates.ts';
 import type { TrigramQuery } from '../regex/trigram-query.ts';
 import { WORD_PATTERN } from '../words.ts';
+import { compileRegex } from '../../src/store/filter.ts';
+import { matchPlanOf, type MatchPlan } from './match-plan.ts';
 
 const quote = (s: string) => `"${wellFormed(s).replace(/"/g, '""')}"`;
 
-/**
- * A trigram query as an FTS5 MATCH expression. Atoms are quoted substrings (FTS5 phrases), or,
- * with `rewriteAtom`, whatever it makes of them (a few of their rarest trigrams).
- */
-export function ftsMatchOf(q: TrigramQuery, rewriteAtom: (atom: string) => string = quote): string {
+/** A trigram query as an FTS5 MATCH expression of quoted substrings (FTS5 phrases), as written. */
+export function ftsMatchOf(q: TrigramQuery): string {
   if (q.op === 'all' || q.op === 'none') throw new Error(`${q.op} has no MATCH form`);
-  const parts = [...q.atoms.map(rewriteAtom), ...q.subs.map((s) => `(${ftsMatchOf(s, rewriteAtom)})`)];
+  const parts = [...q.atoms.map(quote), ...q.subs.map((s) => `(${ftsMatchOf(s)})`)];
   return parts.join(q.op === 'and' ? ' AND ' : ' OR ');
 }
 
-/** Trigrams of an atom used in MATCH: a phrase must read every trigram's doclist; a few rare ones cost far less. */
-const TRIGRAMS_PER_ATOM = 3;
+/** Keeps the map rows of a string at the predicate's paths; binds (1 or null, JSON array of path keys). */
+const PATH_FILTER = '(? IS NULL OR v.path IN (SELECT value FROM json_each(?)))';
+
+/**
+ * The test a stored string must pass to hold a match of a `$regex`: the store's own compiled
+ * regex. A string holding U+FFFD may have held a lone surrogate before it was stored, which the
+ * regex may match and the stored text not: it is kept untested.
+ */
+function stringTest(predicate: { pattern: string; flags: string }): (value: string) => boolean {
+  let re: ReturnType<typeof compileRegex>;
+  try {
+    re = compileRegex(predicate.pattern, predicate.flags);
+  } catch {
+    return () => true; // the filter refuses it before any read; never narrower than the index
+  }
+  return (value) => value.includes('\uFFFD') || re.test(value);
+}
+
 const FREQUENCY_TTL_MS = 5 * 60_000;
 const FREQUENCY_CACHE_SIZE = 200_000;
+/** MATCH plans kept (by predicate text). */
+const PLANS_KEPT = 1000;
 
-/** Finds candidates in the index's tables; keeps the trigram counts it has read for a while. */
+/** Finds candidates in the index's tables; keeps the trigram counts it has read, and its plans, for a while. */
 export class FtsCandidates {
   private readonly frequencies = new Map<string, { count: number; at: number }>();
+  private readonly plans = new Map<string, { plan: MatchPlan | 'none' | null; at: number }>();
 
   constructor(private readonly statements: StatementCache) {}
 
@@ -40,21 +59,9 @@ export class FtsCandidates {
 
   /** Candidates for one predicate, or ALL past `limit` (see `SearchIndex.candidates`). */
   candidates(collection: string, predicate: IndexablePredicate, limit: number): Candidates {
-    let match: string;
-    if (predicate.kind === 'words') {
-      // A word holds its own trigrams (the tokenizer folds case on both sides); words shorter than
-      // a trigram cannot narrow. A superset: the store decides.
-      const long = [...predicate.text.matchAll(WORD_PATTERN)]
-        .map((m) => m[0])
-        .filter((w) => [...w].length >= 3);
-      if (long.length === 0) return { all: true };
-      match = long.map((w) => this.rarestTrigrams(w)).join(' AND ');
-    } else {
-      const query = trigramQueryOfPredicate(predicate);
-      if (query.op === 'all') return { all: true };
-      if (query.op === 'none') return { all: false, ids: new Set() };
-      match = ftsMatchOf(query, (atom) => this.rarestTrigrams(atom));
-    }
+    const plan = this.matchPlan(predicate);
+    if (plan === 'none') return { all: false, ids: new Set() };
+    if (plan === null) return { all: true };
     const scope = indexedPathScope(wellFormed(predicate.path));
     const pathKeys =
       scope === ''
@@ -64,18 +71,79 @@ export class FtsCandidates {
             .all(scope, `${scope}.`, `${scope}/`) as number[]);
     // No record holds a string at that path: nothing can match.
     if (pathKeys !== null && pathKeys.length === 0) return { all: false, ids: new Set() };
-    const pathFilter = '(? IS NULL OR v.path IN (SELECT value FROM json_each(?)))';
     const pathParams = [pathKeys && 1, JSON.stringify(pathKeys ?? [])];
-    // The map rows of matching strings, read once (index only): more than twice `limit` means the
-    // set is too large to help, decided before any record is looked up. Rows of other collections
-    // can only make the index give up early, which is always safe.
+    const strings = this.matchingStrings(plan.match, predicate, pathParams, limit);
+    if (strings === null) return { all: true };
+    // The map rows of those strings (index only): more than twice `limit` means the set is too
+    // large to help, decided before any record is looked up. Rows of other collections can only
+    // make the index give up early, which is always safe.
     const owners = this.stmt(
-      'SELECT v.record FROM search_trigram f JOIN search_values v ON v.string = f.rowid ' +
-        `WHERE search_trigram MATCH ? AND ${pathFilter} LIMIT ?`,
+      'SELECT v.record FROM json_each(?) s CROSS JOIN search_values v ON v.string = s.value ' +
+        `WHERE ${PATH_FILTER} LIMIT ?`,
     )
       .pluck()
-      .all(match, ...pathParams, limit * 2 + 1) as number[];
+      .all(JSON.stringify(strings), ...pathParams, limit * 2 + 1) as number[];
     if (owners.length > limit * 2) return { all: true };
+    return this.idsOfOwners(collection, owners, limit);
+  }
+
+  /**
+   * The MATCH of a predicate's text, whatever its path: 'none' when nothing can match, null when
+   * the index cannot narrow. Kept as long as the trigram counts it was chosen with.
+   */
+  private matchPlan(predicate: IndexablePredicate): MatchPlan | 'none' | null {
+    const key =
+      predicate.kind === 'regex'
+        ? `r\u0000${predicate.flags}\u0000${predicate.pattern}`
+        : `${predicate.kind[0]}\u0000${predicate.text}`;
+    const now = Date.now();
+    const kept = this.plans.get(key);
+    if (kept && now - kept.at < FREQUENCY_TTL_MS) return kept.plan;
+    const frequency = (t: string) => this.trigramFrequency(t, now);
+    let plan: MatchPlan | 'none' | null;
+    if (predicate.kind === 'words') {
+      // A word holds its own trigrams (the tokenizer folds case on both sides); words shorter than
+      // a trigram cannot narrow. A superset: the store decides.
+      const long = [...predicate.text.matchAll(WORD_PATTERN)]
+        .map((m) => m[0].replace(/[A-Z]+/g, (c) => c.toLowerCase()))
+        .filter((w) => [...w].length >= 3);
+      plan = long.length === 0 ? null : matchPlanOf({ op: 'and', atoms: long, subs: [] }, frequency);
+    } else {
+      const query = trigramQueryOfPredicate(predicate);
+      plan = query.op === 'none' ? 'none' : matchPlanOf(query, frequency);
+    }
+    if (this.plans.size >= PLANS_KEPT) this.plans.clear();
+    this.plans.set(key, { plan, at: now });
+    return plan;
+  }
+
+  /**
+   * Keys of the strings at the predicate's paths that the MATCH finds and, for a `$regex`, that
+   * the regex matches (as the store's filter runs it): a string it does not match cannot make a
+   * record match there. Null past `2 * limit` strings: each has a holder, so the owners are past
+   * the limit too.
+   */
+  private matchingStrings(
+    match: string,
+    predicate: IndexablePredicate,
+    pathParams: unknown[],
+    limit: number,
+  ): number[] | null {
+    const rows = this.stmt(
+      'SELECT f.rowid AS rowid, s.value AS value FROM search_trigram f JOIN search_strings s ON s.rowid = f.rowid ' +
+        `WHERE search_trigram MATCH ? AND EXISTS (SELECT 1 FROM search_values v WHERE v.string = f.rowid AND ${PATH_FILTER}) LIMIT ?`,
+    )
+      .raw()
+      .all(match, ...pathParams, limit * 2 + 1) as Array<[number, string]>;
+    if (rows.length > limit * 2) return null;
+    const test = predicate.kind === 'regex' ? stringTest(predicate) : undefined;
+    const keys: number[] = [];
+    for (const [rowid, value] of rows) if (test === undefined || test(value)) keys.push(rowid);
+    return keys;
+  }
+
+  /** Ids of the collection's records among map owners: records themselves, and members of groups. */
+  private idsOfOwners(collection: string, owners: number[], limit: number): Candidates {
     const records = new Set<number>();
     const groups = new Set<number>();
     for (const owner of owners) (owner > 0 ? records : groups).add(Math.abs(owner));
@@ -110,8 +178,7 @@ export class FtsCandidates {
    * How many strings hold a trigram. Reading it from the vocabulary walks the trigram's doclist,
    * so counts are cached for a while: they only steer the choice of trigrams, never the result.
    */
-  private trigramFrequency(trigram: string): number {
-    const now = Date.now();
+  private trigramFrequency(trigram: string, now: number): number {
     const cached = this.frequencies.get(trigram);
     if (cached && now - cached.at < FREQUENCY_TTL_MS) return cached.count;
     const count =
@@ -120,21 +187,5 @@ export class FtsCandidates {
     if (this.frequencies.size >= FREQUENCY_CACHE_SIZE) this.frequencies.clear();
     this.frequencies.set(trigram, { count, at: now });
     return count;
-  }
-
-  /**
-   * The AND of an atom's rarest trigrams (a superset of the phrase; the source of truth decides).
-   * Document counts come from the FTS5 vocabulary; a trigram no string has makes the atom false.
-   */
-  private rarestTrigrams(atom: string): string {
-    const chars = [...atom];
-    if (chars.length <= 3) return quote(atom);
-    const seen = new Map<string, number>();
-    for (let i = 0; i + 3 <= chars.length; i++) {
-      const t = chars[i]! + chars[i + 1]! + chars[i + 2]!;
-      if (!seen.has(t)) seen.set(t, this.trigramFrequency(t));
-    }
-    const rarest = [...seen.entries()].sort((a, b) => a[1] - b[1]).slice(0, TRIGRAMS_PER_ATOM);
-    return `(${rarest.map(([t]) => quote(t)).join(' AND ')})`;
   }
 }

@@ -66,7 +66,7 @@ describe('explain', () => {
     expect(queryPlanner.winningPlan).toMatchObject({
       stage: 'COLLSCAN',
       accessPath: 'id-walk',
-      bodyTest: '"toolik"',
+      bodyTest: '="Toolik"',
     });
     const candidates = queryPlanner.rejectedPlans.find(
       (p: { accessPath: string }) => p.accessPath === 'candidate-ids',

@@ -12,11 +12,22 @@ import { compileFilter } from '../../src/store/filter.ts';
 const testOf = (filter: Record<string, unknown>) => bodyTestOf(conjunctsOf(filter));
 
 describe('body test of a filter', () => {
-  it('requires the literal substrings of a regex, lowercased', () => {
-    expect(describeBodyTest(testOf({ 'geo_loc_name.has_raw_value': { $regex: 'Toolik' } }))).toBe('"toolik"');
-    expect(describeBodyTest(testOf({ name: { $regex: '^Germany: (Leipzig|Berlin)' } }))).toBe(
-      '"germany: berlin" OR "germany: leipzig"',
+  it('requires the literal substrings of a case-sensitive regex as written', () => {
+    expect(describeBodyTest(testOf({ 'geo_loc_name.has_raw_value': { $regex: 'Toolik' } }))).toBe(
+      '="Toolik"',
     );
+    expect(describeBodyTest(testOf({ name: { $regex: '^Germany: (Leipzig|Berlin)' } }))).toBe(
+      '="Germany: Berlin" OR ="Germany: Leipzig"',
+    );
+    // As a GLOB, whose wildcards stand for themselves in brackets.
+    expect(bodyTestSql(testOf({ v: { $regex: 'Tool\\*i?k\\[x' } }), 'body')).toEqual({
+      sql: 'body GLOB ? OR body GLOB ?',
+      params: ['*Tool[*]ik[[]x*', '*Tool[*]k[[]x*'],
+    });
+  });
+
+  it('requires the literal substrings of other predicates lowercased', () => {
+    expect(describeBodyTest(testOf({ name: { $regex: 'Leipzig', $options: 'i' } }))).toBe('"leipzig"');
   });
 
   it('cuts caseless atoms at k and s, which fold to non-ASCII letters', () => {
@@ -43,7 +54,7 @@ describe('body test of a filter', () => {
           $or: [{ 'a.b': { $regex: 'tundra' } }, { 'a.c': { $regex: 'forest' } }],
         }),
       ),
-    ).toBe('"river" AND ("tundra" OR "forest")');
+    ).toBe('="river" AND (="tundra" OR ="forest")');
   });
 
   it('agrees in SQL and in JavaScript, and never rejects a match', () => {
@@ -57,6 +68,7 @@ describe('body test of a filter', () => {
       'tundra biome',
       'café "quoted" \\ back',
       'nothing here',
+      'a Tool*ik [x] and Tool?ik',
     ];
     const filters = [
       { v: { $regex: 'Toolik' } },
@@ -65,6 +77,9 @@ describe('body test of a filter', () => {
       { v: { $regex: '^Germany: (Leipzig|Berlin)' } },
       { v: { $regex: 'tundra|forest' } },
       { v: { $regex: 'café' } },
+      { v: { $regex: 'Tool\\*ik \\[x\\]' } },
+      { v: { $regex: 'Tool\\?ik|LAKE' } },
+      { $or: [{ v: { $regex: 'Leipzig' } }, { v: { $regex: 'lake', $options: 'i' } }] },
     ];
     for (const filter of filters) {
       const test = testOf(filter);

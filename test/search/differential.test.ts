@@ -73,7 +73,7 @@ function queryMaker(docs: Doc[], rand: () => number) {
 
   const regexOn = (p: string): Filter => {
     const v = sampleValue(p);
-    switch (Math.floor(rand() * 9)) {
+    switch (Math.floor(rand() * 10)) {
       case 0: // the compact `.search` form
         return { [p]: { $regex: escapeRegex(flipCase(slice(v, 1, 10))), $options: 'i' } };
       case 1: // case-sensitive literal
@@ -104,6 +104,16 @@ function queryMaker(docs: Doc[], rand: () => number) {
       }
       case 6: // anchored at both ends, repetition
         return { [p]: { $regex: `^${escapeRegex(v.slice(0, 3))}.*${escapeRegex(v.slice(-2))}$` } };
+      case 8: {
+        // literals around a class of digits, as `sample 1234[0-9] `: strings holding every
+        // trigram of the literals and not the pattern are found by the index and tested
+        const s = slice(v, 5, 14);
+        const i = s.search(/\d/);
+        const at = i >= 0 ? i : Math.floor(s.length / 2);
+        return {
+          [p]: { $regex: `${escapeRegex(s.slice(0, at))}[0-9]${escapeRegex(s.slice(at + 1))}` },
+        };
+      }
       case 7: // nothing matches
         return { [p]: { $regex: `qqz${Math.floor(rand() * 1000)}` } };
       default: // digits and word classes

@@ -129,6 +129,29 @@ describe('FTS5 index kept in step by the store', () => {
       expect(await found({ kind: 'search', path: 'odd\udc00key', text: 'deep' })).toEqual(['d']);
     }));
 
+  it('tests the strings its MATCH finds with the regex, so a string holding only its trigrams leads to no record', () =>
+    withHookedIndex(async (store, index) => {
+      await store.upsertMany('biosample_set', [
+        { id: 'match', name: 'Soil sample 12345 from Toolik' },
+        // Every trigram of the pattern's literals ("sample 1234x", "4x "), not the pattern.
+        { id: 'near', name: 'Soil sample 12346x and 45 more' },
+        // The matching string at another path.
+        { id: 'elsewhere', name: 'Soil core', description: 'Soil sample 12345 from Toolik' },
+      ]);
+      const found = async (pattern: string, flags = '') => {
+        const c = await index.candidates(
+          'biosample_set',
+          { kind: 'regex', path: 'name', pattern, flags },
+          10,
+        );
+        return c.all ? 'ALL' : [...c.ids].sort();
+      };
+      expect(await found('sample 1234[0-9] ')).toEqual(['match']);
+      expect(await found('SAMPLE 1234[0-9] ')).toEqual([]);
+      expect(await found('SAMPLE 1234[0-9] ', 'i')).toEqual(['match']);
+      expect(await found('sample 1234[0-9]')).toEqual(['match', 'near']);
+    }));
+
   it('opens a file written by the earlier layout (no groups, a words table) and keeps its records findable', async () => {
     const db = new Database(':memory:');
     db.exec(`

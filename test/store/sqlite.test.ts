@@ -191,7 +191,9 @@ describe('SQLite store specifics', () => {
         name: { $regex: '00$' },
       });
       expect(found).toHaveLength(19);
-      expect(store.counters.bodiesParsed).toBe(20);
+      // The index's 20 Plants candidates are read; the one whose name fails the regex is passed
+      // over unparsed (its name is read off the stored text).
+      expect(store.counters.bodiesParsed).toBe(19);
 
       store.counters.bodiesParsed = 0;
       expect(await store.count('biosample_set', { ecosystem_category: 'Plants' })).toBe(20);

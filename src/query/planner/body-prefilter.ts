@@ -6,19 +6,24 @@
  *
  * Why the stored text holds the value's substrings verbatim: the body is `JSON.stringify` of the
  * record, which writes every character as itself except `"`, `\`, control characters and lone
- * surrogates; atoms with those are left out. Case: the test folds ASCII letters only (SQLite
- * LIKE), and the atoms are lowercase, so it is a superset for case-sensitive predicates too. A
- * case-insensitive regex may match `k` with the Kelvin sign and `s` with the long s, which no
- * ASCII fold sees, so caseless atoms are cut at those letters.
+ * surrogates; atoms with those are left out. Case: a case-sensitive `$regex` requires its
+ * literals as written (`exact` atoms, SQLite GLOB, which also runs faster than LIKE); the others'
+ * atoms are lowercase and the test folds ASCII letters only (SQLite LIKE). A case-insensitive
+ * regex may match `k` with the Kelvin sign and `s` with the long s, which no ASCII fold sees, so
+ * caseless atoms are cut at those letters.
  */
 import type { IndexablePredicate } from '../../../search/port.ts';
 import type { Conjunct } from '../../../search/filter-predicates.ts';
-import { trigramQueryOfPredicate } from '../../../search/predicates.ts';
-import type { TrigramQuery } from '../../../search/regex/trigram-query.ts';
+import { regexOfPredicate } from '../../../search/predicates.ts';
+import { trigramQueryOf, type TrigramQuery } from '../../../search/regex/trigram-query.ts';
 import { WORD_PATTERN } from '../../../search/words.ts';
 
-/** A boolean test of the record text; `true`/`false` are constants. */
-export type BodyTest = true | false | { op: 'and' | 'or'; atoms: string[]; subs: BodyTest[] };
+/**
+ * A boolean test of the record text; `true`/`false` are constants. `atoms` are lowercase and
+ * tested with ASCII letters folded, `exact` atoms as written.
+ */
+export type BodyTest =
+  true | false | { op: 'and' | 'or'; atoms: string[]; exact: string[]; subs: BodyTest[] };
 
 /** Atoms shorter than this pass too many records to be worth a test. */
 const MIN_ATOM = 3;
@@ -31,33 +36,35 @@ function usableAtoms(atom: string, caseless: boolean): string[] {
   return pieces.filter((p) => [...p].length >= MIN_ATOM);
 }
 
-function combine(op: 'and' | 'or', given: string[], subs: BodyTest[]): BodyTest {
-  const atoms = [...given];
+type Parts = { atoms: string[]; exact: string[] };
+
+function combine(op: 'and' | 'or', given: Parts, subs: BodyTest[]): BodyTest {
+  const atoms = [...given.atoms];
+  const exact = [...given.exact];
   const kept: BodyTest[] = [];
   for (const s of subs) {
     if (s === (op === 'and')) continue; // neutral element
     if (s === (op !== 'and')) return s; // absorbing element
     if (s === true || s === false) continue;
-    if (s.op === op || (s.atoms.length === 1 && s.subs.length === 0)) {
+    if (s.op === op || (s.atoms.length + s.exact.length === 1 && s.subs.length === 0)) {
       atoms.push(...s.atoms);
+      exact.push(...s.exact);
       kept.push(...s.subs);
     } else kept.push(s);
   }
-  if (atoms.length === 0 && kept.length === 0) return op === 'and';
-  if (atoms.length === 0 && kept.length === 1) return kept[0]!;
-  return { op, atoms: [...new Set(atoms)], subs: kept };
+  if (atoms.length === 0 && exact.length === 0 && kept.length === 0) return op === 'and';
+  if (atoms.length === 0 && exact.length === 0 && kept.length === 1) return kept[0]!;
+  return { op, atoms: [...new Set(atoms)], exact: [...new Set(exact)], subs: kept };
 }
 
-function ofTrigramQuery(q: TrigramQuery, caseless: boolean): BodyTest {
+/** A trigram query's atoms as a test: folded (`caseless`) or as written (`exact`). */
+function ofTrigramQuery(q: TrigramQuery, caseless: boolean, exact: boolean): BodyTest {
   if (q.op === 'all') return true;
   if (q.op === 'none') return false;
-  const subs = q.subs.map((s) => ofTrigramQuery(s, caseless));
+  const subs = q.subs.map((s) => ofTrigramQuery(s, caseless, exact));
+  const parts = (atoms: string[]): Parts => (exact ? { atoms: [], exact: atoms } : { atoms, exact: [] });
   if (q.op === 'and') {
-    return combine(
-      'and',
-      q.atoms.flatMap((a) => usableAtoms(a, caseless)),
-      subs,
-    );
+    return combine('and', parts(q.atoms.flatMap((a) => usableAtoms(a, caseless))), subs);
   }
   // Under OR an atom that cannot be tested makes the whole OR pass.
   const atoms: string[] = [];
@@ -66,25 +73,20 @@ function ofTrigramQuery(q: TrigramQuery, caseless: boolean): BodyTest {
     if (usable.length === 0) return true;
     // A cut atom is the AND of its pieces.
     if (usable.length === 1) atoms.push(usable[0]!);
-    else subs.push({ op: 'and', atoms: usable, subs: [] });
+    else subs.push({ op: 'and', ...parts(usable), subs: [] });
   }
-  return combine('or', atoms, subs);
-}
-
-function isCaseless(p: IndexablePredicate): boolean {
-  return p.kind !== 'regex' || p.flags.includes('i');
+  return combine('or', parts(atoms), subs);
 }
 
 export function bodyTestOfPredicate(p: IndexablePredicate): BodyTest {
   if (p.kind === 'words') {
     const words = [...p.text.matchAll(WORD_PATTERN)].map((m) => m[0].toLowerCase());
-    return combine(
-      'and',
-      words.flatMap((w) => usableAtoms(w, true)),
-      [],
-    );
+    return combine('and', { atoms: words.flatMap((w) => usableAtoms(w, true)), exact: [] }, []);
   }
-  return ofTrigramQuery(trigramQueryOfPredicate(p), isCaseless(p));
+  const { pattern, flags } = regexOfPredicate(p);
+  // A case-sensitive regex keeps its literals' case; the others fold it.
+  const caseless = p.kind !== 'regex' || flags.includes('i');
+  return ofTrigramQuery(trigramQueryOf(pattern, flags, !caseless), caseless, !caseless);
 }
 
 /** The test every match of the AND of `conjuncts` passes. */
@@ -94,11 +96,11 @@ export function bodyTestOf(conjuncts: Conjunct[]): BodyTest {
       ? bodyTestOfPredicate(c.predicate)
       : combine(
           'or',
-          [],
+          { atoms: [], exact: [] },
           c.branches.map((b) => bodyTestOf(b)),
         ),
   );
-  return combine('and', [], parts);
+  return combine('and', { atoms: [], exact: [] }, parts);
 }
 
 /** Lowercases ASCII letters only, as SQLite's LIKE folds them. */
@@ -108,25 +110,42 @@ function foldAscii(s: string): string {
 
 /** The test as a JavaScript function of the record text (estimates on a sample). */
 export function bodyTestFunction(test: BodyTest): (text: string) => boolean {
-  const onFolded = foldedTest(test);
-  return (text) => onFolded(foldAscii(text));
+  const run = testOn(test);
+  return (text) => {
+    let folded: string | undefined;
+    return run(text, () => (folded ??= foldAscii(text)));
+  };
 }
 
-function foldedTest(test: BodyTest): (folded: string) => boolean {
+function testOn(test: BodyTest): (text: string, folded: () => string) => boolean {
   if (test === true || test === false) return () => test;
   const atoms = test.atoms.map(foldAscii);
-  const subs = test.subs.map(foldedTest);
+  const exact = test.exact;
+  const subs = test.subs.map(testOn);
   return test.op === 'and'
-    ? (folded) => atoms.every((a) => folded.includes(a)) && subs.every((s) => s(folded))
-    : (folded) => atoms.some((a) => folded.includes(a)) || subs.some((s) => s(folded));
+    ? (text, folded) =>
+        exact.every((a) => text.includes(a)) &&
+        atoms.every((a) => folded().includes(a)) &&
+        subs.every((s) => s(text, folded))
+    : (text, folded) =>
+        exact.some((a) => text.includes(a)) ||
+        atoms.some((a) => folded().includes(a)) ||
+        subs.some((s) => s(text, folded));
 }
 
-/** The test as SQL on a text column, with its parameters (LIKE with `\` as escape). */
+/** `*`, `?` and `[` stand for themselves inside brackets in a GLOB pattern. */
+const globLiteral = (s: string) => s.replace(/[*?[]/g, '[$&]');
+
+/** The test as SQL on a text column, with its parameters (LIKE with `\` as escape, GLOB). */
 export function bodyTestSql(test: BodyTest, column: string): { sql: string; params: string[] } {
   if (test === true) return { sql: '1', params: [] };
   if (test === false) return { sql: '0', params: [] };
   const parts: string[] = [];
   const params: string[] = [];
+  for (const atom of test.exact) {
+    parts.push(`${column} GLOB ?`);
+    params.push(`*${globLiteral(atom)}*`);
+  }
   for (const atom of test.atoms) {
     parts.push(`${column} LIKE ? ESCAPE '\\'`);
     params.push(`%${atom.replace(/[\\%_]/g, '\\$&')}%`);
@@ -139,11 +158,12 @@ export function bodyTestSql(test: BodyTest, column: string): { sql: string; para
   return { sql: parts.join(test.op === 'and' ? ' AND ' : ' OR '), params };
 }
 
-/** One line for plans and logs, e.g. `"tundra" AND ("kel" OR "col")`. */
+/** One line for plans and logs, e.g. `="Toolik" AND "tundra" AND ("kel" OR "col")` (`=`: case as written). */
 export function describeBodyTest(test: BodyTest): string {
   if (test === true) return 'true';
   if (test === false) return 'false';
   const parts = [
+    ...test.exact.map((a) => `=${JSON.stringify(a)}`),
     ...test.atoms.map((a) => JSON.stringify(a)),
     ...test.subs.map((s) => `(${describeBodyTest(s)})`),
   ];

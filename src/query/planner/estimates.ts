@@ -18,6 +18,8 @@ const ESTIMATES_KEPT = 2000;
 interface Sample {
   texts: string[];
   docs: Array<Record<string, unknown>>;
+  /** Average length of `texts` (every plan asks for it). */
+  averageBytes: number | undefined;
   /** Collection size when drawn. */
   size: number;
   at: number;
@@ -120,6 +122,7 @@ export class SelectivityEstimator {
     const sample: Sample = {
       texts,
       docs: texts.map((t) => JSON.parse(t) as Record<string, unknown>),
+      averageBytes: texts.length === 0 ? undefined : texts.reduce((n, t) => n + t.length, 0) / texts.length,
       size: Math.max(collectionSize, texts.length),
       at: Date.now(),
     };
@@ -134,9 +137,7 @@ export class SelectivityEstimator {
 
   /** Average stored size in bytes of a collection's records, from its sample when drawn. */
   averageBytes(collection: string): number | undefined {
-    const sample = this.samples.get(collection);
-    if (!sample || sample.texts.length === 0) return undefined;
-    return sample.texts.reduce((n, t) => n + t.length, 0) / sample.texts.length;
+    return this.samples.get(collection)?.averageBytes;
   }
 
   /** Forgets everything (tests; a store that was rebuilt). */

@@ -11,6 +11,7 @@ import { loadBodies } from './records.ts';
 import type { IdOrderStrategy } from './page-queries.ts';
 import type { SqlParam } from './statement-cache.ts';
 import { CHUNK, parseBody, type Row, type StoreContext } from './store-context.ts';
+import { textTestOf } from './text-regex-test.ts';
 
 /** Longest stretch a scan keeps the event loop before letting other requests run. */
 const TURN_MS = 10;
@@ -59,23 +60,29 @@ export interface IdOrderQuery {
 type Test = (doc: Doc) => boolean;
 const ALWAYS: Test = () => true;
 
-/** Parses each row, yields the records `test` passes, and offers PAUSE every PAUSE_EVERY + 1 records. */
+/**
+ * Parses each row, yields the records `test` passes, and offers PAUSE every PAUSE_EVERY + 1
+ * records. With `filter`, rows whose text fails its top-level `$regex` conditions
+ * (text-regex-test.ts) are passed over unparsed.
+ */
 function* verified(
   ctx: StoreContext,
   chunks: Iterable<Row[]>,
   test: Test,
   stats: ExecutionStats | undefined,
+  filter?: Filter,
 ): Generator<Doc | Pause> {
+  const textTest = filter && test !== ALWAYS ? textTestOf(filter) : undefined;
   let tested = 0;
   for (const rows of chunks) {
     if (rows.length === 0) yield PAUSE; // the scan read records that none passed
     for (const row of rows) {
-      if (stats) {
-        stats.docsExamined++;
-        stats.docsParsed++;
+      if (stats) stats.docsExamined++;
+      if (textTest === undefined || textTest(row.body)) {
+        if (stats) stats.docsParsed++;
+        const doc = parseBody(ctx, row.body);
+        if (test(doc)) yield doc;
       }
-      const doc = parseBody(ctx, row.body);
-      if (test(doc)) yield doc;
       if ((++tested & PAUSE_EVERY) === 0) yield PAUSE;
     }
   }
@@ -103,7 +110,7 @@ export function* candidateIdsScan(ctx: StoreContext, q: IdOrderQuery): Generator
     }
   }
   if (q.stats) q.stats.keysExamined += sorted.length;
-  yield* verified(ctx, chunks(), plan.exact && conds.complete ? ALWAYS : predicate, q.stats);
+  yield* verified(ctx, chunks(), plan.exact && conds.complete ? ALWAYS : predicate, q.stats, q.filter);
 }
 
 /**
@@ -150,13 +157,14 @@ function* candidatesScan(
       cursor = rows[rows.length - 1]!.id;
     }
   }
-  yield* verified(ctx, ordered ? orderedChunks() : sortedChunks(), test, q.stats);
+  yield* verified(ctx, ordered ? orderedChunks() : sortedChunks(), test, q.stats, q.filter);
 }
 
 /** 'id-walk': every record of the collection in id order, each checked by the filter. */
 export function* idWalk(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {
   const predicate = compileFilter(q.filter);
   if (q.bodyTest) {
+    // Rows that pass the body test mostly hold the regex's string too: no text test before parsing.
     yield* verified(ctx, bodyTestedRanges(ctx, q, q.bodyTest), predicate, q.stats);
     return;
   }

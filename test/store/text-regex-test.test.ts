@@ -1,0 +1,117 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compileFilter } from '../../src/store/filter.ts';
+import type { Doc, Filter } from '../../src/store/port.ts';
+import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { stringAt, textTestOf } from '../../src/store/sqlite/text-regex-test.ts';
+
+const RECORDS: Doc[] = [
+  { id: 'a', name: 'Soil sample 1 from Toolik', geo_loc_name: { has_raw_value: 'USA: Alaska, Toolik Lake' } },
+  {
+    id: 'b',
+    name: 'Water sample 2',
+    env: { term: { name: 'tundra' } },
+    geo_loc_name: { has_raw_value: 'Germany' },
+  },
+  { id: 'c', name: ['Soil core', 'sample 3'], geo_loc_name: [{ has_raw_value: 'Toolik' }] },
+  { id: 'd', name: 'quote " and \\ back\\slash \u00e9 \ud800 lone', nested: { 'odd key "q"': 'x' } },
+  { id: 'e', name: 12, geo_loc_name: null },
+  { id: 'f', title: 'no name', geo_loc_name: { other: 'Toolik' } },
+  { id: 'g', name: { has_raw_value: 'sample' }, 'dotted.key': 'sample' },
+  // JSON.parse makes "__proto__" an own key, as a stored record read back has it.
+  JSON.parse('{"id":"h","__proto__":"proto value","constructor":"ctor","name":"ane"}') as Doc,
+];
+
+describe('reading a string off stored JSON text', () => {
+  it('finds a path through objects and decodes escapes, and nothing through arrays or other values', () => {
+    const text = (i: number) => JSON.stringify(RECORDS[i]);
+    expect(stringAt(text(0), ['name'])).toBe('Soil sample 1 from Toolik');
+    expect(stringAt(text(0), ['geo_loc_name', 'has_raw_value'])).toBe('USA: Alaska, Toolik Lake');
+    expect(stringAt(text(1), ['env', 'term', 'name'])).toBe('tundra');
+    expect(stringAt(text(2), ['name'])).toBeUndefined(); // an array
+    expect(stringAt(text(2), ['geo_loc_name', 'has_raw_value'])).toBeUndefined();
+    expect(stringAt(text(3), ['name'])).toBe('quote " and \\ back\\slash \u00e9 \ud800 lone');
+    expect(stringAt(text(3), ['nested', 'odd key "q"'])).toBe('x');
+    expect(stringAt(text(4), ['name'])).toBeUndefined(); // a number
+    expect(stringAt(text(4), ['geo_loc_name', 'has_raw_value'])).toBeUndefined(); // null
+    expect(stringAt(text(5), ['name'])).toBeUndefined(); // missing
+    expect(stringAt(text(6), ['name'])).toBeUndefined(); // an object
+    expect(stringAt(text(7), ['__proto__'])).toBe('proto value');
+    expect(stringAt(text(7), ['name'])).toBe('ane');
+    expect(stringAt(' { "a" : { "b" :"x y" } } ', ['a', 'b'])).toBe('x y');
+    expect(stringAt('{"a": [1, {"b": "}"}], "c": "d"}', ['c'])).toBe('d');
+    expect(stringAt('{"a": "unterminated', ['a'])).toBeUndefined();
+  });
+
+  it('passes over unparsed only the records the filter cannot match', () => {
+    const filters: Filter[] = [
+      { name: { $regex: 'a.e' } },
+      { name: { $regex: 'SAMPLE', $options: 'i' } },
+      { 'geo_loc_name.has_raw_value': { $regex: 'Toolik' } },
+      { 'env.term.name': { $regex: '^tun' } },
+      { $and: [{ name: { $regex: 'sample' } }, { 'geo_loc_name.has_raw_value': { $regex: 'Germany' } }] },
+      { name: { $regex: '\ud800' } },
+      { name: { $regex: '" and \\\\' } },
+      { constructor: { $regex: 'ctor' } },
+      { 'dotted.key': { $regex: 'sample' } },
+    ];
+    for (const filter of filters) {
+      const test = textTestOf(filter)!;
+      const matches = compileFilter(filter);
+      for (const doc of RECORDS) {
+        // Never false for a match; false for each record with a string there that fails.
+        if (matches(doc)) expect(test(JSON.stringify(doc)), JSON.stringify([filter, doc.id])).toBe(true);
+      }
+    }
+    const aE = textTestOf({ name: { $regex: 'a.e' } })!;
+    expect(RECORDS.map((d) => aE(JSON.stringify(d)))).toEqual([
+      false,
+      true,
+      true,
+      false,
+      true,
+      true,
+      true,
+      true,
+    ]);
+  });
+
+  it('has nothing to test without a top-level $regex on a plain path', () => {
+    expect(textTestOf({})).toBeUndefined();
+    expect(textTestOf({ name: 'x' })).toBeUndefined();
+    expect(textTestOf({ $or: [{ name: { $regex: 'x' } }] })).toBeUndefined();
+    expect(textTestOf({ 'name.0': { $regex: 'x' } })).toBeUndefined();
+    expect(textTestOf({ name: { $not: { $regex: 'x' } } })).toBeUndefined();
+    expect(textTestOf({ name: { $regex: 'x', literal: 1 } })).toBeUndefined();
+  });
+});
+
+describe('a walk in id order with a $regex', () => {
+  it('parses only the records whose string passes, and answers as the full filter does', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'text-regex-'));
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    try {
+      const docs = Array.from({ length: 200 }, (_, i) => ({
+        id: `r${String(i).padStart(3, '0')}`,
+        name: i % 3 === 0 ? `Soil sample ${i}` : `Core ${i}`,
+      }));
+      await store.upsertMany('biosample_set', docs);
+      const filter = { name: { $regex: 'a.p' } };
+      const before = store.counters.bodiesParsed;
+      const page = await store.find('biosample_set', filter, { limit: 10, access: { path: 'id-walk' } });
+      expect(page.map((d) => d.id)).toEqual(
+        docs
+          .filter((d) => /a.p/.test(d.name))
+          .slice(0, 10)
+          .map((d) => d.id),
+      );
+      // 28 records walked to find 10 matches; only the 10 were parsed.
+      expect(store.counters.bodiesParsed - before).toBe(10);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
