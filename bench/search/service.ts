@@ -94,6 +94,8 @@ export async function serviceRows(
     throughputSeconds: number;
     /** Only the request by id (the sorted pages' peer) and the sorted pages. */
     sortedOnly?: boolean;
+    /** Only the request floor and the throughput by id (no sorted pages). */
+    floorOnly?: boolean;
   },
 ): Promise<ServiceRows> {
   const { requests, seconds } = options;
@@ -186,6 +188,7 @@ export async function serviceRows(
       digits: 0,
     });
 
+    if (options.floorOnly) return { floor, sorted: [] };
     const sorted = await sortedRows(ours, size, byIdP50, requests, seconds);
     return { floor, sorted };
   } finally {
