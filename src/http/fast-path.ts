@@ -1,0 +1,201 @@
+/**
+ * A shorter way through the app for the hot read-only GETs (a record by id, a listing, the
+ * version): the request is read, validated and answered by the same pieces as on the full chain
+ * (the same query reading, the same request validator, the same metrics, security headers and
+ * request log, the same route handler and the same error handler), without walking the chain's
+ * other middleware and every capability router on the way. Only a request the fast path fully
+ * understands takes it: a GET without a body, without an `Origin` header, whose path matches one
+ * of its routes literally (no case or trailing-slash variants, parameters that decode) and whose
+ * query the operation's validator accepts. Anything else, a refused query included, is answered
+ * by the full chain, which gives the canonical answer.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, Express, Request, RequestHandler, Response, Router } from 'express';
+import { logIgnoredParameters, type ReadUrl } from './request-reading/index.ts';
+
+/** What Express keeps of a route: its path and the handlers it dispatches to. */
+interface ExpressRoute {
+  path: string;
+  methods: Record<string, boolean>;
+  dispatch(req: Request, res: Response, done: (err?: unknown) => void): void;
+}
+
+/** A route the fast path answers, as the capability's router holds it. */
+export interface FastRoute {
+  /** The router the route is defined on (found there by its Express path). */
+  router: Router;
+  /** The Express path, e.g. `/nmdcschema/ids/:doc_id`. */
+  path: string;
+  /**
+   * Which parameter values this route answers on the full chain (another route defined before it
+   * may take the others, e.g. `/nmdcschema/version` before `/nmdcschema/:collection_name`).
+   */
+  accepts?: (params: Record<string, string>) => boolean;
+}
+
+export interface FastPathParts {
+  app: Express;
+  routes: FastRoute[];
+  /** The chain's own middleware, in the chain's order, run for every fast-path request. */
+  before: RequestHandler[];
+  /** The query as the chain's query reading leaves it. */
+  readUrl: (method: string, path: string, url: string) => ReadUrl;
+  /** The request validator's middleware, as mounted on the chain. */
+  validator: RequestHandler[];
+  errorHandler: ErrorRequestHandler;
+}
+
+interface CompiledRoute {
+  route: ExpressRoute;
+  /** Each segment: a literal, or a parameter's name. */
+  segments: Array<{ literal: string } | { param: string }>;
+  accepts?: (params: Record<string, string>) => boolean;
+}
+
+/** How many requests the fast path answered, per app (for tests and diagnostics). */
+const served = new WeakMap<Express, { count: number }>();
+
+/** The number of requests `app`'s fast path has answered (0 when it has none). */
+export function fastPathServed(app: Express): number {
+  return served.get(app)?.count ?? 0;
+}
+
+/** Paths longer than this, or with characters beyond these, take the full chain. */
+const MAX_PATH = 1024;
+const PLAIN_PATH = /^[\w.~:@!$&'()*+,;=%/-]*$/;
+
+function compile(route: FastRoute): CompiledRoute {
+  const layer = (route.router.stack as Array<{ route?: ExpressRoute }>).find(
+    (l) => l.route?.path === route.path && l.route.methods.get,
+  );
+  if (!layer?.route) throw new Error(`fast path: no GET route ${route.path} on its router`);
+  const segments = route.path
+    .split('/')
+    .slice(1)
+    .map((s) => (s.startsWith(':') ? { param: s.slice(1) } : { literal: s }));
+  return { route: layer.route, segments, accepts: route.accepts };
+}
+
+/** The route and decoded parameters of `path`, or undefined when the fast path does not take it. */
+function match(
+  routes: CompiledRoute[],
+  path: string,
+): { route: ExpressRoute; params: Record<string, string> } | undefined {
+  if (path.length > MAX_PATH || !PLAIN_PATH.test(path)) return undefined;
+  const parts = path.split('/');
+  if (parts[0] !== '') return undefined;
+  for (const candidate of routes) {
+    if (candidate.segments.length !== parts.length - 1) continue;
+    const params: Record<string, string> = {};
+    let matched = true;
+    for (let i = 0; i < candidate.segments.length && matched; i++) {
+      const segment = candidate.segments[i]!;
+      const part = parts[i + 1]!;
+      if ('literal' in segment) matched = segment.literal === part;
+      else if (part === '') matched = false;
+      else {
+        try {
+          params[segment.param] = decodeURIComponent(part);
+        } catch {
+          return undefined;
+        }
+      }
+    }
+    if (!matched) continue;
+    // A route defined before this one would answer: leave it to the chain.
+    if (candidate.accepts && !candidate.accepts(params)) return undefined;
+    return { route: candidate.route, params };
+  }
+  return undefined;
+}
+
+/** Runs `handlers` in turn; `done` gets the first error, or nothing when all called `next()`. */
+function runAll(
+  handlers: RequestHandler[],
+  req: Request,
+  res: Response,
+  done: (err?: unknown) => void,
+): void {
+  let i = 0;
+  const next = (err?: unknown): void => {
+    if (err !== undefined && err !== null) return done(err);
+    const handler = handlers[i++];
+    if (!handler) return done();
+    try {
+      void handler(req, res, next);
+    } catch (thrown) {
+      done(thrown);
+    }
+  };
+  next();
+}
+
+const noop = () => {};
+
+/**
+ * Puts the fast path in front of `app`: requests it takes are answered there, all others by the
+ * app as before.
+ */
+export function installFastPath(parts: FastPathParts): void {
+  const { app, before, readUrl, validator, errorHandler } = parts;
+  const routes = parts.routes.map(compile);
+  const counter = { count: 0 };
+  served.set(app, counter);
+  type Handle = (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;
+  const handled = app as unknown as { handle: Handle };
+  const full = handled.handle.bind(app);
+
+  const fast = (raw: IncomingMessage, rawRes: ServerResponse, next?: unknown): void => {
+    const headers = raw.headers;
+    if (
+      raw.method !== 'GET' ||
+      next !== undefined ||
+      headers.origin !== undefined ||
+      headers['content-length'] !== undefined ||
+      headers['transfer-encoding'] !== undefined
+    )
+      return full(raw, rawRes, next);
+    const originalUrl = raw.url ?? '';
+    const mark = originalUrl.indexOf('?');
+    const path = mark < 0 ? originalUrl : originalUrl.slice(0, mark);
+    const found = match(routes, path);
+    if (!found) return full(raw, rawRes);
+
+    // As Express sets up every request (app.handle).
+    const req = raw as Request;
+    const res = rawRes as Response;
+    req.res = res;
+    res.req = req;
+    Object.setPrototypeOf(req, app.request);
+    Object.setPrototypeOf(res, app.response);
+    if (!res.locals) res.locals = Object.create(null);
+    const { url, ignored } = readUrl('GET', path, originalUrl);
+
+    // The validator checks a stand-in of the request, which reads through to it; what it leaves
+    // there is moved onto the request only when the request is taken, so that a refused request
+    // reaches the full chain untouched, for its canonical answer.
+    const probe = Object.create(req) as Request & { openapi?: unknown };
+    probe.url = url;
+    probe.originalUrl = originalUrl;
+    probe.baseUrl = '';
+    runAll(validator, probe, res, (refused) => {
+      if (refused !== undefined) return full(raw, rawRes);
+      // As router.handle and the validator leave them.
+      req.url = url;
+      req.originalUrl = originalUrl;
+      req.baseUrl = '';
+      (req as typeof probe).openapi = probe.openapi;
+      Object.defineProperty(req, 'query', { value: probe.query, writable: true });
+      counter.count++;
+      runAll(before, req, res, (err) => {
+        if (err !== undefined) return errorHandler(err, req, res, noop);
+        logIgnoredParameters(req, ignored);
+        req.params = found.params;
+        found.route.dispatch(req, res, (failed) =>
+          errorHandler(failed ?? new Error(`${path}: the route did not answer`), req, res, noop),
+        );
+      });
+    });
+  };
+  handled.handle = fast;
+}
