@@ -4,7 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { pinoHttp } from 'pino-http';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Services } from './services.ts';
 import { errorHandler } from './http/error-handler.ts';
@@ -15,6 +14,7 @@ import { JsonTooDeep } from './errors.ts';
 import { docsRouter } from './http/docs.ts';
 import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { createMetrics } from './http/metrics.ts';
+import { requestLog as requestLogger } from './http/request-log.ts';
 
 /** For whoever listens: refusals of Node's HTTP parser answered with a JSON detail too. */
 export { answerClientErrors } from './http/client-errors.ts';
@@ -169,8 +169,7 @@ export function buildApp(services: Services): express.Express {
     res.setHeader('Cross-Origin-Opener-Policy', 'unsafe-none');
     next();
   });
-  const requestLog = pinoHttp({
-    logger: services.logger,
+  const requestLog = requestLogger(services.logger, {
     genReqId: (req, res) => {
       const incoming = req.headers['x-request-id'];
       const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
@@ -178,12 +177,7 @@ export function buildApp(services: Services): express.Express {
       return id;
     },
     // Prometheus scrapes every few seconds: its requests are counted, not logged.
-    autoLogging: { ignore: (req) => req.url === '/metrics' },
-    // Never log credentials: only method, path and status.
-    serializers: {
-      req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }),
-      res: (res) => ({ statusCode: res.statusCode }),
-    },
+    ignore: (req) => req.url === '/metrics',
   });
   app.use(requestLog);
 
