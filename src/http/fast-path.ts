@@ -109,7 +109,11 @@ function match(
   return undefined;
 }
 
-/** Runs `handlers` in turn; `done` gets the first error, or nothing when all called `next()`. */
+/**
+ * Runs `handlers` in turn; `done` gets the first error, or nothing when all called `next()`. A
+ * handler that throws before calling `next` passes its error on, as in an Express chain; what is
+ * thrown after it did (by whatever ran after it) is not taken for its error.
+ */
 function runAll(
   handlers: RequestHandler[],
   req: Request,
@@ -121,9 +125,14 @@ function runAll(
     if (err !== undefined && err !== null) return done(err);
     const handler = handlers[i++];
     if (!handler) return done();
+    let advanced = false;
     try {
-      void handler(req, res, next);
+      void handler(req, res, (e?: unknown) => {
+        advanced = true;
+        next(e);
+      });
     } catch (thrown) {
+      if (advanced) throw thrown;
       done(thrown);
     }
   };
@@ -191,13 +200,19 @@ export function installFastPath(parts: FastPathParts): void {
       (req as typeof probe).openapi = probe.openapi;
       Object.defineProperty(req, 'query', { value: probe.query, writable: true });
       counter.count++;
+      // Errors end in the chain's error handler, as on the full chain.
+      const failed = (err: unknown) => errorHandler(err, req, res, noop);
       runAll(before, req, res, (err) => {
-        if (err !== undefined) return errorHandler(err, req, res, noop);
-        logIgnoredParameters(req, ignored);
-        req.params = found.params;
-        found.route.dispatch(req, res, (failed) =>
-          errorHandler(failed ?? new Error(`${path}: the route did not answer`), req, res, noop),
-        );
+        if (err !== undefined) return failed(err);
+        try {
+          logIgnoredParameters(req, ignored);
+          req.params = found.params;
+          found.route.dispatch(req, res, (routeErr) =>
+            failed(routeErr ?? new Error(`${path}: the route did not answer`)),
+          );
+        } catch (thrown) {
+          failed(thrown);
+        }
       });
     });
   };
