@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.ts';
 import { fastPathServed } from '../../src/http/fast-path.ts';
+import { loadConfig } from '../../src/config.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
 interface Answer {
@@ -192,6 +193,11 @@ const HOT: string[] = [
   `/data_objects/${encodeURIComponent(DATA_OBJECT)}`,
   '/planned_processes',
   '/planned_processes/nmdc:wfmgan-11-nothere',
+  `${list}?`,
+  `${list}?&&=&max_page_size=2`,
+  `${list}?filter=%E0%A4%A`,
+  `${list}?projection=${'id,'.repeat(2000)}id`,
+  `/biosamples?filter=${encodeURIComponent(`name.search:${'(a|a)*'.repeat(50)}`)}`,
 ];
 
 /** Requests the full chain answers (a refused query, an odd path, a method or header it leaves). */
@@ -224,6 +230,14 @@ const FULL: Array<{ method?: string; path: string; headers?: Record<string, stri
   { path: `/nmdcschema/ids/${id}`, headers: { 'Content-Type': 'application/json' }, body: '{"a":1}' },
   { path: '/version', headers: { 'Content-Type': 'application/json' }, body: '{"a":' },
 ];
+
+describe('FAST_PATH', () => {
+  it('is on unless turned off', () => {
+    expect(loadConfig({}).fastPath).toBe(true);
+    expect(loadConfig({ FAST_PATH: 'false' }).fastPath).toBe(false);
+    expect(() => loadConfig({ FAST_PATH: 'sometimes' })).toThrow('FAST_PATH must be true or false');
+  });
+});
 
 describe('the fast path answers as the full chain', () => {
   it('the hot requests: same status, headers and bodies, and the fast path served each', async () => {
