@@ -23,7 +23,7 @@
  * request by id they are compared to), without PostgreSQL. `--only count` measures the load and the
  * first count alone (no page shapes, request floor, sorted pages or submit). `--only floor` measures
  * the request floor and the throughput by id alone (no PostgreSQL, page shapes, sorted pages or
- * submit). PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
+ * submit), and the service's fast path against its full chain (a second process, FAST_PATH=false). PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
  * and `pg_config --bindir`; as root the cluster runs as the `postgres` user.
  */
 import os from 'node:os';
