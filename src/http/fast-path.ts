@@ -4,13 +4,20 @@
  * (the same query reading, the same request validator, the same metrics, security headers and
  * request log, the same route handler and the same error handler), without walking the chain's
  * other middleware and every capability router on the way. Only a request the fast path fully
- * understands takes it: a GET without a body, without an `Origin` header, whose path matches one
- * of its routes literally (no case or trailing-slash variants, parameters that decode) and whose
- * query the operation's validator accepts. Anything else, a refused query included, is answered
- * by the full chain, which gives the canonical answer.
+ * understands takes it: a GET (or a HEAD, which the GET route answers) without a body, without an
+ * `Origin` header, whose path matches one of its routes literally (no case or trailing-slash
+ * variants, parameters that decode) and whose query the operation's validator accepts. Anything
+ * else, a refused query included, is answered by the full chain, which gives the canonical answer.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ErrorRequestHandler, Express, Request, RequestHandler, Response, Router } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Express,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from 'express';
 import { logIgnoredParameters, type ReadUrl } from './request-reading/index.ts';
 
 /** What Express keeps of a route: its path and the handlers it dispatches to. */
@@ -164,7 +171,7 @@ export function installFastPath(parts: FastPathParts): void {
       configurable: true,
       enumerable: true,
       get(this: Record<symbol, unknown>) {
-        return this[QUERY];
+        return QUERY in this ? this[QUERY] : expressQuery.call(this);
       },
       // Writable, as the validator leaves it.
       set(this: Record<symbol, unknown>, value: unknown) {
@@ -173,10 +180,12 @@ export function installFastPath(parts: FastPathParts): void {
     },
   }) as Request;
 
+  const expressQuery = Object.getOwnPropertyDescriptor(express.request, 'query')!.get!;
   const fast = (raw: IncomingMessage, rawRes: ServerResponse, next?: unknown): void => {
     const headers = raw.headers;
+    const method = raw.method;
     if (
-      raw.method !== 'GET' ||
+      (method !== 'GET' && method !== 'HEAD') ||
       next !== undefined ||
       headers.origin !== undefined ||
       headers['content-length'] !== undefined ||
@@ -196,14 +205,14 @@ export function installFastPath(parts: FastPathParts): void {
     res.req = req;
     Object.setPrototypeOf(res, app.response);
     if (!res.locals) res.locals = Object.create(null);
-    const { url, ignored } = readUrl('GET', path, originalUrl);
+    const { url, ignored } = readUrl(method, path, originalUrl);
 
     // The validator checks a stand-in of the request holding what it reads; what it leaves there
     // is moved onto the request only when the request is taken, so that a refused request reaches
     // the full chain untouched, for its canonical answer. (A stand-in made with Object.create(req)
     // would turn each request into a prototype, which V8 makes costly.)
     const probe = Object.create(app.request) as Request & { openapi?: unknown };
-    probe.method = 'GET';
+    probe.method = method;
     probe.headers = headers;
     probe.url = url;
     probe.originalUrl = originalUrl;
@@ -217,7 +226,9 @@ export function installFastPath(parts: FastPathParts): void {
       req.originalUrl = originalUrl;
       req.baseUrl = '';
       (req as typeof probe).openapi = probe.openapi;
-      (req as unknown as Record<symbol, unknown>)[QUERY] = probe.query;
+      // The validator leaves a query only for a documented operation (not for HEAD, which the
+      // GET route answers): otherwise Express's own reading of it stands.
+      if (Object.hasOwn(probe, 'query')) (req as unknown as Record<symbol, unknown>)[QUERY] = probe.query;
       counter.count++;
       // Errors end in the chain's error handler, as on the full chain.
       const failed = (err: unknown) => errorHandler(err, req, res, noop);

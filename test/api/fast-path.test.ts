@@ -221,8 +221,6 @@ const FULL: Array<{ method?: string; path: string; headers?: Record<string, stri
   { path: '/biosamples/' },
   { path: '//version' },
   { path: '/nmdcschema//x' },
-  { method: 'HEAD', path: '/version' },
-  { method: 'HEAD', path: `/nmdcschema/ids/${id}` },
   { method: 'POST', path: '/version' },
   { method: 'DELETE', path: `/nmdcschema/ids/${id}` },
   { path: '/version', headers: { Origin: 'http://localhost:3000' } },
@@ -263,6 +261,29 @@ describe('the fast path answers as the full chain', () => {
     };
     expect(page.resources.map((r) => r.id)).toContain(BIOSAMPLE);
     expect(page.resources).toHaveLength(25);
+  });
+
+  it('HEAD, answered by the GET routes: same status, headers and no body, and the fast path served each', async () => {
+    const paths = [
+      '/version',
+      `/nmdcschema/ids/${id}`,
+      '/nmdcschema/ids/nmdc:bsm-11-nothere',
+      `${list}?max_page_size=2&projection=id`,
+      `${list}?max_page_size=abc`,
+      `${list}?max_page_size=2&unknown=1`,
+      '/biosamples?per_page=2',
+      '/biosamples?per_page=abc',
+      `/biosamples/${id}`,
+    ];
+    for (const path of paths) {
+      const before = fastPathServed(on.app);
+      const ours = await ask(on, 'HEAD', path);
+      expect(fastPathServed(on.app), path).toBe(before + 1);
+      expect(ours, path).toEqual(await ask(off, 'HEAD', path));
+      expect(ours.body).toBe('');
+    }
+    expect((await ask(on, 'HEAD', `/nmdcschema/ids/${id}`)).status).toBe(200);
+    await ask(off, 'HEAD', `/nmdcschema/ids/${id}`);
   });
 
   it('the requests it leaves to the full chain: same answers, none served by it', async () => {
