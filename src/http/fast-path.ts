@@ -19,6 +19,7 @@ import express, {
   type Router,
 } from 'express';
 import { logIgnoredParameters, type ReadUrl } from './request-reading/index.ts';
+import { REQUEST_STARTED } from './metrics.ts';
 
 /** What Express keeps of a route: its path and the handlers it dispatches to. */
 interface ExpressRoute {
@@ -197,6 +198,8 @@ export function installFastPath(parts: FastPathParts): void {
     const path = mark < 0 ? originalUrl : originalUrl.slice(0, mark);
     const found = match(routes, path);
     if (!found) return full(raw, rawRes);
+    // The request's time is counted from here, validation included, whichever way answers it.
+    (raw as unknown as Record<symbol, bigint>)[REQUEST_STARTED] = process.hrtime.bigint();
 
     // As Express sets up every request (app.handle).
     const req = raw as Request;
