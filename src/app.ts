@@ -4,7 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { pinoHttp } from 'pino-http';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Services } from './services.ts';
 import { errorHandler } from './http/error-handler.ts';
@@ -15,12 +14,14 @@ import { JsonTooDeep } from './errors.ts';
 import { docsRouter } from './http/docs.ts';
 import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { createMetrics } from './http/metrics.ts';
+import { requestLog as requestLogger } from './http/request-log.ts';
 
 /** For whoever listens: refusals of Node's HTTP parser answered with a JSON detail too. */
 export { answerClientErrors } from './http/client-errors.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { withLinearPatterns } from './http/contract-patterns.ts';
-import { readRequestsAsOriginal } from './http/request-reading/index.ts';
+import { queryReader, readRequestsAsOriginal } from './http/request-reading/index.ts';
+import { installFastPath, type FastRoute } from './http/fast-path.ts';
 import { systemRouter } from './http/system-routes.ts';
 import { browserFlowsRouter } from './auth/browser-routes.ts';
 import { authRouter } from './auth/routes.ts';
@@ -42,6 +43,7 @@ import { fileStagingRouter } from './workflows/file-staging-routes.ts';
 import { runsRouter } from './runs/routes.ts';
 import { drsRouter } from './objects/routes.ts';
 import { nestingRefusal, textNestsDeeper } from './store/nesting.ts';
+import { isCollectionName } from './schema/nmdc.ts';
 
 /**
  * A capability's router behind a check of the request's first path segment: a request passes
@@ -84,6 +86,29 @@ function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: st
   if (textNestsDeeper(text)) throw new JsonTooDeep(nestingRefusal('The JSON body'));
 }
 
+/**
+ * The hot read-only GETs the fast path answers (src/http/fast-path.ts), on the routers that
+ * define them. A listing or record of a collection is taken only for a collection's name, which
+ * no route defined before it on its router takes (`/nmdcschema/version`, `/nmdcschema/ids/...`).
+ */
+function fastRoutes(system: express.Router, metadata: express.Router): FastRoute[] {
+  const collection = (params: Record<string, string>) => isCollectionName(params.collection_name ?? '');
+  return [
+    { router: system, path: '/version' },
+    { router: metadata, path: '/nmdcschema/ids/:doc_id' },
+    { router: metadata, path: '/nmdcschema/:collection_name/:doc_id', accepts: collection },
+    { router: metadata, path: '/nmdcschema/:collection_name', accepts: collection },
+    ...['/studies', '/biosamples', '/data_objects', '/planned_processes'].map((path) => ({
+      router: metadata,
+      path,
+    })),
+    { router: metadata, path: '/studies/:study_id' },
+    { router: metadata, path: '/biosamples/:sample_id' },
+    { router: metadata, path: '/data_objects/:data_object_id' },
+    { router: metadata, path: '/planned_processes/:planned_process_id' },
+  ];
+}
+
 /** A capability's routes: every one is built the same way, from the services. */
 export type CapabilityRoutes = (services: Services) => express.Router;
 
@@ -123,79 +148,84 @@ export function buildApp(services: Services): express.Express {
   // Counted and timed from the first byte to the last, whatever answers.
   const metrics = createMetrics(services);
   app.use(metrics.observe);
-  app.use(
-    securityHeaders({
-      // The docs page's ORCID login runs in a popup that passes through the external issuer and
-      // must still reach its opener when it comes back (the default, same-origin, cuts it off).
-      crossOriginOpenerPolicy: { policy: 'same-origin-allow-popups' },
-      // Swagger UI needs inline styles; scripts are served from our own origin.
-      contentSecurityPolicy: {
-        directives: {
-          'script-src': ["'self'", "'unsafe-inline'"],
-          'style-src': ["'self'", "'unsafe-inline'"],
-          'img-src': ["'self'", 'data:'],
-          'form-action': null,
-          'upgrade-insecure-requests': null,
-        },
+  const headers = securityHeaders({
+    // The docs page's ORCID login runs in a popup that passes through the external issuer and
+    // must still reach its opener when it comes back (the default, same-origin, cuts it off).
+    crossOriginOpenerPolicy: { policy: 'same-origin-allow-popups' },
+    // Swagger UI needs inline styles; scripts are served from our own origin.
+    contentSecurityPolicy: {
+      directives: {
+        'script-src': ["'self'", "'unsafe-inline'"],
+        'style-src': ["'self'", "'unsafe-inline'"],
+        'img-src': ["'self'", 'data:'],
+        'form-action': null,
+        'upgrade-insecure-requests': null,
       },
-    }),
-  );
+    },
+  });
+  app.use(headers);
   // Every step of that popup (redirects included) must leave the popup in its opener's group.
   app.use(['/oidc', '/login/external', '/docs/oauth2-redirect.html'], (_req, res, next) => {
     res.setHeader('Cross-Origin-Opener-Policy', 'unsafe-none');
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: services.logger,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // Prometheus scrapes every few seconds: its requests are counted, not logged.
-      autoLogging: { ignore: (req) => req.url === '/metrics' },
-      // Never log credentials: only method, path and status.
-      serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }),
-        res: (res) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  const requestLog = requestLogger(services.logger, {
+    genReqId: (req, res) => {
+      const incoming = req.headers['x-request-id'];
+      const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    // Prometheus scrapes every few seconds: its requests are counted, not logged.
+    ignore: (req) => req.url === '/metrics',
+  });
+  app.use(requestLog);
 
   app.use(corsMiddleware(services.config.corsOrigins));
 
-  for (const { routes } of CAPABILITY_ROUTES.filter((entry) => entry.readsOwnBody)) app.use(routes(services));
+  const routers = new Map(CAPABILITY_ROUTES.map(({ routes }) => [routes, routes(services)]));
+  for (const { routes } of CAPABILITY_ROUTES.filter((entry) => entry.readsOwnBody))
+    app.use(routers.get(routes)!);
   app.use(docsRouter(services.config));
   app.use(metrics.router);
 
   app.use(express.json({ limit: services.config.maxBodyBytes, verify: refuseDeepJson }));
   app.use(express.urlencoded({ extended: false, limit: services.config.maxBodyBytes }));
-  app.use(readRequestsAsOriginal(loadValidationDocument()));
+  const readUrl = queryReader(loadValidationDocument());
+  app.use(readRequestsAsOriginal(readUrl));
   // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
   app.use(fileUploads(services.config.maxBodyBytes, CHANGESHEET_UPLOADS));
   cacheValidatorRoutes();
   const contract = withLinearPatterns(loadValidationDocument());
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec: contract.document as any,
-      // The contract's patterns, checked by re2js (see src/http/contract-patterns.ts).
-      formats: contract.formats,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
-      // Off in production (config.ts): each answer would pay for checking itself.
-      validateResponses: services.config.validateResponses,
-      validateSecurity: false,
-      ignoreUndocumented: true,
-      // Multipart bodies are read by fileUploads above, not by the validator's multer.
-      fileUploader: false,
-    }),
-  );
+  const validator = OpenApiValidator.middleware({
+    apiSpec: contract.document as any,
+    // The contract's patterns, checked by re2js (see src/http/contract-patterns.ts).
+    formats: contract.formats,
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+    // Off in production (config.ts): each answer would pay for checking itself.
+    validateResponses: services.config.validateResponses,
+    validateSecurity: false,
+    ignoreUndocumented: true,
+    // Multipart bodies are read by fileUploads above, not by the validator's multer.
+    fileUploader: false,
+  });
+  app.use(validator);
 
   for (const { routes } of CAPABILITY_ROUTES.filter((entry) => !entry.readsOwnBody))
-    app.use(enteredByFirstSegment(routes(services)));
+    app.use(enteredByFirstSegment(routers.get(routes)!));
   app.use(methodNotAllowed(loadValidationDocument()));
   app.use(errorHandler);
+
+  if (services.config.fastPath) {
+    installFastPath({
+      app,
+      routes: fastRoutes(routers.get(systemRouter)!, routers.get(metadataRouter)!),
+      before: [metrics.observe, headers, requestLog],
+      readUrl,
+      validator,
+      errorHandler,
+    });
+  }
 
   return app;
 }

@@ -16,7 +16,7 @@
  *
  *   npm run bench:search -- [--sizes 100000,1000000] [--requests 200] [--seconds 30] [--without-postgres]
  *                           [--submit 100000] [--throughput-seconds 10]
- *                           [--with-scan [--scan-seconds 10]] [--only sorted|count|shapes]
+ *                           [--with-scan [--scan-seconds 10]] [--only sorted|count|shapes|floor]
  *                           [--data-dir <folder>]
  *
  * Each p50/p99 is over `--requests` sequential requests, or as many as fit in `--seconds` (at least
@@ -25,8 +25,11 @@
  * request by id they are compared to), without PostgreSQL. `--only count` measures the load and the
  * first count alone (no page shapes, request floor, sorted pages or submit). `--only shapes` measures the
  * load and the page shapes beside their floor and PostgreSQL (no count, request floor, sorted pages,
- * throughput or submit). `--data-dir` serves a folder an earlier run loaded with the same options
- * (one size; the load is not measured again, and the folder is kept): a 10^6 load takes minutes. PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
+ * throughput or submit). `--only floor` measures the request floor and the throughput by id alone
+ * (no PostgreSQL, page shapes, sorted pages or submit), and the service's fast path against its full
+ * chain (a second process, FAST_PATH=false). `--data-dir` serves a folder an earlier run loaded with
+ * the same options (one size; the load is not measured again, and the folder is kept): a 10^6 load
+ * takes minutes. PostgreSQL's binaries are looked up in PG_BINDIR, /usr/lib/postgresql/<v>/bin
  * and `pg_config --bindir`; as root the cluster runs as the `postgres` user.
  */
 import os from 'node:os';
@@ -72,17 +75,20 @@ const scanSeconds = flag('scan-seconds', 10);
 const withScan = process.argv.includes('--with-scan');
 /**
  * `--only sorted`: the sorted listings and their peer (a request by id), nothing else; `--only count`:
- * the load and the first count; `--only shapes`: the load and the page shapes.
+ * the load and the first count; `--only shapes`: the load and the page shapes; `--only floor`: the
+ * request floor and throughput by id.
  */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-if (only !== undefined && only !== 'sorted' && only !== 'count' && only !== 'shapes')
-  throw new Error(`--only ${only}: only "sorted", "count" and "shapes" are known`);
+const ONLY = ['sorted', 'count', 'shapes', 'floor'];
+if (only !== undefined && !ONLY.includes(only))
+  throw new Error(`--only ${only}: only ${ONLY.map((o) => `"${o}"`).join(', ')} are known`);
 const sortedOnly = only === 'sorted';
 const onlyCount = only === 'count';
 const onlyShapes = only === 'shapes';
-const withoutPostgres = sortedOnly || process.argv.includes('--without-postgres');
+const floorOnly = only === 'floor';
+const withoutPostgres = sortedOnly || floorOnly || process.argv.includes('--without-postgres');
 /** Biosamples submitted through `POST /metadata/json:submit` on a fresh store (0: not measured). */
-const submitSize = sortedOnly || onlyCount || onlyShapes ? 0 : flag('submit', 100_000);
+const submitSize = sortedOnly || onlyCount || onlyShapes || floorOnly ? 0 : flag('submit', 100_000);
 /** Seconds of autocannon per side for the throughput by id. */
 const throughputSeconds = flag('throughput-seconds', 10);
 /** A data folder loaded by an earlier run, served instead of loading a fresh store (one size only). */
@@ -165,12 +171,13 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
         ? `  ours: ${bench.records} records, loaded before`
         : `  ours: ${bench.records} records in ${bench.loadSeconds.toFixed(1)} s (${ourRate}/s)`,
     );
-    if (sortedOnly) {
+    if (sortedOnly || floorOnly) {
       const service = await serviceRows(bench, size, {
         requests,
         seconds: budget,
         throughputSeconds,
         sortedOnly,
+        floorOnly,
       });
       return { pageRows, countRow: undefined, loadRow: undefined, service, ...extraRows };
     }
@@ -371,7 +378,7 @@ async function main() {
   if (!install) {
     console.error(
       withoutPostgres
-        ? 'PostgreSQL left out (--without-postgres or --only sorted): our side only.'
+        ? 'PostgreSQL left out (--without-postgres, --only sorted or --only floor): our side only.'
         : 'PostgreSQL with pg_trgm not found (PG_BINDIR, /usr/lib/postgresql/<v>/bin, pg_config): our side only.',
     );
   }
@@ -423,13 +430,14 @@ async function main() {
         `against bare node:http (own process) answering the same bytes; server CPU from /proc\n`,
     );
     console.log(table(r.service.floor));
+    if (floorOnly) continue;
     console.log(
       `\nSorted listings, ${r.size.toLocaleString('en-US')} biosamples (page 401: 10,000 records skipped; ` +
         'first asked: the first request for that page in the process)\n',
     );
     console.log(table(r.service.sorted));
   }
-  if (sortedOnly) return;
+  if (sortedOnly || floorOnly) return;
   if (submitted) {
     console.log(
       `\nSubmit ${submitted.biosamples.toLocaleString('en-US')} biosamples: ${submitted.submitSeconds.toFixed(1)} s; ` +

@@ -78,7 +78,7 @@ async function timeSequential(
 /** Ours and the peer, alternating in rounds so that a change in the machine's load shows in both. */
 async function sideBySide(
   ours: ServerProcess,
-  bare: BareServer,
+  bare: BareServer | ServerProcess,
   paths: string[],
   count: number,
   seconds: number,
@@ -119,6 +119,8 @@ export async function serviceRows(
     throughputSeconds: number;
     /** Only the request by id (the sorted pages' peer) and the sorted pages. */
     sortedOnly?: boolean;
+    /** Only the request floor and the throughput by id (no sorted pages). */
+    floorOnly?: boolean;
   },
 ): Promise<ServiceRows> {
   const { requests, seconds } = options;
@@ -217,11 +219,88 @@ export async function serviceRows(
       digits: 0,
     });
 
+    if (options.floorOnly) {
+      floor.push(...(await fastAgainstFull(bench, ours, byId, requests, seconds, options.throughputSeconds)));
+      return { floor, sorted: [] };
+    }
     const sorted = await sortedRows(ours, size, byIdP50, requests, seconds);
     return { floor, sorted };
   } finally {
     await bare?.stop();
     await ours.stop();
+  }
+}
+
+/**
+ * The service's fast path for the hot GETs against its full chain: a second service process with
+ * `FAST_PATH=false` over the same store, measured side by side with the first (alternating rounds,
+ * so that a change in the machine's load shows in both): a request by id sequentially, and the
+ * throughput by id with 10 connections, each with the server's CPU per request.
+ */
+async function fastAgainstFull(
+  bench: BenchServer,
+  ours: ServerProcess,
+  byId: string[],
+  requests: number,
+  seconds: number,
+  throughputSeconds: number,
+): Promise<Row[]> {
+  console.error('  starting a second service process with FAST_PATH=false ...');
+  const full = await startServerProcess(bench.dataDir, 1, {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    FAST_PATH: 'false',
+  });
+  try {
+    const sequential = await sideBySide(ours, full, byId, requests, seconds);
+    const rounds = 2;
+    const acc = new Map<ServerProcess, { requests: number; seconds: number; cpu: number }>();
+    for (let r = 0; r < rounds; r++) {
+      for (const server of [ours, full]) {
+        const c0 = server.cpu();
+        const f = await hammer(server.url, byId, throughputSeconds / rounds, 10);
+        if (f.errors || f.non2xx) throw new Error(`throughput run: ${f.errors} errors, ${f.non2xx} non-2xx`);
+        const a = acc.get(server) ?? { requests: 0, seconds: 0, cpu: 0 };
+        a.requests += f.rps * (throughputSeconds / rounds);
+        a.seconds += throughputSeconds / rounds;
+        a.cpu += server.cpu() - c0;
+        acc.set(server, a);
+      }
+    }
+    const rps = (server: ServerProcess) => acc.get(server)!.requests / acc.get(server)!.seconds;
+    const cpuUs = (server: ServerProcess) => (acc.get(server)!.cpu * 1e6) / acc.get(server)!.requests;
+    const oursP50 = percentile(sequential.ours.times, 50);
+    const fullP50 = percentile(sequential.bare.times, 50);
+    const rows: Row[] = [
+      {
+        measure: 'GET /nmdcschema/ids/{id}: fast path / full chain (FAST_PATH=false)',
+        bytes: '-',
+        'ours p50 ms': ms(oursP50),
+        'bare p50 ms': `full chain: ${ms(fullP50)}`,
+        'p50 ours/bare': ratio(oursP50, fullP50),
+        'ours CPU us/req': Math.round(sequential.ours.cpuUs),
+        'bare CPU us/req': `full chain: ${Math.round(sequential.bare.cpuUs)}`,
+        'CPU ours/bare': ratio(sequential.ours.cpuUs, sequential.bare.cpuUs),
+        target: '-',
+        runs: `${sequential.ours.times.length}/${sequential.bare.times.length}`,
+      },
+      {
+        measure: 'throughput by id: fast path / full chain (FAST_PATH=false), alternating',
+        bytes: '-',
+        'ours p50 ms': `${Math.round(rps(ours))} req/s`,
+        'bare p50 ms': `full chain: ${Math.round(rps(full))} req/s`,
+        'p50 ours/bare': `${(rps(ours) / rps(full)).toFixed(1)}x more`,
+        'ours CPU us/req': Math.round(cpuUs(ours)),
+        'bare CPU us/req': `full chain: ${Math.round(cpuUs(full))}`,
+        'CPU ours/bare': ratio(cpuUs(ours), cpuUs(full)),
+        target: '-',
+        runs: `${rounds} x ${throughputSeconds / rounds} s each`,
+      },
+    ];
+    for (const row of rows) console.error(row);
+    return rows;
+  } finally {
+    await full.stop();
   }
 }
 

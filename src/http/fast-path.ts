@@ -1,0 +1,253 @@
+/**
+ * A shorter way through the app for the hot read-only GETs (a record by id, a listing, the
+ * version): the request is read, validated and answered by the same pieces as on the full chain
+ * (the same query reading, the same request validator, the same metrics, security headers and
+ * request log, the same route handler and the same error handler), without walking the chain's
+ * other middleware and every capability router on the way. Only a request the fast path fully
+ * understands takes it: a GET (or a HEAD, which the GET route answers) without a body, without an
+ * `Origin` header, whose path matches one of its routes literally (no case or trailing-slash
+ * variants, parameters that decode) and whose query the operation's validator accepts. Anything
+ * else, a refused query included, is answered by the full chain, which gives the canonical answer.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, {
+  type ErrorRequestHandler,
+  type Express,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from 'express';
+import { logIgnoredParameters, type ReadUrl } from './request-reading/index.ts';
+import { REQUEST_STARTED } from './metrics.ts';
+
+/** What Express keeps of a route: its path and the handlers it dispatches to. */
+interface ExpressRoute {
+  path: string;
+  methods: Record<string, boolean>;
+  dispatch(req: Request, res: Response, done: (err?: unknown) => void): void;
+}
+
+/** A route the fast path answers, as the capability's router holds it. */
+export interface FastRoute {
+  /** The router the route is defined on (found there by its Express path). */
+  router: Router;
+  /** The Express path, e.g. `/nmdcschema/ids/:doc_id`. */
+  path: string;
+  /**
+   * Which parameter values this route answers on the full chain (another route defined before it
+   * may take the others, e.g. `/nmdcschema/version` before `/nmdcschema/:collection_name`).
+   */
+  accepts?: (params: Record<string, string>) => boolean;
+}
+
+export interface FastPathParts {
+  app: Express;
+  routes: FastRoute[];
+  /** The chain's own middleware, in the chain's order, run for every fast-path request. */
+  before: RequestHandler[];
+  /** The query as the chain's query reading leaves it. */
+  readUrl: (method: string, path: string, url: string) => ReadUrl;
+  /** The request validator's middleware, as mounted on the chain. */
+  validator: RequestHandler[];
+  errorHandler: ErrorRequestHandler;
+}
+
+interface CompiledRoute {
+  route: ExpressRoute;
+  /** Each segment: a literal, or a parameter's name. */
+  segments: Array<{ literal: string } | { param: string }>;
+  accepts?: (params: Record<string, string>) => boolean;
+}
+
+/** How many requests the fast path answered, per app (for tests and diagnostics). */
+const served = new WeakMap<Express, { count: number }>();
+
+/** The number of requests `app`'s fast path has answered (0 when it has none). */
+export function fastPathServed(app: Express): number {
+  return served.get(app)?.count ?? 0;
+}
+
+/** Paths longer than this, or with characters beyond these, take the full chain. */
+const MAX_PATH = 1024;
+const PLAIN_PATH = /^[\w.~:@!$&'()*+,;=%/-]*$/;
+
+function compile(route: FastRoute): CompiledRoute {
+  const layer = (route.router.stack as Array<{ route?: ExpressRoute }>).find(
+    (l) => l.route?.path === route.path && l.route.methods.get,
+  );
+  if (!layer?.route) throw new Error(`fast path: no GET route ${route.path} on its router`);
+  const segments = route.path
+    .split('/')
+    .slice(1)
+    .map((s) => (s.startsWith(':') ? { param: s.slice(1) } : { literal: s }));
+  return { route: layer.route, segments, accepts: route.accepts };
+}
+
+/** The route and decoded parameters of `path`, or undefined when the fast path does not take it. */
+function match(
+  routes: CompiledRoute[],
+  path: string,
+): { route: ExpressRoute; params: Record<string, string> } | undefined {
+  if (path.length > MAX_PATH || !PLAIN_PATH.test(path)) return undefined;
+  const parts = path.split('/');
+  if (parts[0] !== '') return undefined;
+  for (const candidate of routes) {
+    if (candidate.segments.length !== parts.length - 1) continue;
+    const params: Record<string, string> = {};
+    let matched = true;
+    for (let i = 0; i < candidate.segments.length && matched; i++) {
+      const segment = candidate.segments[i]!;
+      const part = parts[i + 1]!;
+      if ('literal' in segment) matched = segment.literal === part;
+      else if (part === '') matched = false;
+      else {
+        try {
+          params[segment.param] = decodeURIComponent(part);
+        } catch {
+          return undefined;
+        }
+      }
+    }
+    if (!matched) continue;
+    // A route defined before this one would answer: leave it to the chain.
+    if (candidate.accepts && !candidate.accepts(params)) return undefined;
+    return { route: candidate.route, params };
+  }
+  return undefined;
+}
+
+/**
+ * Runs `handlers` in turn; `done` gets the first error, or nothing when all called `next()`. A
+ * handler that throws before calling `next` passes its error on, as in an Express chain; what is
+ * thrown after it did (by whatever ran after it) is not taken for its error.
+ */
+function runAll(
+  handlers: RequestHandler[],
+  req: Request,
+  res: Response,
+  done: (err?: unknown) => void,
+): void {
+  let i = 0;
+  const next = (err?: unknown): void => {
+    if (err !== undefined && err !== null) return done(err);
+    const handler = handlers[i++];
+    if (!handler) return done();
+    let advanced = false;
+    try {
+      void handler(req, res, (e?: unknown) => {
+        advanced = true;
+        next(e);
+      });
+    } catch (thrown) {
+      if (advanced) throw thrown;
+      done(thrown);
+    }
+  };
+  next();
+}
+
+const noop = () => {};
+
+/** Where a request answered by the fast path keeps its validated query. */
+const QUERY = Symbol('query');
+
+/**
+ * Puts the fast path in front of `app`: requests it takes are answered there, all others by the
+ * app as before.
+ */
+export function installFastPath(parts: FastPathParts): void {
+  const { app, before, readUrl, validator, errorHandler } = parts;
+  const routes = parts.routes.map(compile);
+  const counter = { count: 0 };
+  served.set(app, counter);
+  type Handle = (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;
+  const handled = app as unknown as { handle: Handle };
+  const full = handled.handle.bind(app);
+
+  // Express's request, whose `query` is the validated query the validator leaves (defining it on
+  // each request, as the validator does, costs microseconds: V8 gives the request a new shape).
+  const request = Object.create(app.request, {
+    query: {
+      configurable: true,
+      enumerable: true,
+      get(this: Record<symbol, unknown>) {
+        return QUERY in this ? this[QUERY] : expressQuery.call(this);
+      },
+      // Writable, as the validator leaves it.
+      set(this: Record<symbol, unknown>, value: unknown) {
+        this[QUERY] = value;
+      },
+    },
+  }) as Request;
+
+  const expressQuery = Object.getOwnPropertyDescriptor(express.request, 'query')!.get!;
+  const fast = (raw: IncomingMessage, rawRes: ServerResponse, next?: unknown): void => {
+    const headers = raw.headers;
+    const method = raw.method;
+    if (
+      (method !== 'GET' && method !== 'HEAD') ||
+      next !== undefined ||
+      headers.origin !== undefined ||
+      headers['content-length'] !== undefined ||
+      headers['transfer-encoding'] !== undefined
+    )
+      return full(raw, rawRes, next);
+    const originalUrl = raw.url ?? '';
+    const mark = originalUrl.indexOf('?');
+    const path = mark < 0 ? originalUrl : originalUrl.slice(0, mark);
+    const found = match(routes, path);
+    if (!found) return full(raw, rawRes);
+    // The request's time is counted from here, validation included, whichever way answers it.
+    (raw as unknown as Record<symbol, bigint>)[REQUEST_STARTED] = process.hrtime.bigint();
+
+    // As Express sets up every request (app.handle).
+    const req = raw as Request;
+    const res = rawRes as Response;
+    req.res = res;
+    res.req = req;
+    Object.setPrototypeOf(res, app.response);
+    if (!res.locals) res.locals = Object.create(null);
+    const { url, ignored } = readUrl(method, path, originalUrl);
+
+    // The validator checks a stand-in of the request holding what it reads; what it leaves there
+    // is moved onto the request only when the request is taken, so that a refused request reaches
+    // the full chain untouched, for its canonical answer. (A stand-in made with Object.create(req)
+    // would turn each request into a prototype, which V8 makes costly.)
+    const probe = Object.create(app.request) as Request & { openapi?: unknown };
+    probe.method = method;
+    probe.headers = headers;
+    probe.url = url;
+    probe.originalUrl = originalUrl;
+    probe.baseUrl = '';
+    probe.res = res;
+    runAll(validator, probe, res, (refused) => {
+      if (refused !== undefined) return full(raw, rawRes);
+      // As app.handle, router.handle and the validator leave them.
+      Object.setPrototypeOf(req, request);
+      req.url = url;
+      req.originalUrl = originalUrl;
+      req.baseUrl = '';
+      (req as typeof probe).openapi = probe.openapi;
+      // The validator leaves a query only for a documented operation (not for HEAD, which the
+      // GET route answers): otherwise Express's own reading of it stands.
+      if (Object.hasOwn(probe, 'query')) (req as unknown as Record<symbol, unknown>)[QUERY] = probe.query;
+      counter.count++;
+      // Errors end in the chain's error handler, as on the full chain.
+      const failed = (err: unknown) => errorHandler(err, req, res, noop);
+      runAll(before, req, res, (err) => {
+        if (err !== undefined) return failed(err);
+        try {
+          logIgnoredParameters(req, ignored);
+          req.params = found.params;
+          found.route.dispatch(req, res, (routeErr) =>
+            failed(routeErr ?? new Error(`${path}: the route did not answer`)),
+          );
+        } catch (thrown) {
+          failed(thrown);
+        }
+      });
+    });
+  };
+  handled.handle = fast;
+}

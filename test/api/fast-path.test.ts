@@ -1,0 +1,324 @@
+/**
+ * The fast path for the hot GETs (src/http/fast-path.ts) against the full chain: the same
+ * services behind two apps, one with the fast path and one without, asked the same requests over
+ * HTTP; status, every header (in order) and body must be the same, apart from Date and a generated
+ * X-Request-Id, and so must the request log lines and the request counters of /metrics.
+ */
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.ts';
+import { fastPathServed } from '../../src/http/fast-path.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createTestApp, type TestApp } from '../support/server.ts';
+
+interface Answer {
+  status: number;
+  headers: string[];
+  body: string;
+}
+
+interface Side {
+  app: ReturnType<typeof buildApp>;
+  server: http.Server;
+  port: number;
+  lines: string[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+let t: TestApp;
+let on: Side;
+let off: Side;
+
+async function side(fastPath: boolean): Promise<Side> {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, callback) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  const logger = pino({ level: 'debug' }, sink);
+  const app = buildApp({ ...t, logger, config: { ...t.config, fastPath } });
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { app, server, port: (server.address() as AddressInfo).port, lines };
+}
+
+/** One request as sent (the path byte for byte), its answer with Date and generated ids normalised. */
+function ask(
+  s: Side,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port: s.port, method, path, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const raw = res.rawHeaders;
+          const out: string[] = [];
+          for (let i = 0; i < raw.length; i += 2) {
+            const name = raw[i]!.toLowerCase();
+            if (name === 'date') continue;
+            const value = name === 'x-request-id' && UUID.test(raw[i + 1]!) ? '<generated>' : raw[i + 1]!;
+            out.push(`${name}: ${value}`);
+          }
+          // The store's own time for the query, and a new cursor's random name, differ every time
+          // (and with them the length, checked here against the body as sent).
+          const sent = Buffer.concat(chunks);
+          const length = out.indexOf(`content-length: ${sent.length}`);
+          if (length >= 0) out[length] = 'content-length: <of the body>';
+          const body = sent
+            .toString('utf8')
+            .replace(/"db_response_time_ms":\d+/, '"db_response_time_ms":0')
+            .replace(/"next_cursor":"[^"]+"/, '"next_cursor":"<generated>"');
+          resolve({ status: res.statusCode!, headers: out, body });
+        });
+      },
+    );
+    req.on('error', reject);
+    // Node sends a GET's body without saying how long it is unless told.
+    if (body !== undefined) req.setHeader('Content-Length', Buffer.byteLength(body));
+    req.end(body);
+  });
+}
+
+/** A GET asked of both sides (so that their logs and counters stay comparable); the fast side's answer. */
+async function both(path: string): Promise<Answer> {
+  const ours = await ask(on, 'GET', path);
+  expect(ours).toEqual(await ask(off, 'GET', path));
+  return ours;
+}
+
+/** The log lines of one side, without what differs between any two requests (time, pid, ids, duration). */
+function logLines(s: Side): unknown[] {
+  return s.lines.map((line) => {
+    const {
+      time: _t,
+      pid: _p,
+      hostname: _h,
+      responseTime,
+      req,
+      ...rest
+    } = JSON.parse(line) as Record<string, any>;
+    const id = req?.id && UUID.test(req.id) ? '<generated>' : req?.id;
+    return {
+      ...rest,
+      ...(req ? { req: { ...req, id } } : {}),
+      ...(responseTime !== undefined ? { responseTime: typeof responseTime } : {}),
+    };
+  });
+}
+
+const BIOSAMPLE = 'nmdc:bsm-11-fast01';
+const STUDY = 'nmdc:sty-11-fast01';
+const DATA_OBJECT = 'nmdc:dobj-11-fast01';
+
+beforeAll(async () => {
+  t = await createTestApp();
+  await t.store.upsertMany('study_set', [{ id: STUDY, type: 'nmdc:Study', name: 'Fast study' }]);
+  await t.store.upsertMany(
+    'biosample_set',
+    Array.from({ length: 30 }, (_, i) => ({
+      id: i === 0 ? BIOSAMPLE : `nmdc:bsm-11-fast${String(i + 1).padStart(2, '0')}`,
+      type: 'nmdc:Biosample',
+      name: `Soil sample ${i}`,
+      associated_studies: [STUDY],
+      env_broad_scale: { term: { id: 'ENVO:00000446', name: 'terrestrial biome' } },
+    })),
+  );
+  await t.store.upsertMany('data_object_set', [
+    { id: DATA_OBJECT, type: 'nmdc:DataObject', name: 'reads.fastq.gz', description: 'reads' },
+  ]);
+  on = await side(true);
+  off = await side(false);
+});
+afterAll(async () => {
+  for (const s of [on, off]) {
+    if (!s) continue;
+    s.server.closeAllConnections();
+    await new Promise<void>((resolve) => s.server.close(() => resolve()));
+  }
+  await t?.close();
+});
+
+const id = encodeURIComponent(BIOSAMPLE);
+const deep = encodeURIComponent(`${'{"a":'.repeat(200)}1${'}'.repeat(200)}`);
+const list = '/nmdcschema/biosample_set';
+
+/** Requests the fast path answers (each must be answered by it). */
+const HOT: string[] = [
+  '/version',
+  `/nmdcschema/ids/${id}`,
+  `/nmdcschema/ids/${BIOSAMPLE}`,
+  `/nmdcschema/ids/${encodeURIComponent(STUDY)}`,
+  '/nmdcschema/ids/nmdc:bsm-11-nothere',
+  `/nmdcschema/biosample_set/${id}`,
+  `/nmdcschema/biosample_set/${id}?projection=name`,
+  '/nmdcschema/biosample_set/nmdc:bsm-11-nothere',
+  `/nmdcschema/study_set/${id}`,
+  `${list}?filter=%7B%7D&max_page_size=25&projection=id`,
+  `${list}?filter=%7B%7D&max_page_size=25`,
+  `${list}?max_page_size=5`,
+  `${list}?max_page_size=0`,
+  `${list}?max_page_size=${'9'.repeat(400)}`,
+  `${list}?max_page_size=-1`,
+  `${list}?filter=${encodeURIComponent('{"name":{"$regex":"sample 1"}}')}&max_page_size=3`,
+  `${list}?filter=${encodeURIComponent('{"name":')}`,
+  `${list}?filter=${deep}`,
+  `${list}?filter=${encodeURIComponent('{"$where":"1"}')}`,
+  `${list}?max_page_size=2&page_token=nonsense`,
+  `${list}?max_page_size=5&unknown=1&other=2`,
+  `${list}?max_page_size=5&max_page_size=6`,
+  '/nmdcschema/data_object_set',
+  '/nmdcschema/study_set?projection=name,id',
+  '/biosamples?per_page=3',
+  '/biosamples?per_page=3&page=2&sort=name:desc',
+  `/biosamples?filter=${encodeURIComponent('name.search:sample 1')}&per_page=5`,
+  `/biosamples?filter=${encodeURIComponent('nonsense')}`,
+  '/biosamples?per_page=2&cursor=*',
+  `/biosamples/${id}`,
+  '/biosamples/nmdc:bsm-11-nothere',
+  '/studies',
+  `/studies/${encodeURIComponent(STUDY)}`,
+  '/data_objects?per_page=1',
+  `/data_objects/${encodeURIComponent(DATA_OBJECT)}`,
+  '/planned_processes',
+  '/planned_processes/nmdc:wfmgan-11-nothere',
+  `${list}?`,
+  `${list}?&&=&max_page_size=2`,
+  `${list}?filter=%E0%A4%A`,
+  `${list}?projection=${'id,'.repeat(2000)}id`,
+  `/biosamples?filter=${encodeURIComponent(`name.search:${'(a|a)*'.repeat(50)}`)}`,
+];
+
+/** Requests the full chain answers (a refused query, an odd path, a method or header it leaves). */
+const FULL: Array<{ method?: string; path: string; headers?: Record<string, string>; body?: string }> = [
+  { path: `${list}?max_page_size=abc` },
+  { path: `${list}?filter=${'x'.repeat(60_000)}` },
+  { path: '/biosamples?per_page=0' },
+  { path: '/biosamples?page=abc' },
+  { path: `/nmdcschema/ids/${'9'.repeat(5000)}` },
+  { path: '/nmdcschema/ids/%E0%A4%A' },
+  { path: `/nmdcschema/biosample_set/%E0%A4%A` },
+  { path: `/nmdcschema/${'a'.repeat(3000)}` },
+  { path: '/nmdcschema/not_a_collection' },
+  { path: '/nmdcschema/not_a_collection/x' },
+  { path: '/nmdcschema/version' },
+  { path: '/nmdcschema/collection_names' },
+  { path: `/nmdcschema/ids/${id}/collection-name` },
+  { path: '/VERSION' },
+  { path: '/version/' },
+  { path: '/Biosamples' },
+  { path: '/biosamples/' },
+  { path: '//version' },
+  { path: '/nmdcschema//x' },
+  { method: 'POST', path: '/version' },
+  { method: 'DELETE', path: `/nmdcschema/ids/${id}` },
+  { path: '/version', headers: { Origin: 'http://localhost:3000' } },
+  { path: `/nmdcschema/ids/${id}`, headers: { Origin: 'https://evil.example' } },
+  { path: `/nmdcschema/ids/${id}`, headers: { 'Content-Type': 'application/json' }, body: '{"a":1}' },
+  { path: '/version', headers: { 'Content-Type': 'application/json' }, body: '{"a":' },
+];
+
+describe('FAST_PATH', () => {
+  it('is on unless turned off', () => {
+    expect(loadConfig({}).fastPath).toBe(true);
+    expect(loadConfig({ FAST_PATH: 'false' }).fastPath).toBe(false);
+    expect(() => loadConfig({ FAST_PATH: 'sometimes' })).toThrow('FAST_PATH must be true or false');
+  });
+});
+
+describe('the fast path answers as the full chain', () => {
+  it('the hot requests: same status, headers and bodies, and the fast path served each', async () => {
+    const variants: Array<Record<string, string>> = [
+      {},
+      { 'X-Request-Id': 'client-chosen.id-1' },
+      { 'X-Request-Id': 'bad id with spaces' },
+    ];
+    for (const headers of variants) {
+      for (const path of HOT) {
+        const before = fastPathServed(on.app);
+        const ours = await ask(on, 'GET', path, headers);
+        expect(fastPathServed(on.app), path.slice(0, 100)).toBe(before + 1);
+        expect(ours, path.slice(0, 100)).toEqual(await ask(off, 'GET', path, headers));
+      }
+    }
+    expect(fastPathServed(off.app)).toBe(0);
+    // Not only errors: records, listings and the version came through.
+    const record = JSON.parse((await both(`/nmdcschema/ids/${id}`)).body) as { id: string; name: string };
+    expect(record).toMatchObject({ id: BIOSAMPLE, name: 'Soil sample 0' });
+    const page = JSON.parse((await both(`${list}?max_page_size=25&projection=id`)).body) as {
+      resources: Array<{ id: string }>;
+    };
+    expect(page.resources.map((r) => r.id)).toContain(BIOSAMPLE);
+    expect(page.resources).toHaveLength(25);
+  });
+
+  it('HEAD, answered by the GET routes: same status, headers and no body, and the fast path served each', async () => {
+    const paths = [
+      '/version',
+      `/nmdcschema/ids/${id}`,
+      '/nmdcschema/ids/nmdc:bsm-11-nothere',
+      `${list}?max_page_size=2&projection=id`,
+      `${list}?max_page_size=abc`,
+      `${list}?max_page_size=2&unknown=1`,
+      '/biosamples?per_page=2',
+      '/biosamples?per_page=abc',
+      `/biosamples/${id}`,
+    ];
+    for (const path of paths) {
+      const before = fastPathServed(on.app);
+      const ours = await ask(on, 'HEAD', path);
+      expect(fastPathServed(on.app), path).toBe(before + 1);
+      expect(ours, path).toEqual(await ask(off, 'HEAD', path));
+      expect(ours.body).toBe('');
+    }
+    expect((await ask(on, 'HEAD', `/nmdcschema/ids/${id}`)).status).toBe(200);
+    await ask(off, 'HEAD', `/nmdcschema/ids/${id}`);
+  });
+
+  it('the requests it leaves to the full chain: same answers, none served by it', async () => {
+    for (const r of FULL) {
+      const before = fastPathServed(on.app);
+      const ours = await ask(on, r.method ?? 'GET', r.path, r.headers, r.body);
+      expect(fastPathServed(on.app), `${r.method ?? 'GET'} ${r.path.slice(0, 80)}`).toBe(before);
+      expect(ours, `${r.method ?? 'GET'} ${r.path.slice(0, 80)}`).toEqual(
+        await ask(off, r.method ?? 'GET', r.path, r.headers, r.body),
+      );
+    }
+    // A refused query is the validator's canonical 422, naming the parameter.
+    const refused = await both(`${list}?max_page_size=abc`);
+    expect(refused.status).toBe(422);
+    expect(JSON.parse(refused.body).detail).toContain('max_page_size');
+  });
+
+  it('logs the same lines and counts the same requests under the same routes', async () => {
+    expect(on.lines.length).toBeGreaterThan(HOT.length);
+    expect(logLines(on)).toEqual(logLines(off));
+    const counters = async (s: Side) =>
+      (await ask(s, 'GET', '/metrics')).body
+        .split('\n')
+        .filter(
+          (line) =>
+            line.startsWith('nmdc_http_requests_total') ||
+            line.startsWith('nmdc_http_request_duration_seconds_count'),
+        )
+        .sort();
+    const ours = await counters(on);
+    expect(ours).toEqual(await counters(off));
+    // Under the operation's path template, as on the full chain.
+    const byId = ours.find((line) =>
+      line.startsWith('nmdc_http_requests_total{method="GET",route="/nmdcschema/ids/{doc_id}",status="200"}'),
+    );
+    expect(Number(byId?.split(' ')[1])).toBeGreaterThanOrEqual(10);
+  });
+});
