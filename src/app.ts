@@ -18,6 +18,8 @@ import { requestLog as requestLogger } from './http/request-log.ts';
 
 /** For whoever listens: refusals of Node's HTTP parser answered with a JSON detail too. */
 export { answerClientErrors } from './http/client-errors.ts';
+/** For whoever listens: the fast path's request checks built ahead of the first requests. */
+export { warmFastPath } from './http/fast-path.ts';
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { withLinearPatterns } from './http/contract-patterns.ts';
 import { queryReader, readRequestsAsOriginal } from './http/request-reading/index.ts';
@@ -93,11 +95,12 @@ function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: st
  */
 function fastRoutes(system: express.Router, metadata: express.Router): FastRoute[] {
   const collection = (params: Record<string, string>) => isCollectionName(params.collection_name ?? '');
+  const samples = { collection_name: 'biosample_set' };
   return [
     { router: system, path: '/version' },
     { router: metadata, path: '/nmdcschema/ids/:doc_id' },
-    { router: metadata, path: '/nmdcschema/:collection_name/:doc_id', accepts: collection },
-    { router: metadata, path: '/nmdcschema/:collection_name', accepts: collection },
+    { router: metadata, path: '/nmdcschema/:collection_name/:doc_id', accepts: collection, samples },
+    { router: metadata, path: '/nmdcschema/:collection_name', accepts: collection, samples },
     ...['/studies', '/biosamples', '/data_objects', '/planned_processes'].map((path) => ({
       router: metadata,
       path,

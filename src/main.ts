@@ -61,11 +61,8 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
   process.on('uncaughtException', die);
   process.on('unhandledRejection', die);
 
-  const [{ openServices }, { answerClientErrors, buildApp }, { compileSchema }] = await Promise.all([
-    import('./services.ts'),
-    import('./app.ts'),
-    import('./validation/index.ts'),
-  ]);
+  const [{ openServices }, { answerClientErrors, buildApp, warmFastPath }, { compileSchema }] =
+    await Promise.all([import('./services.ts'), import('./app.ts'), import('./validation/index.ts')]);
   const services = await openServices(config, logger, { prepareData: prepare });
   const app = buildApp(services);
   services.start();
@@ -84,6 +81,14 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
   logger.info({ port: config.port, host: config.host }, 'server process listening');
   logger.flush();
   await tell({ kind: 'listening' });
+  // The request checks of the hot routes are built now, a route per turn, not by their first callers.
+  warmFastPath(app).then(
+    ({ warmed, refused }) =>
+      refused.length > 0
+        ? logger.warn({ refused }, 'fast path warm-up: the validator refused these sample paths')
+        : logger.debug({ warmed }, 'fast path warm-up done'),
+    (err: unknown) => logger.warn({ err }, 'fast path warm-up failed'),
+  );
 
   let stopping = false;
   const shutdown = (signal: string) => {

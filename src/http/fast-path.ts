@@ -9,7 +9,7 @@
  * variants, parameters that decode) and whose query the operation's validator accepts. Anything
  * else, a refused query included, is answered by the full chain, which gives the canonical answer.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import express, {
   type ErrorRequestHandler,
   type Express,
@@ -39,6 +39,8 @@ export interface FastRoute {
    * may take the others, e.g. `/nmdcschema/version` before `/nmdcschema/:collection_name`).
    */
   accepts?: (params: Record<string, string>) => boolean;
+  /** Parameter values the route accepts, for its warm-up (default: a made-up id). */
+  samples?: Record<string, string>;
 }
 
 export interface FastPathParts {
@@ -58,6 +60,7 @@ interface CompiledRoute {
   /** Each segment: a literal, or a parameter's name. */
   segments: Array<{ literal: string } | { param: string }>;
   accepts?: (params: Record<string, string>) => boolean;
+  samples?: Record<string, string>;
 }
 
 /** How many requests the fast path answered, per app (for tests and diagnostics). */
@@ -81,7 +84,7 @@ function compile(route: FastRoute): CompiledRoute {
     .split('/')
     .slice(1)
     .map((s) => (s.startsWith(':') ? { param: s.slice(1) } : { literal: s }));
-  return { route: layer.route, segments, accepts: route.accepts };
+  return { route: layer.route, segments, accepts: route.accepts, samples: route.samples };
 }
 
 /** The route and decoded parameters of `path`, or undefined when the fast path does not take it. */
@@ -149,6 +152,29 @@ function runAll(
 
 const noop = () => {};
 
+/** A path of `route` with sample parameter values (the route's own samples, else a made-up id). */
+function sampleUrl(route: CompiledRoute): string {
+  return `/${route.segments
+    .map((s) =>
+      'literal' in s ? s.literal : encodeURIComponent(route.samples?.[s.param] ?? 'nmdc:warm-up-0'),
+    )
+    .join('/')}`;
+}
+
+/** The warm-up of each app's fast path (`warmFastPath`). */
+const warmers = new WeakMap<Express, () => Promise<{ warmed: number; refused: string[] }>>();
+
+/**
+ * Has the request validator build its checks of each fast-path route now, a route per turn of the
+ * event loop. It builds an operation's checks on the operation's first request (tens of ms), which
+ * the first caller of each route after a start would otherwise wait for; the checks are shared with
+ * the full chain. Resolves with how many routes were warmed and the sample paths the validator
+ * refused (none, unless a route's samples are wrong). An app without a fast path warms nothing.
+ */
+export async function warmFastPath(app: Express): Promise<{ warmed: number; refused: string[] }> {
+  return (await warmers.get(app)?.()) ?? { warmed: 0, refused: [] };
+}
+
 /** Where a request answered by the fast path keeps its validated query. */
 const QUERY = Symbol('query');
 
@@ -182,6 +208,36 @@ export function installFastPath(parts: FastPathParts): void {
   }) as Request;
 
   const expressQuery = Object.getOwnPropertyDescriptor(express.request, 'query')!.get!;
+  /** A stand-in of a request, holding what the validator reads. */
+  const probeOf = (
+    method: string,
+    headers: IncomingHttpHeaders,
+    url: string,
+    originalUrl: string,
+    res: Response,
+  ) => {
+    const probe = Object.create(app.request) as Request & { openapi?: unknown };
+    probe.method = method;
+    probe.headers = headers;
+    probe.url = url;
+    probe.originalUrl = originalUrl;
+    probe.baseUrl = '';
+    probe.res = res;
+    return probe;
+  };
+  warmers.set(app, async () => {
+    const refused: string[] = [];
+    for (const route of routes) {
+      const url = sampleUrl(route);
+      const res = Object.create(app.response) as Response;
+      const err = await new Promise<unknown>((resolve) =>
+        runAll(validator, probeOf('GET', {}, url, url, res), res, resolve),
+      );
+      if (err !== undefined) refused.push(url);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return { warmed: routes.length - refused.length, refused };
+  });
   const fast = (raw: IncomingMessage, rawRes: ServerResponse, next?: unknown): void => {
     const headers = raw.headers;
     const method = raw.method;
@@ -214,13 +270,7 @@ export function installFastPath(parts: FastPathParts): void {
     // is moved onto the request only when the request is taken, so that a refused request reaches
     // the full chain untouched, for its canonical answer. (A stand-in made with Object.create(req)
     // would turn each request into a prototype, which V8 makes costly.)
-    const probe = Object.create(app.request) as Request & { openapi?: unknown };
-    probe.method = method;
-    probe.headers = headers;
-    probe.url = url;
-    probe.originalUrl = originalUrl;
-    probe.baseUrl = '';
-    probe.res = res;
+    const probe = probeOf(method, headers, url, originalUrl, res);
     runAll(validator, probe, res, (refused) => {
       if (refused !== undefined) return full(raw, rawRes);
       // As app.handle, router.handle and the validator leave them.

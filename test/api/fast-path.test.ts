@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.ts';
-import { fastPathServed } from '../../src/http/fast-path.ts';
+import { fastPathServed, warmFastPath } from '../../src/http/fast-path.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
@@ -238,6 +238,14 @@ describe('FAST_PATH', () => {
 });
 
 describe('the fast path answers as the full chain', () => {
+  it('has the request checks of each of its routes built ahead of the first requests, serving none', async () => {
+    const served = fastPathServed(on.app);
+    // Every sample path is one the validator takes (a refused one would warm nothing).
+    expect(await warmFastPath(on.app)).toEqual({ warmed: 12, refused: [] });
+    expect(await warmFastPath(off.app)).toEqual({ warmed: 0, refused: [] });
+    expect(fastPathServed(on.app)).toBe(served);
+  });
+
   it('the hot requests: same status, headers and bodies, and the fast path served each', async () => {
     const variants: Array<Record<string, string>> = [
       {},
