@@ -41,6 +41,30 @@ function stringTest(predicate: { pattern: string; flags: string }): (value: stri
   return (value) => value.includes('\uFFFD') || re.test(value);
 }
 
+/** What a predicate's MATCH plan is kept by. */
+function planKey(predicate: IndexablePredicate): string {
+  return predicate.kind === 'regex'
+    ? `r\u0000${predicate.flags}\u0000${predicate.pattern}`
+    : `${predicate.kind[0]}\u0000${predicate.text}`;
+}
+
+/** The MATCH of a predicate's text, whatever its path: 'none' when nothing can match, null when the index cannot narrow. */
+function planOf(
+  predicate: IndexablePredicate,
+  frequency: (trigram: string) => number,
+): MatchPlan | 'none' | null {
+  if (predicate.kind === 'words') {
+    // A word holds its own trigrams (the tokenizer folds case on both sides); words shorter than
+    // a trigram cannot narrow. A superset: the store decides.
+    const long = [...predicate.text.matchAll(WORD_PATTERN)]
+      .map((m) => m[0].replace(/[A-Z]+/g, (c) => c.toLowerCase()))
+      .filter((w) => [...w].length >= 3);
+    return long.length === 0 ? null : matchPlanOf({ op: 'and', atoms: long, subs: [] }, frequency);
+  }
+  const query = trigramQueryOfPredicate(predicate);
+  return query.op === 'none' ? 'none' : matchPlanOf(query, frequency);
+}
+
 const FREQUENCY_TTL_MS = 5 * 60_000;
 const FREQUENCY_CACHE_SIZE = 200_000;
 /** MATCH plans kept (by predicate text). */
@@ -87,34 +111,41 @@ export class FtsCandidates {
     return this.idsOfOwners(collection, owners, limit);
   }
 
-  /**
-   * The MATCH of a predicate's text, whatever its path: 'none' when nothing can match, null when
-   * the index cannot narrow. Kept as long as the trigram counts it was chosen with.
-   */
+  /** The predicate's MATCH plan (`planOf`), kept as long as the trigram counts it was chosen with. */
   private matchPlan(predicate: IndexablePredicate): MatchPlan | 'none' | null {
-    const key =
-      predicate.kind === 'regex'
-        ? `r\u0000${predicate.flags}\u0000${predicate.pattern}`
-        : `${predicate.kind[0]}\u0000${predicate.text}`;
+    const key = planKey(predicate);
     const now = Date.now();
     const kept = this.plans.get(key);
     if (kept && now - kept.at < FREQUENCY_TTL_MS) return kept.plan;
-    const frequency = (t: string) => this.trigramFrequency(t, now);
-    let plan: MatchPlan | 'none' | null;
-    if (predicate.kind === 'words') {
-      // A word holds its own trigrams (the tokenizer folds case on both sides); words shorter than
-      // a trigram cannot narrow. A superset: the store decides.
-      const long = [...predicate.text.matchAll(WORD_PATTERN)]
-        .map((m) => m[0].replace(/[A-Z]+/g, (c) => c.toLowerCase()))
-        .filter((w) => [...w].length >= 3);
-      plan = long.length === 0 ? null : matchPlanOf({ op: 'and', atoms: long, subs: [] }, frequency);
-    } else {
-      const query = trigramQueryOfPredicate(predicate);
-      plan = query.op === 'none' ? 'none' : matchPlanOf(query, frequency);
-    }
+    const plan = planOf(predicate, (t) => this.trigramFrequency(t, now));
     if (this.plans.size >= PLANS_KEPT) this.plans.clear();
     this.plans.set(key, { plan, at: now });
     return plan;
+  }
+
+  /**
+   * Reads the trigram counts the predicate's MATCH plan will ask for and that are not kept, one
+   * per turn of the event loop: each walks the trigram's doclist, tens of ms for a common one at
+   * 10^6 strings, and a plan asks for many. `candidates` then finds them kept.
+   */
+  async prepare(predicate: IndexablePredicate): Promise<void> {
+    const kept = this.plans.get(planKey(predicate));
+    if (kept && Date.now() - kept.at < FREQUENCY_TTL_MS) return;
+    // A plan asks for counts depending on the counts it got: ask again with those read, a few times.
+    for (let round = 0; round < 4; round++) {
+      const now = Date.now();
+      const missing = new Set<string>();
+      planOf(predicate, (t) => {
+        const count = this.keptFrequency(t, now);
+        if (count === undefined) missing.add(t);
+        return count ?? 1;
+      });
+      if (missing.size === 0) return;
+      for (const t of missing) {
+        this.trigramFrequency(t, Date.now());
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
   }
 
   /**
@@ -179,13 +210,19 @@ export class FtsCandidates {
    * so counts are cached for a while: they only steer the choice of trigrams, never the result.
    */
   private trigramFrequency(trigram: string, now: number): number {
-    const cached = this.frequencies.get(trigram);
-    if (cached && now - cached.at < FREQUENCY_TTL_MS) return cached.count;
+    const cached = this.keptFrequency(trigram, now);
+    if (cached !== undefined) return cached;
     const count =
       (this.stmt('SELECT doc FROM search_trigram_vocab WHERE term = ?').pluck().get(trigram) as
         number | undefined) ?? 0;
     if (this.frequencies.size >= FREQUENCY_CACHE_SIZE) this.frequencies.clear();
     this.frequencies.set(trigram, { count, at: now });
     return count;
+  }
+
+  /** A trigram's count read less than FREQUENCY_TTL_MS ago. */
+  private keptFrequency(trigram: string, now: number): number | undefined {
+    const cached = this.frequencies.get(trigram);
+    return cached && now - cached.at < FREQUENCY_TTL_MS ? cached.count : undefined;
   }
 }

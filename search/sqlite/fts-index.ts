@@ -235,6 +235,7 @@ export class FtsSearchIndex implements SearchIndex {
   }
 
   async candidates(collection: string, predicate: IndexablePredicate, limit: number): Promise<Candidates> {
+    await this.finder.prepare(predicate);
     return this.finder.candidates(collection, predicate, limit);
   }
 

@@ -152,6 +152,30 @@ describe('FTS5 index kept in step by the store', () => {
       expect(await found('sample 1234[0-9]')).toEqual(['match', 'near']);
     }));
 
+  it("reads a new pattern's trigram counts in turns of the event loop, and answers a known one at once", () =>
+    withHookedIndex(async (store, index) => {
+      await store.upsertMany('biosample_set', [
+        { id: 'match', name: 'Soil sample 12345 from Toolik' },
+        { id: 'other', name: 'Sediment core from East River' },
+      ]);
+      /** Whether a callback queued just after asking ran before the answer came. */
+      const turnsTaken = async (pattern: string) => {
+        let turned = false;
+        const asked = index.candidates(
+          'biosample_set',
+          { kind: 'regex', path: 'name', pattern, flags: '' },
+          10,
+        );
+        setImmediate(() => (turned = true));
+        const c = await asked;
+        return { turned, ids: c.all ? 'ALL' : [...c.ids] };
+      };
+      // Each count walks a doclist (tens of ms for a common trigram in a large index): not all in one stretch.
+      expect(await turnsTaken('sample 1234[0-9] from')).toEqual({ turned: true, ids: ['match'] });
+      // The plan is kept: no count to read, no turn to take.
+      expect(await turnsTaken('sample 1234[0-9] from')).toEqual({ turned: false, ids: ['match'] });
+    }));
+
   it('opens a file written by the earlier layout (no groups, a words table) and keeps its records findable', async () => {
     const db = new Database(':memory:');
     db.exec(`
