@@ -7,7 +7,7 @@
  * same client from this process, side by side, and each row also gives the server's CPU per
  * request (from /proc), which the machine's load inflates far less than latency.
  */
-import { hammer, percentile, type BenchServer } from '../support/embedded.ts';
+import { hammer, passwordToken, percentile, type BenchServer } from '../support/embedded.ts';
 import { startBareServer, type BareServer } from '../support/bare-server.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { summarize } from './summary.ts';
@@ -25,15 +25,7 @@ const BENCH_ADMIN = { username: 'bench-sorted-admin', password: 'bench-sorted-ad
 function renamer(url: string): (id: string, name: string) => Promise<void> {
   let token: string | undefined;
   return async (id, name) => {
-    token ??= (
-      (await (
-        await fetch(`${url}/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ grant_type: 'password', ...BENCH_ADMIN }),
-        })
-      ).json()) as { access_token: string }
-    ).access_token;
+    token ??= await passwordToken(url, BENCH_ADMIN);
     const res = await fetch(`${url}/queries:run`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },

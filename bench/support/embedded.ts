@@ -228,6 +228,20 @@ export async function timeEach(urls: string[]): Promise<number[]> {
   return out;
 }
 
+/** An access token for a user, by the password grant of `POST /token` on the service at `url`. */
+export async function passwordToken(
+  url: string,
+  user: { username: string; password: string },
+): Promise<string> {
+  const res = await fetch(`${url}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'password', ...user }),
+  });
+  if (!res.ok) throw new Error(`POST /token -> ${res.status} ${(await res.text()).slice(0, 300)}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;

@@ -9,7 +9,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
-import { benchConfig } from './embedded.ts';
+import { benchConfig, passwordToken } from './embedded.ts';
 import { buildApp } from '../../src/app.ts';
 import { openServices } from '../../src/services.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
@@ -104,15 +104,7 @@ export async function measureSubmit(options: {
     const study = db.study_set![0]!;
     const all = db.biosample_set!;
 
-    const token = (
-      (await (
-        await fetch(`${url}/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ grant_type: 'password', ...ADMIN }),
-        })
-      ).json()) as { access_token: string }
-    ).access_token;
+    const token = await passwordToken(url, ADMIN);
     const submit = async (payload: string) => {
       const res = await fetch(`${url}/metadata/json:submit`, {
         method: 'POST',
