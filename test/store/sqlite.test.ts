@@ -8,29 +8,9 @@ import { compileFilter } from '../../src/store/filter.ts';
 import { sortDocs } from '../../src/store/ordering.ts';
 import { indexRecord } from '../../src/store/sqlite/attribute-index.ts';
 import { describeDocumentStore } from './behaviour.ts';
+import { openTemporaryStore, withTemporaryStore } from '../support/temporary-store.ts';
 import Database from 'better-sqlite3';
 import type { ChangeLog } from '../../src/store/sqlite/change-log.ts';
-
-function openTemporaryStore(): { store: SqliteDocumentStore; dispose: () => Promise<void> } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
-  const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
-  return {
-    store,
-    dispose: async () => {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function withTemporaryStore(run: (store: SqliteDocumentStore) => Promise<void>): Promise<void> {
-  const { store, dispose } = openTemporaryStore();
-  try {
-    await run(store);
-  } finally {
-    await dispose();
-  }
-}
 
 describeDocumentStore('SQLite', async () => openTemporaryStore());
 
@@ -95,42 +75,37 @@ describe('SQLite change log retention', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
-  it('sweeps a slice of rows per transaction, moving the gap mark with each', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
-    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite'), changesRetained: 2 });
-    try {
-      await store.upsertMany(
-        'study_set',
-        Array.from({ length: 9 }, (_, i) => ({ id: `s${i + 1}` })),
-      );
-      const log = (store as unknown as { changeLog: ChangeLog }).changeLog;
-      expect(log.sweepSome(3)).toBe(true);
-      expect(log.prunedThrough()).toBe(3);
-      expect((await store.changesSince(3)).changes.map((c) => c.id)).toEqual([
-        's4',
-        's5',
-        's6',
-        's7',
-        's8',
-        's9',
-      ]);
-      expect((await store.changesSince(2)).gap).toBe(true);
-      expect(log.sweepSome(3)).toBe(true);
-      expect(log.sweepSome(3)).toBe(false);
-      expect(log.prunedThrough()).toBe(7);
-      expect((await store.changesSince(7)).changes.map((c) => c.id)).toEqual(['s8', 's9']);
-      expect(log.sweepSome(3)).toBe(false);
-    } finally {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it('sweeps a slice of rows per transaction, moving the gap mark with each', () =>
+    withTemporaryStore(
+      async (store) => {
+        await store.upsertMany(
+          'study_set',
+          Array.from({ length: 9 }, (_, i) => ({ id: `s${i + 1}` })),
+        );
+        const log = (store as unknown as { changeLog: ChangeLog }).changeLog;
+        expect(log.sweepSome(3)).toBe(true);
+        expect(log.prunedThrough()).toBe(3);
+        expect((await store.changesSince(3)).changes.map((c) => c.id)).toEqual([
+          's4',
+          's5',
+          's6',
+          's7',
+          's8',
+          's9',
+        ]);
+        expect((await store.changesSince(2)).gap).toBe(true);
+        expect(log.sweepSome(3)).toBe(true);
+        expect(log.sweepSome(3)).toBe(false);
+        expect(log.prunedThrough()).toBe(7);
+        expect((await store.changesSince(7)).changes.map((c) => c.id)).toEqual(['s8', 's9']);
+        expect(log.sweepSome(3)).toBe(false);
+      },
+      { changesRetained: 2 },
+    ));
 
   it('leaves a periodic sweep for later, without waiting, while another connection writes', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
-    const file = path.join(dir, 'nmdc.sqlite');
     const failures: unknown[] = [];
-    const writer = new SqliteDocumentStore({ file });
+    const { store: writer, file, dispose } = openTemporaryStore();
     await writer.upsertMany('study_set', [{ id: 's1' }, { id: 's2' }, { id: 's3' }]);
     const store = new SqliteDocumentStore({
       file,
@@ -163,8 +138,7 @@ describe('SQLite change log retention', () => {
       if (other.inTransaction) other.exec('ROLLBACK');
       other.close();
       await store.close();
-      await writer.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      await dispose();
     }
   });
 });

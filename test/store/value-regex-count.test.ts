@@ -15,6 +15,7 @@ import { countRegexOnValues, ENTRIES_SLICE } from '../../src/store/sqlite/value-
 import { QueryPlanner } from '../../src/query/planner/planner.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
 import { escapeRegex } from '../../src/query/compact.ts';
+import { withTemporaryStore } from '../support/temporary-store.ts';
 
 const C = 'biosample_set';
 
@@ -286,9 +287,7 @@ describe('counting a one-path regex on the attribute index values', () => {
   });
 
   it("counts one value's entries in slices, in id order, leaving out the irregular records' entries", async () => {
-    const dir2 = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-value-slices-'));
-    const big = new SqliteDocumentStore({ file: path.join(dir2, 'nmdc.sqlite') });
-    try {
+    await withTemporaryStore(async (big) => {
       // Two values, each with more entries than a slice, and irregular records holding them too.
       const n = ENTRIES_SLICE + 123;
       const many: Doc[] = Array.from({ length: 2 * n }, (_, i) => ({
@@ -306,9 +305,6 @@ describe('counting a one-path regex on the attribute index values', () => {
         const expected = many.filter(compileFilter(filter)).length;
         expect(await countRegexOnValues(ctx, C, filter), JSON.stringify(filter)).toBe(expected);
       }
-    } finally {
-      await big.close();
-      fs.rmSync(dir2, { recursive: true, force: true });
-    }
+    });
   });
 });
