@@ -83,9 +83,14 @@ export class RecordWriter {
         const docs = cleanDocs(w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc));
         const texts = docs.map((doc) => JSON.stringify(doc));
         prepared.push({ collection: w.collection, docs, texts });
-        for (const index of this.indexes)
-          if (index.synchronous && index.prepareAhead && index.covers?.(w.collection) !== false)
-            ahead.push(index.prepareAhead(w.collection, texts));
+        // The store's own work ahead (its writing thread prepares the indexes there), or else the
+        // indexes', prepared here for a write on this thread.
+        const staged = this.store.prepareAhead?.(w.collection, texts);
+        if (staged) ahead.push(staged);
+        else
+          for (const index of this.indexes)
+            if (index.synchronous && index.prepareAhead && index.covers?.(w.collection) !== false)
+              ahead.push(index.prepareAhead(w.collection, texts));
         await new Promise((resolve) => setImmediate(resolve));
       }
       await Promise.all(ahead.map((a) => a.ready));

@@ -11,6 +11,9 @@ import type { SearchIndex } from '../search/port.ts';
 import { openSearchIndex } from '../search/index.ts';
 import type { EdgeIndex } from './provenance/port.ts';
 import { openEdgeIndex } from './provenance/index.ts';
+import { SqliteDocumentStore } from './store/sqlite/index.ts';
+import { FtsSearchIndex } from '../search/sqlite/fts-index.ts';
+import { SqliteEdgeIndex } from './provenance/sqlite/edge-index.ts';
 
 /** The engines behind the ports: the source of truth, the search index and the provenance edges. */
 export interface Adapters {
@@ -33,5 +36,15 @@ export async function openAdapters(
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger, options);
   const edgeIndex = await openEdgeIndex(config, store, logger, options);
+  // The writing thread attaches the embedded search and edge indexes' write hooks: only where
+  // this store has exactly those.
+  if (
+    config.writeThread &&
+    store instanceof SqliteDocumentStore &&
+    searchIndex instanceof FtsSearchIndex &&
+    searchIndex.synchronous &&
+    edgeIndex instanceof SqliteEdgeIndex
+  )
+    store.offloadAtomicWrites({ entry: new URL('./write-thread.ts', import.meta.url) });
   return { store, searchIndex, edgeIndex };
 }

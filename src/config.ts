@@ -112,6 +112,11 @@ export interface Config {
    * through the app, with the same answers (src/http/fast-path.ts). `FAST_PATH`, default true.
    */
   fastPath: boolean;
+  /**
+   * Run the embedded store's large atomic writes (a submission) on a thread of their own, so the
+   * service keeps answering meanwhile (src/store/sqlite/write-thread.ts). `WRITE_THREAD`, default true.
+   */
+  writeThread: boolean;
 }
 
 /** Which origins CORS allows: exact origins, or a pattern matched against the whole origin. */
@@ -313,6 +318,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env),
     validateResponses: boolean(env, 'VALIDATE_RESPONSES', env.NODE_ENV !== 'production'),
     fastPath: boolean(env, 'FAST_PATH', true),
+    writeThread: boolean(env, 'WRITE_THREAD', true),
   };
 }
 

@@ -9,16 +9,19 @@
  *    the app listening on 127.0.0.1 in this process, timed from sending the (already serialised)
  *    body to the answer, with the server's own phases from `GET /runs/{run_id}` (target <= 15 s).
  *
- *   npm run bench:submit -- [--biosamples 100000] [--validate 100000]
+ * `--write-thread 0` writes on the server's main thread (`WRITE_THREAD=false`), for comparison.
+ *
+ *   npm run bench:submit -- [--biosamples 100000] [--validate 100000] [--write-thread 0]
  */
 import { flag, table } from '../support/embedded.ts';
 import { measureSubmit } from '../support/submit.ts';
 
 const biosamples = flag('biosamples', 100_000);
 const validateCount = flag('validate', 100_000);
+const writeThread = flag('write-thread', 1) !== 0;
 
 async function main(): Promise<void> {
-  const f = await measureSubmit({ biosamples, validate: validateCount });
+  const f = await measureSubmit({ biosamples, validate: validateCount, writeThread });
   console.log('\nMetadata submission on the embedded default (SQLite + FTS5 + edge index)\n');
   console.log(
     table([

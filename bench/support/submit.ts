@@ -72,6 +72,8 @@ export interface SubmitFigures {
 export async function measureSubmit(options: {
   biosamples: number;
   validate?: number;
+  /** The server's `WRITE_THREAD` setting (default: the service's default). */
+  writeThread?: boolean;
 }): Promise<SubmitFigures> {
   const { biosamples } = options;
   const validateCount = options.validate ?? 0;
@@ -79,6 +81,7 @@ export async function measureSubmit(options: {
     MAX_BODY_BYTES: String(1024 * 1024 * 1024),
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_PASSWORD: ADMIN.password,
+    ...(options.writeThread === undefined ? {} : { WRITE_THREAD: String(options.writeThread) }),
   });
   const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2));
   const services = await openServices(config, logger);

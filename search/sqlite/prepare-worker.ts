@@ -7,12 +7,13 @@
 import { parentPort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
+import { splitTexts } from '../../src/store/sqlite/joined-texts.ts';
 import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';
 import { STRINGS_GENERATION } from './strings-generation.ts';
 
 interface Request {
   id: number;
-  /** The records' texts joined by commas, and the length of each. */
+  /** The records' texts (see `joinTexts`). */
   joined: string;
   lengths: Int32Array;
   /** The index's database file; none for an in-memory database. */
@@ -72,22 +73,11 @@ function keyReader(db: Database.Database): KeysOf {
   };
 }
 
-/** The texts `joined` holds (see `Request`). */
-function split(joined: string, lengths: Int32Array): string[] {
-  const texts: string[] = [];
-  let at = 0;
-  for (const length of lengths) {
-    texts.push(joined.slice(at, at + length));
-    at += length + 1;
-  }
-  return texts;
-}
-
 parentPort!.on('message', ({ id, joined, lengths, file, cacheKib }: Request) => {
   try {
     // Fingerprints are taken of the stored text, which is the record's `JSON.stringify`.
     const docs = JSON.parse(`[${joined}]`) as Doc[];
-    const texts = split(joined, lengths);
+    const texts = splitTexts({ joined, lengths });
     if (docs.length !== texts.length) throw new Error('a record text is not one JSON value');
     const batch = prepareBatch(docs, texts);
     const keys = file === undefined ? null : readerOf(file, cacheKib);

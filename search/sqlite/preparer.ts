@@ -6,6 +6,7 @@
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { joinTexts } from '../../src/store/sqlite/joined-texts.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
 
 type Reply = { id: number; batch: PreparedBatch; error?: undefined } | { id: number; error: string };
@@ -37,18 +38,14 @@ export class WorkerPreparer {
     return new Promise((resolve, reject) => {
       waiting.set(id, { resolve, reject });
       worker.ref();
-      // One string and the lengths of its parts: posting thousands of strings one by one costs the
-      // posting thread more than joining them.
-      const joined = texts.join(',');
-      const lengths = Int32Array.from(texts, (t) => t.length);
-      worker.postMessage({ id, joined, lengths, file: this.file, cacheKib: this.cacheKib });
+      worker.postMessage({ id, ...joinTexts(texts), file: this.file, cacheKib: this.cacheKib });
     });
   }
 
   private start(slot: number): { worker: Worker; waiting: Map<number, Waiting> } {
     const running = this.workers[slot];
     if (running) return running;
-    const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), {
+    const worker = new Worker(new URL('../../src/worker-boot.mjs', import.meta.url), {
       workerData: { module: new URL('./prepare-worker.ts', import.meta.url).href },
     });
     worker.unref();

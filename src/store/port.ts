@@ -172,6 +172,14 @@ export interface DocumentStore {
   upsertAtomically(
     writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
   ): Promise<WriteResult>;
+  /**
+   * Optional: starts the work the store can do ahead of an `upsertAtomically` that will be given
+   * these records as these texts (the same array), e.g. while they are validated (the embedded
+   * store hands them to its writing thread, which prepares its indexes' batches). Undefined when the
+   * store does nothing ahead: the indexes may then prepare them. `release` once the write is done
+   * or abandoned.
+   */
+  prepareAhead?(collection: string, texts: string[]): { ready: Promise<void>; release(): void } | undefined;
   /** Inserts `doc` unless a record with its id exists; true when inserted. Atomic across processes. */
   insertIfAbsent(collection: string, doc: Doc): Promise<boolean>;
   /**

@@ -35,7 +35,15 @@ import { CHANGE_LOG_SCHEMA, ChangeLog } from './change-log.ts';
 import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
 import { countMatches, findPage, findPageWith } from './page-strategies.ts';
 import type { PageStrategy } from './page-queries.ts';
-import { bodyOf, openDatabase, RECORDS_SCHEMA, RecordWrites, scanTexts, type WriteHook } from './records.ts';
+import {
+  bodyOf,
+  checkedTexts,
+  openDatabase,
+  RECORDS_SCHEMA,
+  RecordWrites,
+  scanTexts,
+  type WriteHook,
+} from './records.ts';
 import { createStateSchema, SqliteStateStore } from './state-store.ts';
 import { StatementCache } from './statement-cache.ts';
 import { countRegexOnValues, VALUE_COUNT_LIMITS, type ValueCountLimits } from './value-regex-count.ts';
@@ -43,6 +51,9 @@ import { collectionStats, nonEmptyCollections, recordCount, STATISTICS_SCHEMA } 
 import { WalkCheckpoints } from './walk-checkpoints.ts';
 import { keepWalkPrefixes, type WalkPrefixOptions } from './walk-prefixes.ts';
 import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from './store-context.ts';
+import { WriteGate } from './write-gate.ts';
+import { WriteThread, type StagedWrite, type WriteThreadOptions } from './write-thread.ts';
+import { cleanDocs } from '../clean-docs.ts';
 
 /** A condition as explain shows it, e.g. `ecosystem_type = "Soil"`. */
 function describeCondition(c: Condition): string {
@@ -55,7 +66,7 @@ export interface SqliteStoreOptions {
   /** Path of the database file. */
   file: string;
   databaseName?: string;
-  /** How often expired state and old change-log rows are swept. Default one minute. */
+  /** How often expired state and old change-log rows are swept (0: never). Default one minute. */
   sweepIntervalMs?: number;
   /**
    * Told of a periodic sweep that failed (e.g. another process was writing: the sweep does not
@@ -78,12 +89,20 @@ export class SqliteDocumentStore implements DocumentStore {
   readonly databaseName: string;
   readonly db: Db;
   readonly state: SqliteStateStore;
-  readonly counters: SqliteStoreCounters = { bodiesParsed: 0, sortedIndexWalks: 0, walkPositionsReused: 0 };
+  readonly counters: SqliteStoreCounters = {
+    bodiesParsed: 0,
+    sortedIndexWalks: 0,
+    walkPositionsReused: 0,
+    writesOnThread: 0,
+  };
   private readonly statements: StatementCache;
   private readonly context: StoreContext;
   private readonly changeLog: ChangeLog;
   private readonly records: RecordWrites;
-  private readonly sweepTimer: NodeJS.Timeout;
+  private readonly sweepTimer: NodeJS.Timeout | undefined;
+  /** Writes on this connection wait here while the writing thread writes (write-gate.ts). */
+  private readonly gate = new WriteGate();
+  private writeThread: WriteThread | undefined;
   private sweeping = false;
   private closed = false;
 
@@ -95,7 +114,7 @@ export class SqliteDocumentStore implements DocumentStore {
     const keys = new AttributeKeys(this.statements);
     ensureAttributeIndex(this.db, this.statements, keys);
     createStateSchema(this.db);
-    this.state = new SqliteStateStore(this.db);
+    this.state = new SqliteStateStore(this.db, this.gate);
     this.context = {
       db: this.db,
       statements: this.statements,
@@ -113,9 +132,30 @@ export class SqliteDocumentStore implements DocumentStore {
     );
     this.records = new RecordWrites(this.context, this.changeLog);
     const sweepLater = () => void this.sweepInTurns().catch(options.onSweepError ?? (() => undefined));
-    sweepLater();
-    this.sweepTimer = setInterval(sweepLater, options.sweepIntervalMs ?? 60_000);
-    this.sweepTimer.unref();
+    const every = options.sweepIntervalMs ?? 60_000;
+    if (every > 0) {
+      sweepLater();
+      this.sweepTimer = setInterval(sweepLater, every);
+      this.sweepTimer.unref();
+    }
+  }
+
+  /**
+   * From now on, large atomic writes (and staged ones, see `prepareAhead`) run on a thread of
+   * their own (write-thread.ts), whose module opens this file with the same write hooks as this
+   * store has. Not for a store in memory, which no other connection can open.
+   */
+  offloadAtomicWrites(options: WriteThreadOptions): void {
+    if (this.db.memory || this.closed) return;
+    this.writeThread = new WriteThread(this.db.name, options);
+  }
+
+  /**
+   * Hands records an `upsertAtomically` will be given as these texts (the same array) to the
+   * writing thread ahead of it, so that it prepares them meanwhile; undefined without one.
+   */
+  prepareAhead(collection: string, texts: string[]): StagedWrite | undefined {
+    return this.writeThread?.stage(collection, texts);
   }
 
   /** Registers a hook run inside every write transaction. */
@@ -150,7 +190,8 @@ export class SqliteDocumentStore implements DocumentStore {
    * process for long. One runs at a time.
    */
   private async sweepInTurns(): Promise<void> {
-    if (this.closed || this.sweeping) return;
+    // While the writing thread writes, the sweep would only find the file locked.
+    if (this.closed || this.sweeping || this.gate.held) return;
     this.sweeping = true;
     try {
       this.withoutWaiting(() => this.state.sweep());
@@ -244,12 +285,31 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async upsertMany(collection: string, docs: Doc[]): Promise<WriteResult> {
+    await this.gate.passed();
     return this.records.upsertMany(collection, docs);
   }
 
   async upsertAtomically(
     writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
   ): Promise<WriteResult> {
+    const thread = this.writeThread;
+    if (thread?.takes(writes)) {
+      // Records the thread was handed ahead come as their texts; the others are cleaned and
+      // serialised here, as the write on this connection would.
+      const serialised = writes.map((w) => {
+        const texts = checkedTexts(w);
+        return { collection: w.collection, texts: texts ?? cleanDocs(w.docs).map((d) => JSON.stringify(d)) };
+      });
+      const release = this.gate.hold();
+      try {
+        const result = await thread.write(serialised);
+        this.counters.writesOnThread++;
+        return result;
+      } finally {
+        release();
+      }
+    }
+    await this.gate.passed();
     return this.records.upsertAtomically(writes);
   }
 
@@ -257,15 +317,18 @@ export class SqliteDocumentStore implements DocumentStore {
     keys: RecordKey[],
     decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
   ): Promise<T> {
+    await this.gate.passed();
     return this.records.readModifyWrite(keys, decide);
   }
 
   async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
+    await this.gate.passed();
     return this.records.insertIfAbsent(collection, doc);
   }
 
   async deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]> {
     const max = limit && limit > 0 ? limit : Infinity;
+    await this.gate.passed();
     return this.db
       .transaction((): string[] => {
         const victims: Doc[] = [];
@@ -304,6 +367,8 @@ export class SqliteDocumentStore implements DocumentStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweepTimer);
+    // Writes the thread has under way are waited for; it takes no more from here.
+    await this.writeThread?.close();
     this.statements.clear();
     this.db.close();
   }

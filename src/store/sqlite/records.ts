@@ -84,6 +84,13 @@ export interface WriteHook {
   onDelete(collection: string, ids: string[]): void;
 }
 
+/** A write's texts, when it brings them: one per record (see `DocumentStore.upsertAtomically`). */
+export function checkedTexts(write: { docs: Doc[]; texts?: string[] }): string[] | undefined {
+  if (write.texts !== undefined && write.texts.length !== write.docs.length)
+    throw new Error('upsertAtomically: a text for each record, or none');
+  return write.texts;
+}
+
 /** Record writes, each in one immediate transaction with everything kept beside the records. */
 export class RecordWrites {
   private readonly hooks: WriteHook[] = [];
@@ -104,11 +111,11 @@ export class RecordWrites {
 
   /** `texts`, when given, are the records' `JSON.stringify` (see `DocumentStore.upsertAtomically`). */
   upsertAtomically(writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): WriteResult {
-    const cleaned = writes.map((w) => {
-      if (w.texts !== undefined && w.texts.length !== w.docs.length)
-        throw new Error('upsertAtomically: a text for each record, or none');
-      return { collection: w.collection, docs: cleanDocs(w.docs), texts: w.texts };
-    });
+    const cleaned = writes.map((w) => ({
+      collection: w.collection,
+      docs: cleanDocs(w.docs),
+      texts: checkedTexts(w),
+    }));
     return this.ctx.db
       .transaction((): WriteResult => {
         const total = { inserted: 0, updated: 0 };

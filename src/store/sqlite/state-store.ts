@@ -4,6 +4,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { StateStore } from '../port.ts';
+import { WriteGate } from './write-gate.ts';
 
 /** JSON fields the OIDC adapter looks records up by; each gets an expression index. */
 export const INDEXED_STATE_FIELDS = ['grantId', 'uid', 'userCode'] as const;
@@ -37,7 +38,11 @@ export class SqliteStateStore implements StateStore {
   private readonly incrementStmt: Statement;
   private readonly byField = new Map<string, { find: Statement; remove: Statement }>();
 
-  constructor(private readonly db: Database) {
+  /** `gate`: writes wait there while the store's writing thread writes (write-gate.ts). */
+  constructor(
+    private readonly db: Database,
+    private readonly gate: WriteGate = new WriteGate(),
+  ) {
     this.putStmt = db.prepare(
       'INSERT INTO state(kind, key, value, expires_at) VALUES (?, ?, ?, ?) ' +
         'ON CONFLICT(kind, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at',
@@ -78,6 +83,7 @@ export class SqliteStateStore implements StateStore {
   }
 
   async put(kind: string, key: string, value: unknown, ttlSeconds?: number): Promise<void> {
+    await this.gate.passed();
     const expiresAt = ttlSeconds === undefined ? null : Date.now() + ttlSeconds * 1000;
     this.putStmt.run(kind, key, JSON.stringify(value ?? null), expiresAt);
   }
@@ -88,6 +94,7 @@ export class SqliteStateStore implements StateStore {
   }
 
   async delete(kind: string, key: string): Promise<void> {
+    await this.gate.passed();
     this.deleteStmt.run(kind, key);
   }
 
@@ -104,10 +111,12 @@ export class SqliteStateStore implements StateStore {
   }
 
   async deleteBy(kind: string, field: string, equals: string): Promise<number> {
+    await this.gate.passed();
     return this.fieldStatements(field).remove.run(kind, equals).changes;
   }
 
   async increment(kind: string, key: string, ttlSeconds: number): Promise<number> {
+    await this.gate.passed();
     const now = Date.now();
     const row = this.incrementStmt.get({ kind, key, now, expiresAt: now + ttlSeconds * 1000 }) as {
       value: string;

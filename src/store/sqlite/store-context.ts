@@ -19,6 +19,8 @@ export interface SqliteStoreCounters {
   sortedIndexWalks: number;
   /** Pages of sorted walks under conditions that started from a row found by an earlier page. */
   walkPositionsReused: number;
+  /** Atomic writes the writing thread committed (write-thread.ts). */
+  writesOnThread: number;
   /** How the last find read its page (unset before the first), for a planner's explain. */
   lastStrategy?: PageStrategy;
 }

@@ -1,0 +1,191 @@
+/**
+ * The embedded store's writing thread (src/store/sqlite/write-thread.ts): large atomic writes run
+ * on a connection of its own, with the same write hooks, while the main thread keeps answering
+ * and its own writes wait for the thread's commit.
+ */
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { generateDatabase } from '../../src/data/generator.ts';
+import { SqliteEdgeIndex } from '../../src/provenance/sqlite/edge-index.ts';
+import type { Doc } from '../../src/store/port.ts';
+import type { WriteThreadOptions } from '../../src/store/sqlite/write-thread.ts';
+import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
+import { RecordWriter } from '../../search/writer.ts';
+import { openTemporaryStore, type TemporaryStore } from '../support/temporary-store.ts';
+
+const ENTRY = new URL('../../src/write-thread.ts', import.meta.url);
+
+interface Embedded extends TemporaryStore {
+  search: FtsSearchIndex;
+  writer: RecordWriter;
+}
+
+const opened: Embedded[] = [];
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((e) => e.dispose()));
+});
+
+/** A store with the service's write hooks, its large writes on the thread when `thread` is given. */
+function embedded(thread?: Omit<WriteThreadOptions, 'entry'>): Embedded {
+  const temporary = openTemporaryStore();
+  const search = FtsSearchIndex.attachTo(temporary.store);
+  const edges = SqliteEdgeIndex.attachTo(temporary.store);
+  if (thread) temporary.store.offloadAtomicWrites({ entry: ENTRY, ...thread });
+  const e = { ...temporary, search, writer: new RecordWriter(temporary.store, [search, edges]) };
+  opened.push(e);
+  return e;
+}
+
+/** Every table of the file but the short-lived state, row by row. */
+function tables(file: string): Record<string, unknown[]> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const names = db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      )
+      .pluck()
+      .all() as string[];
+    return Object.fromEntries(
+      names.filter((n) => n !== 'state').map((n) => [n, db.prepare(`SELECT * FROM "${n}"`).raw().all()]),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+/** Writes `db` as a submission does: prepared (staged) ahead, then one atomic write. */
+async function submit(e: Embedded, db: Record<string, Doc[]>): Promise<void> {
+  const prepared = e.writer.prepare(Object.entries(db).map(([collection, docs]) => ({ collection, docs })));
+  try {
+    await e.writer.upsertAll(await prepared.ready);
+  } finally {
+    prepared.release();
+  }
+}
+
+const DATABASE = generateDatabase({ studies: 2, biosamples: 60, dataObjects: 300, seed: 5 });
+
+/** Some of DATABASE's biosamples changed, and new ones. */
+function changes(): Doc[] {
+  const changed = DATABASE.biosample_set!.slice(0, 20).map((d) => ({
+    ...d,
+    name: `${String(d.name)} again`,
+  }));
+  const added = generateDatabase({ studies: 1, biosamples: 15, dataObjects: 0, seed: 9 }).biosample_set!;
+  return [...changed, ...added.map((d) => ({ ...d, id: `${d.id}x` }))];
+}
+
+describe("the embedded store's writing thread", () => {
+  it('writes every table as the store connection itself would, staged or not', async () => {
+    const reference = embedded();
+    const threaded = embedded({ minRecords: 10 });
+    for (const e of [reference, threaded]) {
+      await submit(e, DATABASE);
+      await e.writer.upsertAll([{ collection: 'biosample_set', docs: changes() }]);
+      // Small: written on the store's own connection either way.
+      await e.writer.upsert('study_set', [{ ...DATABASE.study_set![0]!, title: 'renamed' }]);
+    }
+    expect(threaded.store.counters.writesOnThread).toBe(2);
+    expect(reference.store.counters.writesOnThread).toBe(0);
+    // Nothing was prepared on this thread: the writing thread prepared the staged records.
+    expect(threaded.search.counters.preparedAhead).toBe(0);
+    const written = tables(threaded.file);
+    expect(written.docs!.length).toBe(Object.values(DATABASE).reduce((n, docs) => n + docs.length, 0) + 15);
+    expect(written).toEqual(tables(reference.file));
+    // And the main thread's reads see the thread's commits at once.
+    expect(await threaded.store.getById('biosample_set', DATABASE.biosample_set![0]!.id)).toMatchObject({
+      name: `${String(DATABASE.biosample_set![0]!.name)} again`,
+    });
+    const found = await threaded.search.candidates(
+      'biosample_set',
+      { kind: 'regex', path: 'name', pattern: 'again$', flags: '' },
+      100,
+    );
+    expect(found.all).toBe(false);
+    const ids = found.all ? [] : [...found.ids];
+    expect(ids.sort()).toEqual(
+      DATABASE.biosample_set!.slice(0, 20)
+        .map((d) => d.id)
+        .sort(),
+    );
+  });
+
+  it('leaves nothing of a write that fails inside its transaction, and writes the next one', async () => {
+    const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'throw' } });
+    const before = tables(threaded.file);
+    await expect(submit(threaded, DATABASE)).rejects.toThrow('injected failure after 100 records');
+    expect(tables(threaded.file)).toEqual(before);
+    const few = DATABASE.biosample_set!.slice(0, 50);
+    await threaded.writer.upsertAll([{ collection: 'biosample_set', docs: few }]);
+    expect(threaded.store.counters.writesOnThread).toBe(1);
+    expect(await threaded.store.count('biosample_set', {})).toBe(50);
+  });
+
+  it('leaves nothing of a write whose thread dies in it, and frees the file for the next', async () => {
+    const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'exit' } });
+    const before = tables(threaded.file);
+    await expect(submit(threaded, DATABASE)).rejects.toThrow(/writing thread exited/);
+    expect(tables(threaded.file)).toEqual(before);
+    // The store's own connection can write at once: the dead thread's lock went with it.
+    await threaded.store.upsertMany('biosample_set', DATABASE.biosample_set!.slice(0, 3));
+    await threaded.store.state.put('kind', 'key', { ok: true });
+    expect(await threaded.store.count('biosample_set', {})).toBe(3);
+    // A new thread takes the next large write.
+    await threaded.writer.upsertAll([
+      { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(3, 50) },
+    ]);
+    expect(await threaded.store.count('biosample_set', {})).toBe(50);
+  });
+
+  it('keeps the event loop turning while it writes; the store connection writes after it, without waiting in SQLite', async () => {
+    const threaded = embedded({ minRecords: 10 });
+    // Warm: the thread's start-up is not what this test is about.
+    await threaded.writer.upsertAll([{ collection: 'study_set', docs: DATABASE.study_set! }]);
+    const many = generateDatabase({ studies: 1, biosamples: 4000, dataObjects: 0, seed: 3 }).biosample_set!;
+    const events: string[] = [];
+    // What another connection sees committed, at the moment it is asked.
+    const reader = new Database(threaded.file, { readonly: true });
+    const committed = () =>
+      reader.prepare("SELECT count(*) FROM docs WHERE collection = 'biosample_set'").pluck().get() as number;
+    let turns = 0;
+    let writing = true;
+    const turning = (async () => {
+      while (writing) {
+        turns++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const write = threaded.writer.upsertAll([{ collection: 'biosample_set', docs: many }]).then(() => {
+      writing = false;
+    });
+    // Reads are answered meanwhile, from the last commit.
+    expect(await threaded.store.getById('biosample_set', many[0]!.id)).toBeNull();
+    events.push(`read answered with ${committed()} committed`);
+    // Writes on the store's own connection wait for the thread's commit.
+    const stateWrite = threaded.store.state
+      .put('kind', 'key', { n: 1 })
+      .then(() => events.push(`state written with ${committed()} committed`));
+    const recordWrite = threaded.store
+      .upsertMany('study_set', [{ ...DATABASE.study_set![0]!, title: 'meanwhile' }])
+      .then(() => events.push(`record written with ${committed()} committed`));
+    try {
+      await Promise.all([write, stateWrite, recordWrite, turning]);
+    } finally {
+      reader.close();
+    }
+    expect(events).toEqual([
+      'read answered with 0 committed',
+      'state written with 4000 committed',
+      'record written with 4000 committed',
+    ]);
+    // Many turns of the event loop passed while the thread wrote.
+    expect(turns).toBeGreaterThan(50);
+    expect(await threaded.store.count('biosample_set', {})).toBe(4000);
+    expect(await threaded.store.state.get('kind', 'key')).toEqual({ n: 1 });
+    expect(await threaded.store.getById('study_set', DATABASE.study_set![0]!.id)).toMatchObject({
+      title: 'meanwhile',
+    });
+  });
+});
