@@ -108,7 +108,7 @@ export async function measureSubmit(options: {
     const all = db.biosample_set!;
 
     const token = await passwordToken(url, ADMIN);
-    const submit = async (payload: string) => {
+    const submit = async (payload: string | Uint8Array<ArrayBuffer>) => {
       const res = await fetch(`${url}/metadata/json:submit`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
@@ -143,7 +143,8 @@ export async function measureSubmit(options: {
       });
     }
 
-    const payload = JSON.stringify({ biosample_set: all.slice(0, biosamples) });
+    // Encoded before the clock and the event-loop monitor start: the client shares this process.
+    const payload = new TextEncoder().encode(JSON.stringify({ biosample_set: all.slice(0, biosamples) }));
     const s0 = performance.now();
     const c0 = process.cpuUsage();
     const m0 = mainThreadCpuSeconds();

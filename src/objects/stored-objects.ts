@@ -47,6 +47,19 @@ export function mintObjectId(): string {
   return `gfs0${randomCrockford(12)}`;
 }
 
+/** Bytes hashed per turn of the event loop (a submitted payload may be hundreds of MB). */
+const HASH_SLICE = 8 * 1024 * 1024;
+
+/** The sha256 of `content` (hex), a slice per turn of the event loop. */
+async function sha256InTurns(content: Buffer): Promise<string> {
+  const hash = createHash('sha256');
+  for (let at = 0; ; at += HASH_SLICE) {
+    hash.update(content.subarray(at, at + HASH_SLICE));
+    if (at + HASH_SLICE >= content.length) return hash.digest('hex');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 export function sha256Of(object: StoredObject): string | undefined {
   return object.checksums.find((c) => c.type === 'sha256')?.checksum;
 }
@@ -62,7 +75,7 @@ export class StoredObjects {
    * it (collection `OBJECTS`) in the same atomic write as the records it applies.
    */
   async prepare(input: PrepareInput): Promise<StoredObject> {
-    const checksum = createHash('sha256').update(input.content).digest('hex');
+    const checksum = await sha256InTurns(input.content);
     await this.bytes.put(checksum, input.content);
     const id = mintObjectId();
     const object: StoredObject = {

@@ -88,6 +88,18 @@ function describeStoredObjects(name: string, open: () => Promise<Fixture>) {
       expect(object).toMatchObject({ name: 'sheet.tsv', types: ['metadata-changesheet'] });
     });
 
+    it('checksums bytes larger than one hashing slice (8 MiB) as one whole', async () => {
+      const content = Buffer.alloc(8 * 1024 * 1024 * 2 + 12345, randomUUID());
+      const object = await objects.prepare({
+        content,
+        mimeType: 'text/plain',
+        description: 'd',
+        createdBy: 'a',
+      });
+      expect(object.checksums).toEqual([{ type: 'sha256', checksum: sha256(content) }]);
+      expect(object.size).toBe(content.length);
+    });
+
     it('stores equal bytes once: two objects, one copy, both readable', async () => {
       const content = Buffer.from(`same bytes ${randomUUID()}`);
       const input = { content, mimeType: 'text/plain', description: 'd', createdBy: 'alice' };

@@ -5,7 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { cleanDocs } from '../../../src/store/clean-docs.ts';
 import type { Doc } from '../../../src/store/port.ts';
-import { payloadText, recordsByCollection, inBatches } from '../../../src/submission/json-submission.ts';
+import {
+  payloadBytes,
+  payloadText,
+  recordsByCollection,
+  inBatches,
+} from '../../../src/submission/json-submission.ts';
 
 /** The writes as RecordWriter.prepare makes them: batches of cleaned records with their texts. */
 function preparedWrites(payload: Record<string, unknown>) {
@@ -18,7 +23,7 @@ function preparedWrites(payload: Record<string, unknown>) {
 }
 
 describe('payloadText', () => {
-  it('is JSON.stringify of the payload, whatever its records and other members', () => {
+  it('is JSON.stringify of the payload, whatever its records and other members', async () => {
     const biosamples = Array.from({ length: 4500 }, (_, i) => ({
       id: `nmdc:bsm-11-${i}`,
       name: `Core "${i}" \u2028 é \\ ${'\ud800'}`,
@@ -39,6 +44,10 @@ describe('payloadText', () => {
     expect(writes.length).toBeGreaterThan(3);
     expect(payloadText(payload, writes)).toBe(JSON.stringify(payload));
     expect(payloadText(payload, [])).toBe(JSON.stringify(payload));
+    // The bytes, encoded piece by piece, are the whole text's.
+    expect((await payloadBytes(payload, writes)).equals(Buffer.from(JSON.stringify(payload), 'utf8'))).toBe(
+      true,
+    );
     // Texts of other records (written over since) are never taken for the payload's.
     const other = writes.map((w) => ({ ...w, docs: w.docs.map((d) => ({ ...d }) as Doc) }));
     expect(payloadText(payload, other)).toBe(JSON.stringify(payload));
