@@ -26,6 +26,11 @@ export function ftsMatchOf(q: TrigramQuery): string {
 /** Keeps the map rows of a string at the predicate's paths; binds (1 or null, JSON array of path keys). */
 const PATH_FILTER = '(? IS NULL OR v.path IN (SELECT value FROM json_each(?)))';
 
+/** Strings a MATCH finds that are held at the predicate's paths; binds (MATCH, PATH_FILTER's, limit). */
+const MATCHING_STRINGS =
+  'SELECT f.rowid AS rowid, s.value AS value FROM search_trigram f JOIN search_strings s ON s.rowid = f.rowid ' +
+  `WHERE search_trigram MATCH ? AND EXISTS (SELECT 1 FROM search_values v WHERE v.string = f.rowid AND ${PATH_FILTER}) LIMIT ?`;
+
 /**
  * The test a stored string must pass to hold a match of a `$regex`: the store's own compiled
  * regex. A string holding U+FFFD may have held a lone surrogate before it was stored, which the
@@ -65,6 +70,14 @@ function planOf(
   return query.op === 'none' ? 'none' : matchPlanOf(query, frequency);
 }
 
+/**
+ * A MATCH planned to find more strings than this is run on another thread when the index can
+ * (`readOffThread`): FTS5 reads every term's doclist whole, about 0.75 us per string at 10^6
+ * records, and a broad plan (`description ~ /soil/`: 800,000 strings) held the event loop for
+ * 0.5-0.85 s warm, several seconds cold. Rowid ranges do not shorten it, so it cannot be sliced.
+ */
+export const OFF_THREAD_STRINGS = 50_000;
+
 const FREQUENCY_TTL_MS = 5 * 60_000;
 const FREQUENCY_CACHE_SIZE = 200_000;
 /** MATCH plans kept (by predicate text). */
@@ -75,14 +88,30 @@ export class FtsCandidates {
   private readonly frequencies = new Map<string, { count: number; at: number }>();
   private readonly plans = new Map<string, { plan: MatchPlan | 'none' | null; at: number }>();
 
-  constructor(private readonly statements: StatementCache) {}
+  /**
+   * @param readOffThread runs one statement on another thread's read-only connection to the
+   *   index's file, answering its rows as arrays (none: every read runs here).
+   */
+  /** Statements run on the other thread (`readOffThread`). */
+  readsOffThread = 0;
+
+  /**
+   * @param readOffThread runs one statement on another thread's read-only connection to the
+   *   index's file, answering its rows as arrays (none: every read runs here).
+   * @param offThreadStrings a MATCH planned to find more strings runs there (OFF_THREAD_STRINGS).
+   */
+  constructor(
+    private readonly statements: StatementCache,
+    private readonly readOffThread?: (sql: string, params: unknown[]) => Promise<unknown[][]>,
+    private readonly offThreadStrings = OFF_THREAD_STRINGS,
+  ) {}
 
   private stmt(sql: string): Statement {
     return this.statements.get(sql);
   }
 
   /** Candidates for one predicate, or ALL past `limit` (see `SearchIndex.candidates`). */
-  candidates(collection: string, predicate: IndexablePredicate, limit: number): Candidates {
+  async candidates(collection: string, predicate: IndexablePredicate, limit: number): Promise<Candidates> {
     const plan = this.matchPlan(predicate);
     if (plan === 'none') return { all: false, ids: new Set() };
     if (plan === null) return { all: true };
@@ -96,7 +125,7 @@ export class FtsCandidates {
     // No record holds a string at that path: nothing can match.
     if (pathKeys !== null && pathKeys.length === 0) return { all: false, ids: new Set() };
     const pathParams = [pathKeys && 1, JSON.stringify(pathKeys ?? [])];
-    const strings = this.matchingStrings(plan.match, predicate, pathParams, limit);
+    const strings = await this.matchingStrings(plan, predicate, pathParams, limit);
     if (strings === null) return { all: true };
     // The map rows of those strings (index only): more than twice `limit` means the set is too
     // large to help, decided before any record is looked up. Rows of other collections can only
@@ -154,23 +183,35 @@ export class FtsCandidates {
    * record match there. Null past `2 * limit` strings: each has a holder, so the owners are past
    * the limit too.
    */
-  private matchingStrings(
-    match: string,
+  private async matchingStrings(
+    plan: MatchPlan,
     predicate: IndexablePredicate,
     pathParams: unknown[],
     limit: number,
-  ): number[] | null {
-    const rows = this.stmt(
-      'SELECT f.rowid AS rowid, s.value AS value FROM search_trigram f JOIN search_strings s ON s.rowid = f.rowid ' +
-        `WHERE search_trigram MATCH ? AND EXISTS (SELECT 1 FROM search_values v WHERE v.string = f.rowid AND ${PATH_FILTER}) LIMIT ?`,
-    )
-      .raw()
-      .all(match, ...pathParams, limit * 2 + 1) as Array<[number, string]>;
+  ): Promise<number[] | null> {
+    const params = [plan.match, ...pathParams, limit * 2 + 1];
+    const rows = ((plan.strings > this.offThreadStrings &&
+      (await this.offThread(MATCHING_STRINGS, params))) ||
+      this.stmt(MATCHING_STRINGS)
+        .raw()
+        .all(...params)) as Array<[number, string]>;
     if (rows.length > limit * 2) return null;
     const test = predicate.kind === 'regex' ? stringTest(predicate) : undefined;
     const keys: number[] = [];
     for (const [rowid, value] of rows) if (test === undefined || test(value)) keys.push(rowid);
     return keys;
+  }
+
+  /** A statement's rows read on the other thread, or undefined when that thread cannot read them. */
+  private async offThread(sql: string, params: unknown[]): Promise<unknown[][] | undefined> {
+    if (!this.readOffThread) return undefined;
+    try {
+      const rows = await this.readOffThread(sql, params);
+      this.readsOffThread++;
+      return rows;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Ids of the collection's records among map owners: records themselves, and members of groups. */

@@ -81,15 +81,21 @@ export class FtsSearchIndex implements SearchIndex {
   /**
    * @param db the database to keep the index in.
    * @param mode `hooked`: the store calls `write()`/`erase()` inside its own write transaction;
-   *   `ownsDatabase`: close the database with the index.
+   *   `ownsDatabase`: close the database with the index; `offThreadStrings`: a MATCH planned to
+   *   find more strings runs on a worker thread (candidates.ts, OFF_THREAD_STRINGS).
    */
   constructor(
     readonly db: Database,
-    private readonly mode: { hooked: boolean; ownsDatabase: boolean },
+    private readonly mode: { hooked: boolean; ownsDatabase: boolean; offThreadStrings?: number },
   ) {
     this.statements = new StatementCache(db);
     this.writer = new MapWriter(db, this.statements);
-    this.finder = new FtsCandidates(this.statements);
+    this.preparer = new WorkerPreparer(db.memory ? undefined : db.name, REBUILD_CACHE_KIB);
+    this.finder = new FtsCandidates(
+      this.statements,
+      this.preparer.queries ? (sql, params) => this.preparer.query(sql, params) : undefined,
+      mode.offThreadStrings,
+    );
     db.transaction(() => {
       createSchema(db);
       // A build from empty that died leaves its settings turned down (createSchema made the
@@ -97,12 +103,11 @@ export class FtsSearchIndex implements SearchIndex {
       this.restoreAfterBulkBuild();
     }).immediate();
     this.synchronous = mode.hooked;
-    this.preparer = new WorkerPreparer(db.memory ? undefined : db.name, REBUILD_CACHE_KIB);
   }
 
   /** Opens the index inside an embedded store's file and keeps it in step through the write hook. */
-  static attachTo(store: HookableStore): FtsSearchIndex {
-    const index = new FtsSearchIndex(store.db, { hooked: true, ownsDatabase: false });
+  static attachTo(store: HookableStore, options: { offThreadStrings?: number } = {}): FtsSearchIndex {
+    const index = new FtsSearchIndex(store.db, { hooked: true, ownsDatabase: false, ...options });
     store.addWriteHook({
       onUpsert: (collection, docs, texts) => {
         if (index.covers(collection)) index.write(collection, docs, false, texts);
@@ -134,14 +139,21 @@ export class FtsSearchIndex implements SearchIndex {
   write(collection: string, docs: Doc[], skipUnchanged: boolean, texts?: string[]): number {
     const ahead = skipUnchanged || !texts ? undefined : this.takeAhead(collection, texts);
     if (ahead) {
-      this.counters.preparedAhead++;
+      this.preparedAhead++;
       return this.writer.apply(collection, ahead, false);
     }
     return this.writer.write(collection, docs, skipUnchanged, texts);
   }
 
-  /** Batches the write hook took from `prepareAhead` rather than preparing them itself. */
-  readonly counters = { preparedAhead: 0 };
+  /**
+   * `preparedAhead`: batches the write hook took from `prepareAhead` rather than preparing them
+   * itself; `readsOffThread`: MATCH statements run on a worker thread.
+   */
+  get counters(): { preparedAhead: number; readsOffThread: number } {
+    return { preparedAhead: this.preparedAhead, readsOffThread: this.finder.readsOffThread };
+  }
+
+  private preparedAhead = 0;
 
   /** Batches prepared ahead of writes (`prepareAhead`), by collection. */
   private readonly ahead = new Map<string, Set<{ texts: string[]; batch?: PreparedBatch }>>();

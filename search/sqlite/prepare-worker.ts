@@ -2,7 +2,9 @@
  * Worker thread of a rebuild: parses records' stored JSON and prepares each batch (see
  * `prepared-batch.ts`) while the main thread writes the previous one. Given the index's file, it
  * also looks up the keys of the strings already indexed, through a read-only connection of its
- * own: at a million records those lookups were a third of the main thread's work.
+ * own: at a million records those lookups were a third of the main thread's work. It also runs
+ * the index's long reads (`Query`: a broad MATCH) on that connection, so they hold this thread
+ * rather than the main thread's event loop.
  */
 import { parentPort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -22,9 +24,17 @@ interface Request {
   cacheKib: number;
 }
 
+/** A read of the index's file: one statement, its rows as arrays. */
+interface Query {
+  id: number;
+  query: { sql: string; params: unknown[] };
+  file: string;
+  cacheKib: number;
+}
+
 type KeysOf = (batch: PreparedBatch) => PreparedBatch['known'];
-/** The key reader of the file asked last (null: the file cannot be read). */
-let reader: { file: string; keys: KeysOf | null } | null = null;
+/** The connection to the file asked last and its key reader (null: the file cannot be read). */
+let reader: { file: string; db: Database.Database | null; keys: KeysOf | null } | null = null;
 
 /**
  * Looks up keys through a read-only connection to `file` (WAL: it reads the last commit while the
@@ -32,20 +42,41 @@ let reader: { file: string; keys: KeysOf | null } | null = null;
  * or locked) only means the main thread looks the keys up.
  */
 function readerOf(file: string, cacheKib: number): KeysOf | null {
+  return connectionTo(file, cacheKib).keys;
+}
+
+function connectionTo(file: string, cacheKib: number): NonNullable<typeof reader> {
   if (reader?.file !== file) {
+    reader?.db?.close();
     let db: Database.Database | undefined;
     try {
       // A lock is waited on for a moment only (better-sqlite3 waits 5 s by default): a file held
       // locked for longer means the main thread looks the keys up.
       db = new Database(file, { readonly: true, fileMustExist: true, timeout: 250 });
       db.pragma(`cache_size = -${cacheKib}`);
-      reader = { file, keys: keyReader(db) };
+      // As the store's own connection: pages read through the OS page cache the process shares.
+      db.pragma('mmap_size = 1073741824');
+      reader = { file, db, keys: keyReader(db) };
     } catch {
       db?.close();
-      reader = { file, keys: null };
+      reader = { file, db: null, keys: null };
     }
   }
-  return reader.keys;
+  return reader;
+}
+
+/** Statements of `Query` messages, by SQL (the index asks a handful of shapes). */
+const queries = new Map<string, Database.Statement>();
+
+function runQuery({ query, file, cacheKib }: Query): unknown[][] {
+  const { db } = connectionTo(file, cacheKib);
+  if (!db) throw new Error(`cannot read ${file}`);
+  let stmt = queries.get(query.sql);
+  if (!stmt || stmt.database !== db) {
+    if (queries.size > 100) queries.clear();
+    queries.set(query.sql, (stmt = db.prepare(query.sql).raw()));
+  }
+  return stmt.all(...query.params) as unknown[][];
 }
 
 function keyReader(db: Database.Database): KeysOf {
@@ -73,7 +104,16 @@ function keyReader(db: Database.Database): KeysOf {
   };
 }
 
-parentPort!.on('message', ({ id, joined, lengths, file, cacheKib }: Request) => {
+parentPort!.on('message', (message: Request | Query) => {
+  if ('query' in message) {
+    try {
+      parentPort!.postMessage({ id: message.id, rows: runQuery(message) });
+    } catch (err) {
+      parentPort!.postMessage({ id: message.id, error: err instanceof Error ? err.message : String(err) });
+    }
+    return;
+  }
+  const { id, joined, lengths, file, cacheKib } = message;
   try {
     // Fingerprints are taken of the stored text, which is the record's `JSON.stringify`.
     const docs = JSON.parse(`[${joined}]`) as Doc[];

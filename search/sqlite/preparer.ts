@@ -2,20 +2,26 @@
  * Prepares batches of records given as JSON text on worker threads, taking turns. The threads
  * start on first use and hold the process open only while a batch is under way. The main thread
  * of a rebuild is busy for about half of each batch, so there is one worker per core (up to four)
- * rather than one in all.
+ * rather than one in all. The same threads run the index's long reads (`query`) on their own
+ * connections.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { joinTexts } from '../../src/store/sqlite/joined-texts.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
 
-type Reply = { id: number; batch: PreparedBatch; error?: undefined } | { id: number; error: string };
+type Reply =
+  | { id: number; batch: PreparedBatch; error?: undefined }
+  | { id: number; rows: unknown[][]; error?: undefined }
+  | { id: number; error: string };
 
 const WORKERS = Math.max(1, Math.min(4, os.availableParallelism()));
 
 interface Waiting {
-  resolve(b: PreparedBatch): void;
+  resolve(answer: PreparedBatch | unknown[][]): void;
   reject(e: Error): void;
+  /** What was asked, for an error's message. */
+  what: string;
 }
 
 export class WorkerPreparer {
@@ -32,13 +38,38 @@ export class WorkerPreparer {
     private readonly cacheKib: number,
   ) {}
 
+  /** True when `query` can run: the index is in a file the threads can open. */
+  get queries(): boolean {
+    return this.file !== undefined;
+  }
+
+  /** The rows of one statement run on a thread's read-only connection to the index's file. */
+  query(sql: string, params: unknown[]): Promise<unknown[][]> {
+    if (this.file === undefined) return Promise.reject(new Error('the index is in memory'));
+    return this.post('reading the index', (id) => ({
+      id,
+      query: { sql, params },
+      file: this.file,
+      cacheKib: this.cacheKib,
+    })) as Promise<unknown[][]>;
+  }
+
   prepare(texts: string[]): Promise<PreparedBatch> {
+    return this.post('preparing a batch', (id) => ({
+      id,
+      ...joinTexts(texts),
+      file: this.file,
+      cacheKib: this.cacheKib,
+    })) as Promise<PreparedBatch>;
+  }
+
+  private post(what: string, message: (id: number) => object): Promise<PreparedBatch | unknown[][]> {
     const id = this.next++;
     const { worker, waiting } = this.start(id % WORKERS);
     return new Promise((resolve, reject) => {
-      waiting.set(id, { resolve, reject });
+      waiting.set(id, { resolve, reject, what });
       worker.ref();
-      worker.postMessage({ id, ...joinTexts(texts), file: this.file, cacheKib: this.cacheKib });
+      worker.postMessage(message(id));
     });
   }
 
@@ -60,8 +91,8 @@ export class WorkerPreparer {
       if (!w) return;
       entry.waiting.delete(reply.id);
       if (entry.waiting.size === 0) worker.unref();
-      if (reply.error !== undefined) w.reject(new Error(`preparing a batch failed: ${reply.error}`));
-      else w.resolve(reply.batch);
+      if (reply.error !== undefined) w.reject(new Error(`${w.what} failed: ${reply.error}`));
+      else w.resolve('rows' in reply ? reply.rows : reply.batch);
     });
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the preparing worker exited (code ${code})`)));

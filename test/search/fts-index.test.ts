@@ -34,10 +34,11 @@ async function withHookedIndex(
   }
 }
 
-describeSearchIndex('FTS5 in the embedded store (write hook)', async () => {
+/** An index kept by a fresh embedded store's write hook, for the behaviour suite. */
+async function hookedIndexUnderTest(options: { offThreadStrings?: number } = {}) {
   const dir = tempDir();
   const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
-  const index = FtsSearchIndex.attachTo(store);
+  const index = FtsSearchIndex.attachTo(store, options);
   return {
     index,
     settle: async () => {},
@@ -47,6 +48,76 @@ describeSearchIndex('FTS5 in the embedded store (write hook)', async () => {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+describeSearchIndex('FTS5 in the embedded store (write hook)', () => hookedIndexUnderTest());
+
+describeSearchIndex('FTS5 in the embedded store, every MATCH read on a worker thread', () =>
+  hookedIndexUnderTest({ offThreadStrings: -1 }),
+);
+
+describe('FTS5 index: broad MATCHes read on a worker thread', () => {
+  it('answers as the same read on the store connection', async () => {
+    const dir = tempDir();
+    const store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    const offThread = FtsSearchIndex.attachTo(store, { offThreadStrings: -1 });
+    const here = new FtsSearchIndex(store.db, { hooked: false, ownsDatabase: false });
+    try {
+      await store.upsertMany(
+        'biosample_set',
+        Array.from({ length: 300 }, (_, i) => ({
+          id: `nmdc:bsm-11-${String(i).padStart(4, '0')}`,
+          name: `${['Soil', 'Sediment', 'Leaf'][i % 3]} sample ${i}`,
+          description: i % 7 === 0 ? `soil core ${i}` : `water ${i % 11}`,
+        })),
+      );
+      const predicates: IndexablePredicate[] = [
+        { kind: 'regex', path: 'name', pattern: 'Soil sample 1[0-9]$', flags: '' },
+        { kind: 'regex', path: 'description', pattern: 'soil', flags: 'i' },
+        { kind: 'regex', path: 'name', pattern: 'water', flags: '' },
+        { kind: 'search', path: 'description', text: 'ter 1' },
+        { kind: 'words', path: 'name', text: 'Leaf sample' },
+      ];
+      const answers = async (index: FtsSearchIndex, limit: number) => {
+        const out: unknown[] = [];
+        for (const p of predicates) {
+          const c = await index.candidates('biosample_set', p, limit);
+          out.push(c.all ? 'ALL' : [...c.ids].sort());
+        }
+        return out;
+      };
+      for (const limit of [5, 1000])
+        expect(await answers(offThread, limit)).toEqual(await answers(here, limit));
+      expect(offThread.counters.readsOffThread).toBe(2 * predicates.length);
+      expect(here.counters.readsOffThread).toBe(0);
+      expect((await answers(offThread, 1000))[1]).toHaveLength(43);
+    } finally {
+      await offThread.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('reads on its own connection when the thread cannot read the file', async () => {
+    const dir = tempDir();
+    // An exclusive lock held by the index's own connection: no other connection can read.
+    const db = new Database(path.join(dir, 'index.sqlite'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('locking_mode = EXCLUSIVE');
+    const index = new FtsSearchIndex(db, { hooked: false, ownsDatabase: true, offThreadStrings: -1 });
+    try {
+      await index.index('biosample_set', [
+        { id: 'a', name: 'peat bog' },
+        { id: 'b', name: 'fen' },
+        { id: 'c', name: 'bog water' },
+      ]);
+      const bog = await index.candidates('biosample_set', { kind: 'search', path: 'name', text: 'bog' }, 100);
+      expect(bog.all ? 'ALL' : [...bog.ids].sort()).toEqual(['a', 'c']);
+      expect(index.counters.readsOffThread).toBe(0);
+    } finally {
+      await index.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describeSearchIndex('FTS5 in a file of its own', async () => {
