@@ -27,11 +27,11 @@ afterEach(async () => {
 });
 
 /** A store with the service's write hooks, its large writes on the thread when `thread` is given. */
-function embedded(thread?: Omit<WriteThreadOptions, 'entry'>): Embedded {
+function embedded(thread?: Omit<WriteThreadOptions, 'entry'>, entry = ENTRY): Embedded {
   const temporary = openTemporaryStore();
   const search = FtsSearchIndex.attachTo(temporary.store);
   const edges = SqliteEdgeIndex.attachTo(temporary.store);
-  if (thread) temporary.store.offloadAtomicWrites({ entry: ENTRY, ...thread });
+  if (thread) temporary.store.offloadAtomicWrites({ entry, ...thread });
   const e = { ...temporary, search, writer: new RecordWriter(temporary.store, [search, edges]) };
   opened.push(e);
   return e;
@@ -137,6 +137,17 @@ describe("the embedded store's writing thread", () => {
       { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(3, 50) },
     ]);
     expect(await threaded.store.count('biosample_set', {})).toBe(50);
+  });
+
+  it('writes on the store connection when the thread cannot start', async () => {
+    const broken = embedded({ minRecords: 10 }, new URL('./no-such-module.ts', import.meta.url));
+    const reference = embedded();
+    for (const e of [broken, reference]) {
+      await submit(e, DATABASE);
+      await e.writer.upsertAll([{ collection: 'biosample_set', docs: changes() }]);
+    }
+    expect(broken.store.counters.writesOnThread).toBe(0);
+    expect(tables(broken.file)).toEqual(tables(reference.file));
   });
 
   it('keeps the event loop turning while it writes; the store connection writes after it, without waiting in SQLite', async () => {

@@ -52,7 +52,12 @@ import { WalkCheckpoints } from './walk-checkpoints.ts';
 import { keepWalkPrefixes, type WalkPrefixOptions } from './walk-prefixes.ts';
 import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from './store-context.ts';
 import { WriteGate } from './write-gate.ts';
-import { WriteThread, type StagedWrite, type WriteThreadOptions } from './write-thread.ts';
+import {
+  WriteThread,
+  WriteThreadUnavailable,
+  type StagedWrite,
+  type WriteThreadOptions,
+} from './write-thread.ts';
 import { cleanDocs } from '../clean-docs.ts';
 
 /** A condition as explain shows it, e.g. `ecosystem_type = "Soil"`. */
@@ -305,6 +310,9 @@ export class SqliteDocumentStore implements DocumentStore {
         const result = await thread.write(serialised);
         this.counters.writesOnThread++;
         return result;
+      } catch (err) {
+        // A thread that never started wrote nothing: the write is made here instead.
+        if (!(err instanceof WriteThreadUnavailable)) throw err;
       } finally {
         release();
       }

@@ -63,7 +63,11 @@ interface ThreadError {
   code?: string;
 }
 
-type Reply = { id: number; result: WriteResult; error?: undefined } | { id: number; error: ThreadError };
+type Reply =
+  | { id: number; result: WriteResult; error?: undefined }
+  | { id: number; error: ThreadError }
+  /** Posted once the thread has opened the store and listens. */
+  | { ready: true };
 
 interface Waiting {
   resolve(result: WriteResult): void;
@@ -81,6 +85,17 @@ export class WriteThreadError extends Error {
   }
 }
 
+/**
+ * The thread could not start (its module failed to load, or the store to open there): it wrote
+ * nothing, and no later write is handed to it.
+ */
+export class WriteThreadUnavailable extends Error {
+  constructor(cause: Error) {
+    super(`the store's writing thread could not start: ${cause.message}`, { cause });
+    this.name = 'WriteThreadUnavailable';
+  }
+}
+
 export const WRITE_THREAD_MIN_RECORDS = 1000;
 
 /** The main thread's side: starts the thread on first use, stages and posts writes, hears back. */
@@ -92,6 +107,8 @@ export class WriteThread {
   private readonly inFlight = new Set<Promise<WriteResult>>();
   private next = 1;
   private closed = false;
+  /** Set when a thread failed before it was ready: the writes stay on the store's connection. */
+  private unavailable = false;
 
   constructor(
     private readonly file: string,
@@ -100,7 +117,7 @@ export class WriteThread {
 
   /** True when this write goes to the thread: it has staged records, or enough records. */
   takes(writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): boolean {
-    if (this.closed) return false;
+    if (this.closed || this.unavailable) return false;
     let records = 0;
     for (const w of writes) {
       if (w.texts && this.staged.has(w.texts)) return true;
@@ -111,9 +128,10 @@ export class WriteThread {
 
   /**
    * Hands the thread records an atomic write will be given as these texts (the same array), so it
-   * prepares them while the caller does other work.
+   * prepares them while the caller does other work. Undefined when no thread takes writes.
    */
-  stage(collection: string, texts: string[]): StagedWrite {
+  stage(collection: string, texts: string[]): StagedWrite | undefined {
+    if (this.closed || this.unavailable) return undefined;
     const worker = this.start();
     const stage = this.next++;
     worker.postMessage({ type: 'stage', stage, collection, ...joinTexts(texts) } satisfies Message);
@@ -166,14 +184,18 @@ export class WriteThread {
     };
     const worker = new Worker(new URL('../../worker-boot.mjs', import.meta.url), { workerData: data });
     worker.unref();
-    const fail = (err: Error) => {
+    let ready = false;
+    const fail = (cause: Error) => {
       if (this.worker !== worker) return;
       this.worker = null;
+      const err = ready ? cause : new WriteThreadUnavailable(cause);
+      if (!ready) this.unavailable = true;
       for (const [texts, entry] of this.staged) if (entry.worker === worker) this.staged.delete(texts);
       for (const w of this.waiting.values()) w.reject(err);
       this.waiting.clear();
     };
     worker.on('message', (reply: Reply) => {
+      if ('ready' in reply) return void (ready = true);
       const w = this.waiting.get(reply.id);
       if (!w) return;
       this.waiting.delete(reply.id);
@@ -259,6 +281,7 @@ export function serveWrites(
     }
   };
 
+  parentPort!.postMessage({ ready: true } satisfies Reply);
   parentPort!.on('message', (m: Message) => {
     if (m.type === 'stage') {
       const joined = { joined: m.joined, lengths: m.lengths };
