@@ -52,6 +52,7 @@ import { WalkCheckpoints } from './walk-checkpoints.ts';
 import { keepWalkPrefixes, type WalkPrefixOptions } from './walk-prefixes.ts';
 import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from './store-context.ts';
 import { WriteGate } from './write-gate.ts';
+import { withoutWaiting, writeWhenFree, WRITE_WAIT_MS } from './busy.ts';
 import {
   WriteThread,
   WriteThreadUnavailable,
@@ -83,6 +84,12 @@ export interface SqliteStoreOptions {
   /** Change-log rows one `changesSince` answers at most (`more` says others follow). Default 100 000. */
   changesPage?: number;
   /**
+   * How long a write waits for another connection's write lock (another server process's write,
+   * or this store's writing thread's) before it is refused with 503; it waits without holding the
+   * event loop (busy.ts). Default one minute.
+   */
+  writeWaitMs?: number;
+  /**
    * How sorted walks under a filter's conditions read and keep their rows: index entries per
    * slice (4000), rows kept per walk (25 000), ms of slices per turn on the event loop (10).
    */
@@ -108,6 +115,7 @@ export class SqliteDocumentStore implements DocumentStore {
   /** Writes on this connection wait here while the writing thread writes (write-gate.ts). */
   private readonly gate = new WriteGate();
   private writeThread: WriteThread | undefined;
+  private readonly writeWaitMs: number;
   private sweeping = false;
   private closed = false;
 
@@ -119,7 +127,8 @@ export class SqliteDocumentStore implements DocumentStore {
     const keys = new AttributeKeys(this.statements);
     ensureAttributeIndex(this.db, this.statements, keys);
     createStateSchema(this.db);
-    this.state = new SqliteStateStore(this.db, this.gate);
+    this.writeWaitMs = options.writeWaitMs ?? WRITE_WAIT_MS;
+    this.state = new SqliteStateStore(this.db, (f) => this.write(f));
     this.context = {
       db: this.db,
       statements: this.statements,
@@ -163,6 +172,14 @@ export class SqliteDocumentStore implements DocumentStore {
     return this.writeThread?.stage(collection, texts);
   }
 
+  /**
+   * Runs a write on this store's connection once neither this store's writing thread nor another
+   * connection holds the file's write lock, without holding the event loop meanwhile.
+   */
+  private write<T>(f: () => T): Promise<T> {
+    return writeWhenFree(this.db, f, { waitMs: this.writeWaitMs, before: () => this.gate.passed() });
+  }
+
   /** Registers a hook run inside every write transaction. */
   addWriteHook(hook: WriteHook): void {
     this.records.addHook(hook);
@@ -176,20 +193,6 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   /**
-   * Runs `f` without waiting for a lock another connection holds (SQLITE_BUSY at once): the
-   * periodic sweep can wait for the next interval, the process should not wait for the lock.
-   */
-  private withoutWaiting<T>(f: () => T): T {
-    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
-    this.db.pragma('busy_timeout = 0');
-    try {
-      return f();
-    } finally {
-      this.db.pragma(`busy_timeout = ${timeout}`);
-    }
-  }
-
-  /**
    * The periodic sweep: the change log a slice per transaction, with a turn of the event loop
    * between slices, so that pruning the rows of a large write holds neither the file nor the
    * process for long. One runs at a time.
@@ -199,8 +202,8 @@ export class SqliteDocumentStore implements DocumentStore {
     if (this.closed || this.sweeping || this.gate.held) return;
     this.sweeping = true;
     try {
-      this.withoutWaiting(() => this.state.sweep());
-      while (!this.closed && this.withoutWaiting(() => this.changeLog.sweepSome()))
+      withoutWaiting(this.db, () => this.state.sweep());
+      while (!this.closed && withoutWaiting(this.db, () => this.changeLog.sweepSome()))
         await new Promise((resolve) => setImmediate(resolve));
     } finally {
       this.sweeping = false;
@@ -290,8 +293,7 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async upsertMany(collection: string, docs: Doc[]): Promise<WriteResult> {
-    await this.gate.passed();
-    return this.records.upsertMany(collection, docs);
+    return this.write(() => this.records.upsertMany(collection, docs));
   }
 
   async upsertAtomically(
@@ -317,37 +319,35 @@ export class SqliteDocumentStore implements DocumentStore {
         release();
       }
     }
-    await this.gate.passed();
-    return this.records.upsertAtomically(writes);
+    return this.write(() => this.records.upsertAtomically(writes));
   }
 
   async readModifyWrite<T>(
     keys: RecordKey[],
     decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
   ): Promise<T> {
-    await this.gate.passed();
-    return this.records.readModifyWrite(keys, decide);
+    return this.write(() => this.records.readModifyWrite(keys, decide));
   }
 
   async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
-    await this.gate.passed();
-    return this.records.insertIfAbsent(collection, doc);
+    return this.write(() => this.records.insertIfAbsent(collection, doc));
   }
 
   async deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]> {
     const max = limit && limit > 0 ? limit : Infinity;
-    await this.gate.passed();
-    return this.db
-      .transaction((): string[] => {
-        const victims: Doc[] = [];
-        for (const doc of matchesInIdOrder(this.context, { collection, filter, chunkSize: CHUNK })) {
-          if (doc === PAUSE) continue; // inside a transaction: no turns
-          victims.push(doc);
-          if (victims.length >= max) break;
-        }
-        return this.records.deleteInTransaction(collection, victims);
-      })
-      .immediate();
+    return this.write(() =>
+      this.db
+        .transaction((): string[] => {
+          const victims: Doc[] = [];
+          for (const doc of matchesInIdOrder(this.context, { collection, filter, chunkSize: CHUNK })) {
+            if (doc === PAUSE) continue; // inside a transaction: no turns
+            victims.push(doc);
+            if (victims.length >= max) break;
+          }
+          return this.records.deleteInTransaction(collection, victims);
+        })
+        .immediate(),
+    );
   }
 
   async collectionStats(): Promise<CollectionStats[]> {

@@ -4,7 +4,6 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { StateStore } from '../port.ts';
-import { WriteGate } from './write-gate.ts';
 
 /** JSON fields the OIDC adapter looks records up by; each gets an expression index. */
 export const INDEXED_STATE_FIELDS = ['grantId', 'uid', 'userCode'] as const;
@@ -38,10 +37,13 @@ export class SqliteStateStore implements StateStore {
   private readonly incrementStmt: Statement;
   private readonly byField = new Map<string, { find: Statement; remove: Statement }>();
 
-  /** `gate`: writes wait there while the store's writing thread writes (write-gate.ts). */
+  /**
+   * `write` runs each write: the document store's waits for its writing thread and for other
+   * connections without holding the event loop (busy.ts); by default, at once.
+   */
   constructor(
     private readonly db: Database,
-    private readonly gate: WriteGate = new WriteGate(),
+    private readonly write: <T>(f: () => T) => Promise<T> = async (f) => f(),
   ) {
     this.putStmt = db.prepare(
       'INSERT INTO state(kind, key, value, expires_at) VALUES (?, ?, ?, ?) ' +
@@ -83,9 +85,9 @@ export class SqliteStateStore implements StateStore {
   }
 
   async put(kind: string, key: string, value: unknown, ttlSeconds?: number): Promise<void> {
-    await this.gate.passed();
     const expiresAt = ttlSeconds === undefined ? null : Date.now() + ttlSeconds * 1000;
-    this.putStmt.run(kind, key, JSON.stringify(value ?? null), expiresAt);
+    const text = JSON.stringify(value ?? null);
+    await this.write(() => this.putStmt.run(kind, key, text, expiresAt));
   }
 
   async get<T = unknown>(kind: string, key: string): Promise<T | undefined> {
@@ -94,8 +96,7 @@ export class SqliteStateStore implements StateStore {
   }
 
   async delete(kind: string, key: string): Promise<void> {
-    await this.gate.passed();
-    this.deleteStmt.run(kind, key);
+    await this.write(() => this.deleteStmt.run(kind, key));
   }
 
   async findBy<T = unknown>(
@@ -111,16 +112,16 @@ export class SqliteStateStore implements StateStore {
   }
 
   async deleteBy(kind: string, field: string, equals: string): Promise<number> {
-    await this.gate.passed();
-    return this.fieldStatements(field).remove.run(kind, equals).changes;
+    return this.write(() => this.fieldStatements(field).remove.run(kind, equals).changes);
   }
 
   async increment(kind: string, key: string, ttlSeconds: number): Promise<number> {
-    await this.gate.passed();
-    const now = Date.now();
-    const row = this.incrementStmt.get({ kind, key, now, expiresAt: now + ttlSeconds * 1000 }) as {
-      value: string;
-    };
+    const row = await this.write(() => {
+      const now = Date.now();
+      return this.incrementStmt.get({ kind, key, now, expiresAt: now + ttlSeconds * 1000 }) as {
+        value: string;
+      };
+    });
     return Number(row.value);
   }
 

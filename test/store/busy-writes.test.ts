@@ -1,0 +1,89 @@
+/**
+ * Writes on the embedded store's connection wait for another connection's write lock (another
+ * server process on the same file) without holding the event loop (src/store/sqlite/busy.ts), and
+ * are refused with 503 once they have waited too long.
+ */
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StoreUnavailable } from '../../src/errors.ts';
+import type { SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
+import { openTemporaryStore, type TemporaryStore } from '../support/temporary-store.ts';
+
+const opened: TemporaryStore[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((t) => t.dispose()));
+});
+
+function open(options: Omit<SqliteStoreOptions, 'file'> = {}) {
+  const t = openTemporaryStore(options);
+  opened.push(t);
+  // Another process's connection, holding the write lock until told.
+  const other = new Database(t.file);
+  return { ...t, other };
+}
+
+/** Counts turns of the event loop until `done` is set. */
+function countTurns(): { stop(): number } {
+  let turns = 0;
+  let done = false;
+  void (async () => {
+    while (!done) {
+      turns++;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  })();
+  return {
+    stop: () => {
+      done = true;
+      return turns;
+    },
+  };
+}
+
+describe("writes while another connection holds the store file's write lock", () => {
+  it('wait with the event loop turning, then write', async () => {
+    const { store, other } = open();
+    other.exec('BEGIN IMMEDIATE');
+    const turns = countTurns();
+    const events: string[] = [];
+    const writes = Promise.all([
+      store
+        .upsertMany('biosample_set', [{ id: 'nmdc:bsm-1', name: 'core' }])
+        .then(() => events.push('record')),
+      store.state.put('kind', 'key', { v: 1 }).then(() => events.push('state')),
+      store.state.increment('counter', 'key', 60).then((n) => events.push(`increment ${n}`)),
+      store
+        .insertIfAbsent('study_set', { id: 'nmdc:sty-1' })
+        .then((inserted) => events.push(`insert ${inserted}`)),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    events.push('other commits');
+    other.exec('COMMIT');
+    await writes;
+    expect(turns.stop()).toBeGreaterThan(20);
+    expect(events[0]).toBe('other commits');
+    expect(events.slice(1).sort()).toEqual(['increment 1', 'insert true', 'record', 'state']);
+    expect(await store.getById('biosample_set', 'nmdc:bsm-1')).toEqual({ id: 'nmdc:bsm-1', name: 'core' });
+    expect(await store.state.get('kind', 'key')).toEqual({ v: 1 });
+    other.close();
+  });
+
+  it('are refused with StoreUnavailable (503) past the wait, having written nothing', async () => {
+    const { store, other } = open({ writeWaitMs: 150 });
+    other.exec('BEGIN IMMEDIATE');
+    const refused = await store
+      .upsertAtomically([{ collection: 'biosample_set', docs: [{ id: 'nmdc:bsm-2' }] }])
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(StoreUnavailable);
+    expect((refused as StoreUnavailable).retryAfterSeconds).toBe(5);
+    expect((refused as StoreUnavailable).detail).toBe(
+      'Another write holds the store for now; try again shortly',
+    );
+    await expect(store.state.delete('kind', 'key')).rejects.toBeInstanceOf(StoreUnavailable);
+    other.exec('COMMIT');
+    other.close();
+    expect(await store.count('biosample_set', {})).toBe(0);
+    await store.upsertAtomically([{ collection: 'biosample_set', docs: [{ id: 'nmdc:bsm-2' }] }]);
+    expect(await store.count('biosample_set', {})).toBe(1);
+  });
+});
