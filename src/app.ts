@@ -10,7 +10,6 @@ import { errorHandler } from './http/error-handler.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { cacheValidatorRoutes, literalFirstSegment } from './http/validator-route-cache.ts';
 import { corsMiddleware } from './http/cors.ts';
-import { JsonTooDeep } from './errors.ts';
 import { docsRouter } from './http/docs.ts';
 import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { createMetrics } from './http/metrics.ts';
@@ -44,7 +43,7 @@ import { jobsRouter } from './workflows/job-routes.ts';
 import { fileStagingRouter } from './workflows/file-staging-routes.ts';
 import { runsRouter } from './runs/routes.ts';
 import { drsRouter } from './objects/routes.ts';
-import { nestingRefusal, textNestsDeeper } from './store/nesting.ts';
+import { jsonBodies } from './http/request-reading/json-in-turns.ts';
 import { isCollectionName } from './schema/nmdc.ts';
 
 /**
@@ -70,22 +69,6 @@ function enteredByFirstSegment(router: express.Router): express.RequestHandler {
     if (firsts.has(first)) router(req, res, next);
     else next();
   };
-}
-
-/**
- * Refuses, before it is parsed, a JSON body nested deeper than the store accepts: 400 naming the
- * limit, instead of a stack overflow in whatever walks it next.
- */
-function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
-  let text: Buffer | string = body;
-  if (!/^utf-?8$/i.test(encoding)) {
-    try {
-      text = new TextDecoder(encoding).decode(body);
-    } catch {
-      // An encoding TextDecoder does not know: its ASCII brackets are counted as bytes.
-    }
-  }
-  if (textNestsDeeper(text)) throw new JsonTooDeep(nestingRefusal('The JSON body'));
 }
 
 /**
@@ -192,7 +175,7 @@ export function buildApp(services: Services): express.Express {
   app.use(docsRouter(services.config));
   app.use(metrics.router);
 
-  app.use(express.json({ limit: services.config.maxBodyBytes, verify: refuseDeepJson }));
+  app.use(jsonBodies(services.config.maxBodyBytes));
   app.use(express.urlencoded({ extended: false, limit: services.config.maxBodyBytes }));
   const readUrl = queryReader(loadValidationDocument());
   app.use(readRequestsAsOriginal(readUrl));

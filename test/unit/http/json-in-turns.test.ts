@@ -1,0 +1,210 @@
+/**
+ * Large JSON bodies parsed in turns (src/http/request-reading/json-in-turns.ts) answer exactly what
+ * `JSON.parse` of the whole text answers, refuse what it refuses, and take turns of the event loop
+ * while they are read; the middleware answers as express.json does.
+ */
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { JsonTooDeep } from '../../../src/errors.ts';
+import { errorHandler } from '../../../src/http/error-handler.ts';
+import { jsonBodies, parseJsonInTurns } from '../../../src/http/request-reading/json-in-turns.ts';
+
+/** What JSON.parse answers for `text` (an empty body is {}), or 'refused'. */
+function whole(text: string): unknown {
+  if (text.replace(/^\uFEFF/, '') === '') return {};
+  try {
+    return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
+  } catch {
+    return 'refused';
+  }
+}
+
+async function inTurns(text: string): Promise<unknown> {
+  try {
+    return await parseJsonInTurns(Buffer.from(text, 'utf8'));
+  } catch (err) {
+    if (err instanceof JsonTooDeep) throw err;
+    expect((err as { type?: string }).type).toBe('entity.parse.failed');
+    return 'refused';
+  }
+}
+
+const VALID = [
+  '{}',
+  '[]',
+  ' [ ] ',
+  '{"biosample_set": []}',
+  '{"biosample_set": [ ]}',
+  '{"@type": "Database", "biosample_set": [{"id": "a", "x": [1, [2, {"y": "]"}]]}, {"id": "b"}], "study_set": [1,2]}',
+  '[{"a": 1}, "x", 3, null, true, [[]], {"b": ["\\"]"]}]',
+  '{"a": [1, 2], "a": 5}',
+  '{"a": 5, "a": [1, 2]}',
+  '{"a": [1], "b": {"c": [1, 2]}, "a": [3, 4]}',
+  '{"__proto__": [1, 2], "constructor": [3]}',
+  '{"k\\"ey": ["v,al", "\\\\"], "\\u0061": [1]}',
+  '\uFEFF{"bom": [1]}',
+  '{"é": ["ü", "\u2028", "😀"]}',
+  '[1e3, -0, 0.5, "\\ud800"]',
+];
+
+const INVALID = [
+  '{',
+  '[',
+  '[1,]',
+  '[,1]',
+  '[1,,2]',
+  '{"a": [1,]}',
+  '{"a": [1 2]}',
+  '{"a" [1, 2]}',
+  '{"a": 1 [2, 3]}',
+  '{"a": [1, 2] [3]}',
+  '{"a": [1, 2]',
+  '{"a": [1, 2]} x',
+  '[1, 2] [3]',
+  '{"a": ["unterminated]}',
+  '"just a string"',
+  '42',
+  'nul',
+  '{"a": [01]}',
+  '{"a": [1], }',
+  "{'a': [1]}",
+];
+
+describe('parseJsonInTurns', () => {
+  it('answers what JSON.parse answers, own "__proto__" keys and duplicate keys included', async () => {
+    for (const text of VALID) {
+      const value = await inTurns(text);
+      expect(value, text).toEqual(whole(text));
+      expect(value).not.toBe('refused');
+    }
+    const proto = (await inTurns('{"__proto__": [1, 2]}')) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(proto, '__proto__')?.value).toEqual([1, 2]);
+  });
+
+  it('refuses what JSON.parse refuses, saying where', async () => {
+    for (const text of INVALID) expect(await inTurns(text), text).toBe('refused');
+    await expect(parseJsonInTurns(Buffer.from('{"a": [1, 2,]}'))).rejects.toThrow(/position 12/);
+    await expect(parseJsonInTurns(Buffer.from('{"a": [1, {"b": x}]}'))).rejects.toThrow(
+      /in bytes 7-18 of the body/,
+    );
+  });
+
+  it('agrees with JSON.parse on generated values and on their texts cut short or altered', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.dictionary(fc.string(), fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 })),
+          fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 6 }),
+        ),
+        fc.nat(),
+        fc.constantFrom('', ',', ']', '[', '"', '}', ' ', '\\'),
+        async (value, at, insert) => {
+          const text = JSON.stringify(value);
+          expect(await inTurns(text)).toEqual(JSON.parse(text));
+          const cut = text.slice(0, at % (text.length + 1));
+          expect(await inTurns(cut)).toEqual(whole(cut));
+          const i = at % (text.length + 1);
+          const altered = text.slice(0, i) + insert + text.slice(i);
+          const expected = whole(altered);
+          // A body must be an object or an array; JSON.parse takes any value.
+          const strict = typeof expected === 'object' && expected !== null ? expected : 'refused';
+          expect(await inTurns(altered)).toEqual(strict);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('refuses a body nested deeper than 100 levels before parsing it', async () => {
+    await expect(
+      parseJsonInTurns(Buffer.from(`{"a": [${'['.repeat(120)}${']'.repeat(120)}]}`)),
+    ).rejects.toBeInstanceOf(JsonTooDeep);
+    expect(await inTurns(`{"a": [${'['.repeat(97)}${']'.repeat(97)}]}`)).not.toBe('refused');
+  });
+
+  it('takes turns of the event loop while it reads a large body', async () => {
+    const records = Array.from({ length: 40_000 }, (_, i) => ({
+      id: `nmdc:bsm-11-${i}`,
+      name: `Soil core ${i} ${'x'.repeat(400)}`,
+    }));
+    const text = JSON.stringify({ '@type': 'Database', biosample_set: records });
+    expect(text.length).toBeGreaterThan(16 * 1024 * 1024);
+    let turns = 0;
+    let done = false;
+    const turning = (async () => {
+      while (!done) {
+        turns++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const value = await parseJsonInTurns(Buffer.from(text));
+    done = true;
+    await turning;
+    expect(value).toEqual({ '@type': 'Database', biosample_set: records });
+    // A scan slice per 2 MiB and a parse group per MiB at least.
+    expect(turns).toBeGreaterThan(16);
+  });
+});
+
+describe('jsonBodiesInTurns', () => {
+  /** An app echoing the parsed body, with bodies of `minBytes` or more read in turns. */
+  async function echo(minBytes: number) {
+    const app = express();
+    app.use(jsonBodies(4096, minBytes));
+    app.post('/echo', (req, res) => {
+      res.json({
+        body: req.body as unknown,
+        proto: Object.getPrototypeOf(req.body ?? {}) === Object.prototype,
+      });
+    });
+    app.use(errorHandler);
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
+    return { url, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  it('answers as express.json for bodies it reads and bodies it leaves', async () => {
+    const inTurnsApp = await echo(0);
+    const plainApp = await echo(Infinity);
+    const requests: Array<{ body: string; type?: string; encoding?: string }> = [
+      ...VALID.map((body) => ({ body })),
+      ...INVALID.map((body) => ({ body })),
+      { body: '{"a": [1]}', type: 'application/json; charset=utf-8' },
+      { body: '{"a": [1]}', type: 'application/json; charset=latin1' },
+      { body: '{"a": [1]}', type: 'application/merge-patch+json' },
+      { body: '{"a": [1]}', type: 'text/plain' },
+      { body: `{"a": "${'x'.repeat(5000)}"}` },
+      { body: `{"a": [${'['.repeat(120)}${']'.repeat(120)}]}` },
+      { body: '' },
+      { body: `[${'1,'.repeat(3000)}1]` },
+    ];
+    try {
+      for (const r of requests) {
+        const answers = [];
+        for (const { url } of [inTurnsApp, plainApp]) {
+          const res = await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': r.type ?? 'application/json' },
+            body: r.body,
+          });
+          answers.push({
+            status: res.status,
+            body: (await res.json()) as { body?: unknown; detail?: string },
+          });
+        }
+        const [ours, theirs] = answers;
+        expect(ours!.status, r.body).toBe(theirs!.status);
+        if (ours!.status === 200) expect(ours!.body, r.body).toEqual(theirs!.body);
+        else if (ours!.status === 422) expect(ours!.body.detail).toMatch(/^Request body is not valid JSON: /);
+        else expect(ours!.body, r.body).toEqual(theirs!.body);
+      }
+    } finally {
+      await inTurnsApp.close();
+      await plainApp.close();
+    }
+  });
+});
