@@ -129,7 +129,26 @@ export function linearPattern(pattern: string): LinearPattern {
     if (err instanceof UnsupportedPattern) throw new UnsupportedPattern(`pattern ${pattern}: ${err.message}`);
     throw new UnsupportedPattern(`pattern ${pattern}: ${(err as Error).message}`);
   }
-  return { test: (value) => re.test(value), toString: () => pattern };
+  return { test: remembered((value) => re.test(value)), toString: () => pattern };
+}
+
+/** Answers a pattern remembers, per pattern: metadata repeats its values (terms, units, sites). */
+const REMEMBERED = 2048;
+/** Values longer than this are tested every time (a long one rarely repeats); at most 98 patterns × 2048 × 64 code units are kept. */
+const REMEMBERED_LENGTH = 64;
+
+function remembered(test: (value: string) => boolean): (value: string) => boolean {
+  const answers = new Map<string, boolean>();
+  return (value) => {
+    if (value.length > REMEMBERED_LENGTH) return test(value);
+    let answer = answers.get(value);
+    if (answer === undefined) {
+      answer = test(value);
+      if (answers.size >= REMEMBERED) answers.clear();
+      answers.set(value, answer);
+    }
+    return answer;
+  };
 }
 
 /**
