@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
+import type { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
 
 setBcryptCost(4);
@@ -197,6 +198,31 @@ describe('POST /metadata/json:submit', () => {
       mime_type: 'application/json',
       created_by: CURATOR.username,
       checksums: [{ type: 'sha256', checksum: createHash('sha256').update(bytes).digest('hex') }],
+    });
+  });
+
+  it("applies a submission of 1,200 biosamples on the store's writing thread", async () => {
+    const word = uniqueWord();
+    const { payload, studyId, biosampleIds } = await submission(word, 1200);
+    const counters = (t.store as SqliteDocumentStore).counters;
+    const before = counters.writesOnThread;
+    const res = await submit(curator, payload);
+    expect(res.status, res.text).toBe(200);
+    expect(counters.writesOnThread).toBe(before + 1);
+    const found = await searchBiosamples(word);
+    expect(found.meta.count).toBe(1200);
+    const byId = await request(t.app).get(`/nmdcschema/ids/${biosampleIds[1111]}`);
+    expect(byId.body).toEqual(payload.biosample_set[1111]);
+    const linked = await request(t.app)
+      .get('/nmdcschema/linked_instances')
+      .query({ ids: biosampleIds[7], hydrate: false, max_page_size: 100 });
+    expect((linked.body.resources as Array<{ id: string }>).map((r) => r.id)).toContain(studyId);
+    const run = await request(t.app)
+      .get(`/runs/${res.body.detail.run_id as string}`)
+      .set(bearer(curator));
+    expect(run.body).toMatchObject({
+      status: 'COMPLETE',
+      counts: { biosample_set: { inserted: 1200, replaced: 0 }, study_set: { inserted: 1, replaced: 0 } },
     });
   });
 

@@ -128,10 +128,12 @@ export class WriteThread {
 
   /**
    * Hands the thread records an atomic write will be given as these texts (the same array), so it
-   * prepares them while the caller does other work. Undefined when no thread takes writes.
+   * prepares them while the caller does other work. Undefined for fewer than `minRecords` records
+   * (a small write is quicker on the store's connection), or when no thread takes writes.
    */
   stage(collection: string, texts: string[]): StagedWrite | undefined {
     if (this.closed || this.unavailable) return undefined;
+    if (texts.length < (this.options.minRecords ?? WRITE_THREAD_MIN_RECORDS)) return undefined;
     const worker = this.start();
     const stage = this.next++;
     worker.postMessage({ type: 'stage', stage, collection, ...joinTexts(texts) } satisfies Message);
