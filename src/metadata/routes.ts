@@ -16,6 +16,7 @@ import {
   isCollectionName,
 } from '../schema/nmdc.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
+import { answerJson } from '../http/answer.ts';
 import { Exporter } from './export.ts';
 import { exportCollection } from './export-routes.ts';
 
@@ -56,11 +57,11 @@ export function metadataRouter(deps: Services): express.Router {
     ['/activities', PLANNED_PROCESS_COLLECTIONS, 'activity_id'],
   ];
   for (const [path, collections, idParam] of findRoutes) {
-    router.get(path, async (req, res) => void res.json(await finds.find(collections, compactParams(req))));
+    router.get(path, async (req, res) => answerJson(res, await finds.find(collections, compactParams(req))));
     router.get(`${path}/:${idParam}`, async (req, res) => {
       const found = await reader.getById(collections, String(req.params[idParam]));
       if (!found) throw new NotFound();
-      res.json(found.doc);
+      answerJson(res, found.doc);
     });
   }
 
@@ -103,20 +104,17 @@ export function metadataRouter(deps: Services): express.Router {
     '/nmdcschema/ids/:doc_id/collection-name',
     async (req, res) => void res.json(await schema.collectionNameOf(req.params.doc_id)),
   );
-  router.get(
-    '/nmdcschema/ids/:doc_id',
-    async (req, res) => void res.json((await schema.locate(req.params.doc_id)).doc),
+  router.get('/nmdcschema/ids/:doc_id', async (req, res) =>
+    answerJson(res, (await schema.locate(req.params.doc_id)).doc),
   );
-  router.get(
-    '/nmdcschema/:collection_name/:doc_id',
-    async (req, res) =>
-      void res.json(
-        await schema.getOne(req.params.collection_name, req.params.doc_id, queryText(req.query.projection)),
-      ),
+  router.get('/nmdcschema/:collection_name/:doc_id', async (req, res) =>
+    answerJson(
+      res,
+      await schema.getOne(req.params.collection_name, req.params.doc_id, queryText(req.query.projection)),
+    ),
   );
-  router.get(
-    '/nmdcschema/:collection_name',
-    async (req, res) => void res.json(await schema.list(req.params.collection_name, listParams(req))),
+  router.get('/nmdcschema/:collection_name', async (req, res) =>
+    answerJson(res, await schema.list(req.params.collection_name, listParams(req))),
   );
   return router;
 }

@@ -7,8 +7,9 @@
 import http from 'node:http';
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
+import express, { type Response } from 'express';
 import { buildApp } from '../../src/app.ts';
 import { fastPathServed, warmFastPath } from '../../src/http/fast-path.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -29,11 +30,25 @@ interface Side {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+const expressJson = express.response.json;
+
 let t: TestApp;
 let on: Side;
 let off: Side;
+/** As deployed (no response validation): the hot answers are written directly. */
+let direct: Side;
+/** The same, each answer written by Express's `res.json`. */
+let canonical: Side;
 
-async function side(fastPath: boolean): Promise<Side> {
+/**
+ * One app over the shared services. `expressAnswers` has every answer written by Express's own
+ * `res.json` (replaced on each response by a function calling it, as the response validator
+ * does, so that answers are not written directly: src/http/answer.ts).
+ */
+async function side(
+  fastPath: boolean,
+  options: { validateResponses?: boolean; expressAnswers?: boolean } = {},
+): Promise<Side> {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, callback) {
@@ -42,8 +57,18 @@ async function side(fastPath: boolean): Promise<Side> {
     },
   });
   const logger = pino({ level: 'debug' }, sink);
-  const app = buildApp({ ...t, logger, config: { ...t.config, fastPath } });
-  const server = http.createServer(app);
+  const validateResponses = options.validateResponses ?? t.config.validateResponses;
+  const app = buildApp({ ...t, logger, config: { ...t.config, fastPath, validateResponses } });
+  const server = http.createServer(
+    options.expressAnswers
+      ? (req, res) => {
+          (res as unknown as Response).json = function (this: Response, value: unknown) {
+            return expressJson.call(this, value);
+          };
+          app(req, res);
+        }
+      : app,
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { app, server, port: (server.address() as AddressInfo).port, lines };
 }
@@ -118,6 +143,18 @@ function logLines(s: Side): unknown[] {
   });
 }
 
+/** The request counters of one side's /metrics. */
+async function counters(s: Side): Promise<string[]> {
+  return (await ask(s, 'GET', '/metrics')).body
+    .split('\n')
+    .filter(
+      (line) =>
+        line.startsWith('nmdc_http_requests_total') ||
+        line.startsWith('nmdc_http_request_duration_seconds_count'),
+    )
+    .sort();
+}
+
 const BIOSAMPLE = 'nmdc:bsm-11-fast01';
 const STUDY = 'nmdc:sty-11-fast01';
 const DATA_OBJECT = 'nmdc:dobj-11-fast01';
@@ -140,9 +177,11 @@ beforeAll(async () => {
   ]);
   on = await side(true);
   off = await side(false);
+  direct = await side(true, { validateResponses: false });
+  canonical = await side(false, { validateResponses: false, expressAnswers: true });
 });
 afterAll(async () => {
-  for (const s of [on, off]) {
+  for (const s of [on, off, direct, canonical]) {
     if (!s) continue;
     s.server.closeAllConnections();
     await new Promise<void>((resolve) => s.server.close(() => resolve()));
@@ -312,15 +351,6 @@ describe('the fast path answers as the full chain', () => {
   it('logs the same lines and counts the same requests under the same routes', async () => {
     expect(on.lines.length).toBeGreaterThan(HOT.length);
     expect(logLines(on)).toEqual(logLines(off));
-    const counters = async (s: Side) =>
-      (await ask(s, 'GET', '/metrics')).body
-        .split('\n')
-        .filter(
-          (line) =>
-            line.startsWith('nmdc_http_requests_total') ||
-            line.startsWith('nmdc_http_request_duration_seconds_count'),
-        )
-        .sort();
     const ours = await counters(on);
     expect(ours).toEqual(await counters(off));
     // Under the operation's path template, as on the full chain.
@@ -328,5 +358,88 @@ describe('the fast path answers as the full chain', () => {
       line.startsWith('nmdc_http_requests_total{method="GET",route="/nmdcschema/ids/{doc_id}",status="200"}'),
     );
     expect(Number(byId?.split(' ')[1])).toBeGreaterThanOrEqual(10);
+  });
+});
+
+describe('answers written directly (src/http/answer.ts) are byte for byte those of res.json', () => {
+  /** How many answers went through Express's `res.send` during `run`. */
+  async function sends(run: () => Promise<void>): Promise<number> {
+    const spy = vi.spyOn(express.response, 'send');
+    try {
+      await run();
+      return spy.mock.calls.length;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it('the hot requests, GET and HEAD, with and without conditional headers: same status, headers, bodies', async () => {
+    const variants: Array<Record<string, string>> = [
+      {},
+      { 'X-Request-Id': 'client-chosen.id-2' },
+      // Express answers 304 to `If-None-Match: *` on a GET; these go to res.json.
+      { 'If-None-Match': '*' },
+      { 'If-None-Match': '"abc"' },
+      { 'If-Modified-Since': 'Thu, 01 Jan 2026 00:00:00 GMT' },
+    ];
+    for (const method of ['GET', 'HEAD'])
+      for (const headers of variants)
+        for (const path of [...HOT, ...FULL.filter((r) => !r.method && !r.body).map((r) => r.path)]) {
+          const label = `${method} ${JSON.stringify(headers)} ${path.slice(0, 80)}`;
+          const ours = await ask(direct, method, path, headers);
+          expect(ours, label).toEqual(await ask(canonical, method, path, headers));
+        }
+    const notModified = await ask(direct, 'GET', '/version', { 'If-None-Match': '*' });
+    expect(notModified).toEqual(await ask(canonical, 'GET', '/version', { 'If-None-Match': '*' }));
+    expect(notModified.status).toBe(304);
+    expect(notModified.body).toBe('');
+  });
+
+  it('writes the hot 200 answers without res.send, and its bodies are the records', async () => {
+    const paths = [
+      '/version',
+      `/nmdcschema/ids/${id}`,
+      `/nmdcschema/biosample_set/${id}`,
+      `${list}?max_page_size=25&projection=id`,
+      `${list}?max_page_size=3`,
+      '/biosamples?per_page=3',
+      `/biosamples/${id}`,
+      `/studies/${encodeURIComponent(STUDY)}`,
+    ];
+    const answers: Answer[] = [];
+    expect(
+      await sends(async () => {
+        for (const path of paths) answers.push(await ask(direct, 'GET', path));
+      }),
+    ).toBe(0);
+    // The canonical side writes each through res.send, and both write the same.
+    expect(
+      await sends(async () => {
+        for (const [i, path] of paths.entries())
+          expect(await ask(canonical, 'GET', path), path).toEqual(answers[i]);
+      }),
+    ).toBe(paths.length);
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(a.headers).toContain('content-type: application/json; charset=utf-8');
+      expect(a.headers).toContain('content-length: <of the body>');
+    }
+    expect(JSON.parse(answers[1]!.body)).toMatchObject({ id: BIOSAMPLE, name: 'Soil sample 0' });
+    expect(JSON.parse(answers[6]!.body)).toMatchObject({ id: BIOSAMPLE, type: 'nmdc:Biosample' });
+    const page = JSON.parse(answers[3]!.body) as { resources: Array<{ id: string }> };
+    expect(page.resources).toHaveLength(25);
+    expect(page.resources.map((r) => r.id)).toContain(BIOSAMPLE);
+    // Errors are still written by Express.
+    const missing = '/nmdcschema/ids/nmdc:bsm-11-nothere';
+    const errors: Answer[] = [];
+    expect(await sends(async () => void errors.push(await ask(direct, 'GET', missing)))).toBe(1);
+    expect(errors[0]).toEqual(await ask(canonical, 'GET', missing));
+    expect(errors[0]!.status).toBe(404);
+  });
+
+  it('logs the same lines and counts the same requests', async () => {
+    expect(direct.lines.length).toBeGreaterThan(HOT.length);
+    expect(logLines(direct)).toEqual(logLines(canonical));
+    expect(await counters(direct)).toEqual(await counters(canonical));
   });
 });
