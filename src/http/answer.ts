@@ -7,7 +7,8 @@
  * Transfer-Encoding set yet, no conditional request, the app's default JSON settings and no ETags,
  * `res.json` not replaced, e.g. by the response validator) is written here with the same status
  * line, headers in the same order and the same body, as one string; anything else goes to
- * `res.json`, which stays the canonical answer.
+ * `res.json`, which stays the canonical answer. A value at hand as its JSON text (a record as the
+ * store keeps it) is written as it is, unparsed (`answerJsonText`).
  */
 import express, { type Response } from 'express';
 
@@ -40,10 +41,20 @@ function plain(res: Response): boolean {
 export function answerJson(res: Response, value: unknown): void {
   const body = plain(res) ? JSON.stringify(value) : undefined;
   // JSON.stringify(undefined) is no JSON text: Express then sends no body (and no charset).
-  if (body === undefined) {
-    res.json(value);
-    return;
-  }
+  if (body === undefined) res.json(value);
+  else write(res, body);
+}
+
+/**
+ * Answers a value given as its JSON text, which must be exactly `JSON.stringify` of the value:
+ * byte for byte as `res.json(JSON.parse(text))` does, without parsing it unless Express writes it.
+ */
+export function answerJsonText(res: Response, text: string): void {
+  if (plain(res)) write(res, text);
+  else res.json(JSON.parse(text));
+}
+
+function write(res: Response, body: string): void {
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', String(Buffer.byteLength(body)));
   res.writeHead(200);

@@ -2,10 +2,10 @@
  * Metadata access: the compact find endpoints (planned processes included, and their 1.2.0 name
  * `/activities`) and the `/nmdcschema` endpoints. Handlers are one line each; the rules live in src/metadata/.
  */
-import express, { type Request } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { Services } from '../services.ts';
 import { NotFound } from '../errors.ts';
-import { CollectionsReader } from './collections-reader.ts';
+import { CollectionsReader, type FoundRecord } from './collections-reader.ts';
 import { CompactFind, type CompactFindParams } from './compact-find.ts';
 import { SchemaEndpoints, type ListParams } from './schema-endpoints.ts';
 import {
@@ -16,7 +16,7 @@ import {
   isCollectionName,
 } from '../schema/nmdc.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
-import { answerJson } from '../http/answer.ts';
+import { answerJson, answerJsonText } from '../http/answer.ts';
 import { Exporter } from './export.ts';
 import { exportCollection } from './export-routes.ts';
 
@@ -31,6 +31,12 @@ function compactParams(req: Request): CompactFindParams {
     search: queryText(req.query.search),
     group_by: queryText(req.query.group_by),
   };
+}
+
+/** A record found by id: its JSON text as it is, or the record. */
+function answerRecord(res: Response, found: FoundRecord): void {
+  if ('text' in found) answerJsonText(res, found.text);
+  else answerJson(res, found.doc);
 }
 
 function listParams(req: Request): ListParams {
@@ -59,9 +65,9 @@ export function metadataRouter(deps: Services): express.Router {
   for (const [path, collections, idParam] of findRoutes) {
     router.get(path, async (req, res) => answerJson(res, await finds.find(collections, compactParams(req))));
     router.get(`${path}/:${idParam}`, async (req, res) => {
-      const found = await reader.getById(collections, String(req.params[idParam]));
+      const found = await reader.getRecordById(collections, String(req.params[idParam]));
       if (!found) throw new NotFound();
-      answerJson(res, found.doc);
+      answerRecord(res, found);
     });
   }
 
@@ -105,10 +111,10 @@ export function metadataRouter(deps: Services): express.Router {
     async (req, res) => void res.json(await schema.collectionNameOf(req.params.doc_id)),
   );
   router.get('/nmdcschema/ids/:doc_id', async (req, res) =>
-    answerJson(res, (await schema.locate(req.params.doc_id)).doc),
+    answerRecord(res, await schema.locate(req.params.doc_id)),
   );
   router.get('/nmdcschema/:collection_name/:doc_id', async (req, res) =>
-    answerJson(
+    answerRecord(
       res,
       await schema.getOne(req.params.collection_name, req.params.doc_id, queryText(req.query.projection)),
     ),
