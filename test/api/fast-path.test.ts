@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import express, { type Response } from 'express';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, createServer } from '../../src/app.ts';
 import { fastPathServed, warmFastPath } from '../../src/http/fast-path.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
@@ -41,7 +41,7 @@ let direct: Side;
 let canonical: Side;
 
 /**
- * One app over the shared services. `expressAnswers` has every answer written by Express's own
+ * One app over the shared services, listening as the service does. `expressAnswers` has every answer written by Express's own
  * `res.json` (replaced on each response by a function calling it, as the response validator
  * does, so that answers are not written directly: src/http/answer.ts).
  */
@@ -59,16 +59,16 @@ async function side(
   const logger = pino({ level: 'debug' }, sink);
   const validateResponses = options.validateResponses ?? t.config.validateResponses;
   const app = buildApp({ ...t, logger, config: { ...t.config, fastPath, validateResponses } });
-  const server = http.createServer(
-    options.expressAnswers
-      ? (req, res) => {
-          (res as unknown as Response).json = function (this: Response, value: unknown) {
-            return expressJson.call(this, value);
-          };
-          app(req, res);
-        }
-      : app,
-  );
+  // As the service listens (src/main.ts), but the side with Express's answers: Node's own
+  // request and response objects, given their prototypes on each request.
+  const server = options.expressAnswers
+    ? http.createServer((req, res) => {
+        (res as unknown as Response).json = function (this: Response, value: unknown) {
+          return expressJson.call(this, value);
+        };
+        app(req, res);
+      })
+    : createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { app, server, port: (server.address() as AddressInfo).port, lines };
 }
@@ -485,6 +485,43 @@ describe('answers written directly (src/http/answer.ts) are byte for byte those 
         count: 3,
       });
     }
+  });
+
+  it("takes requests and responses born with the app's prototypes: none is given another", async () => {
+    const changed: string[] = [];
+    const setPrototypeOf = Object.setPrototypeOf;
+    const spy = vi.spyOn(Object, 'setPrototypeOf').mockImplementation((o: object, proto: object | null) => {
+      if (o instanceof http.IncomingMessage || o instanceof http.ServerResponse)
+        if (Object.getPrototypeOf(o) !== proto)
+          changed.push(o instanceof http.IncomingMessage ? 'request' : 'response');
+      return setPrototypeOf(o, proto);
+    });
+    try {
+      for (const s of [direct, on, off])
+        for (const path of [
+          '/version',
+          `/nmdcschema/ids/${id}`,
+          `${list}?max_page_size=2`,
+          '/biosamples?per_page=2',
+        ])
+          expect((await ask(s, 'GET', path)).status, path).toBe(200);
+      // The full chain behind a fast path gives its requests Express's own prototype (as before).
+      await ask(on, 'GET', '/nmdcschema/collection_names');
+      await ask(direct, 'GET', '/nmdcschema/collection_names');
+    } finally {
+      spy.mockRestore();
+    }
+    // Keep both sides' logs comparable.
+    for (const path of [
+      '/version',
+      `/nmdcschema/ids/${id}`,
+      `${list}?max_page_size=2`,
+      '/biosamples?per_page=2',
+    ])
+      await ask(canonical, 'GET', path);
+    await ask(canonical, 'GET', '/nmdcschema/collection_names');
+    // Each request left to the full chain behind a fast path (2 here, 1 per side): its request.
+    expect(changed).toEqual(['request', 'request']);
   });
 
   it('logs the same lines and counts the same requests', async () => {
