@@ -3,6 +3,7 @@
  * capability's routes from one list. No listen: tests use it in-process.
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import express from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Services } from './services.ts';
@@ -19,10 +20,15 @@ import { requestLog as requestLogger } from './http/request-log.ts';
 export { answerClientErrors } from './http/client-errors.ts';
 /** For whoever listens: the fast path's request checks built ahead of the first requests. */
 export { warmFastPath } from './http/fast-path.ts';
+
+/** The HTTP server answering with `app` (its requests and responses born as the app wants them). */
+export function createServer(app: express.Express): http.Server {
+  return http.createServer(nodeClasses(app), app);
+}
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { withLinearPatterns } from './http/contract-patterns.ts';
 import { queryReader, readRequestsAsOriginal } from './http/request-reading/index.ts';
-import { installFastPath, type FastRoute } from './http/fast-path.ts';
+import { installFastPath, nodeClasses, type FastRoute } from './http/fast-path.ts';
 import { systemRouter } from './http/system-routes.ts';
 import { browserFlowsRouter } from './auth/browser-routes.ts';
 import { authRouter } from './auth/routes.ts';

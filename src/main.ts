@@ -61,7 +61,7 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
   process.on('uncaughtException', die);
   process.on('unhandledRejection', die);
 
-  const [{ openServices }, { answerClientErrors, buildApp, warmFastPath }, { compileSchema }] =
+  const [{ openServices }, { answerClientErrors, buildApp, createServer, warmFastPath }, { compileSchema }] =
     await Promise.all([import('./services.ts'), import('./app.ts'), import('./validation/index.ts')]);
   const services = await openServices(config, logger, { prepareData: prepare });
   const app = buildApp(services);
@@ -71,7 +71,7 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
   const compiling = performance.now();
   compileSchema();
   logger.info({ ms: Math.round(performance.now() - compiling) }, 'NMDC schema validators compiled');
-  const server: Server = app.listen(config.port, config.host);
+  const server: Server = createServer(app).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(listenFailure(err, config))));

@@ -145,8 +145,9 @@ export function createMetrics(deps: Pick<Services, 'store' | 'searchIndex' | 'ed
       requests.inc(labels);
       durations.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     };
-    res.once('finish', count);
-    res.once('close', count);
+    // Counted once (`counted`): plain listeners, cheaper than once-wrappers on each response.
+    res.on('finish', count);
+    res.on('close', count);
     next();
   };
 

@@ -60,8 +60,9 @@ export function requestLog(logger: Logger, options: RequestLogOptions): RequestH
         );
     };
     if (!options.ignore?.(req)) {
-      res.once('close', finished);
-      res.once('finish', finished);
+      // Logged once (`done`): plain listeners, cheaper than once-wrappers on each response.
+      res.on('close', finished);
+      res.on('finish', finished);
     }
     res.once('error', finished);
     next();

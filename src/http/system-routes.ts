@@ -2,6 +2,7 @@ import express from 'express';
 import type { Services } from '../services.ts';
 import { SCHEMA_VERSION, isCollectionName } from '../schema/nmdc.ts';
 import { SERVICE_VERSION, API_VERSION } from '../version.ts';
+import { answerJson } from './answer.ts';
 
 /**
  * System administration: liveness and versions. `/health` answers the original's `web_server` and
@@ -30,7 +31,7 @@ export function systemRouter(deps: Services): express.Router {
     });
   });
   router.get('/version', (_req, res) => {
-    res.json({ 'nmdc-runtime': SERVICE_VERSION, 'nmdc-schema': SCHEMA_VERSION, api: API_VERSION });
+    answerJson(res, { 'nmdc-runtime': SERVICE_VERSION, 'nmdc-schema': SCHEMA_VERSION, api: API_VERSION });
   });
   return router;
 }

@@ -8,6 +8,9 @@ import { sortKeyOf } from '../store/ordering.ts';
 import type { Doc, Filter, Sort } from '../store/port.ts';
 import { compileProjection } from '../store/projection.ts';
 
+/** A record found by id: parsed, or as its JSON text (`JSON.stringify` of the record). */
+export type FoundRecord = { collection: string } & ({ doc: Doc } | { text: string });
+
 export interface ReadPage {
   sort?: Sort;
   projection?: string[];
@@ -125,6 +128,20 @@ export class CollectionsReader {
     for (const collection of collections) {
       const doc = await this.planner.store.getById(collection, id, projection);
       if (doc) return { collection, doc };
+    }
+    return null;
+  }
+
+  /**
+   * As `getById` without a projection, the record as JSON text when the store gives it (exactly
+   * `JSON.stringify` of the record: DocumentStore.getTextById), read and answered without parsing.
+   */
+  async getRecordById(collections: string[], id: string): Promise<FoundRecord | null> {
+    const store = this.planner.store;
+    if (!store.getTextById) return this.getById(collections, id);
+    for (const collection of collections) {
+      const text = await store.getTextById(collection, id);
+      if (text !== null) return { collection, text };
     }
     return null;
   }

@@ -2,10 +2,10 @@
  * Metadata access: the compact find endpoints (planned processes included, and their 1.2.0 name
  * `/activities`) and the `/nmdcschema` endpoints. Handlers are one line each; the rules live in src/metadata/.
  */
-import express, { type Request } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { Services } from '../services.ts';
 import { NotFound } from '../errors.ts';
-import { CollectionsReader } from './collections-reader.ts';
+import { CollectionsReader, type FoundRecord } from './collections-reader.ts';
 import { CompactFind, type CompactFindParams } from './compact-find.ts';
 import { SchemaEndpoints, type ListParams } from './schema-endpoints.ts';
 import {
@@ -16,6 +16,7 @@ import {
   isCollectionName,
 } from '../schema/nmdc.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
+import { answerJson, answerJsonText } from '../http/answer.ts';
 import { Exporter } from './export.ts';
 import { exportCollection } from './export-routes.ts';
 
@@ -30,6 +31,12 @@ function compactParams(req: Request): CompactFindParams {
     search: queryText(req.query.search),
     group_by: queryText(req.query.group_by),
   };
+}
+
+/** A record found by id: its JSON text as it is, or the record. */
+function answerRecord(res: Response, found: FoundRecord): void {
+  if ('text' in found) answerJsonText(res, found.text);
+  else answerJson(res, found.doc);
 }
 
 function listParams(req: Request): ListParams {
@@ -56,11 +63,11 @@ export function metadataRouter(deps: Services): express.Router {
     ['/activities', PLANNED_PROCESS_COLLECTIONS, 'activity_id'],
   ];
   for (const [path, collections, idParam] of findRoutes) {
-    router.get(path, async (req, res) => void res.json(await finds.find(collections, compactParams(req))));
+    router.get(path, async (req, res) => answerJson(res, await finds.find(collections, compactParams(req))));
     router.get(`${path}/:${idParam}`, async (req, res) => {
-      const found = await reader.getById(collections, String(req.params[idParam]));
+      const found = await reader.getRecordById(collections, String(req.params[idParam]));
       if (!found) throw new NotFound();
-      res.json(found.doc);
+      answerRecord(res, found);
     });
   }
 
@@ -103,20 +110,17 @@ export function metadataRouter(deps: Services): express.Router {
     '/nmdcschema/ids/:doc_id/collection-name',
     async (req, res) => void res.json(await schema.collectionNameOf(req.params.doc_id)),
   );
-  router.get(
-    '/nmdcschema/ids/:doc_id',
-    async (req, res) => void res.json((await schema.locate(req.params.doc_id)).doc),
+  router.get('/nmdcschema/ids/:doc_id', async (req, res) =>
+    answerRecord(res, await schema.locate(req.params.doc_id)),
   );
-  router.get(
-    '/nmdcschema/:collection_name/:doc_id',
-    async (req, res) =>
-      void res.json(
-        await schema.getOne(req.params.collection_name, req.params.doc_id, queryText(req.query.projection)),
-      ),
+  router.get('/nmdcschema/:collection_name/:doc_id', async (req, res) =>
+    answerRecord(
+      res,
+      await schema.getOne(req.params.collection_name, req.params.doc_id, queryText(req.query.projection)),
+    ),
   );
-  router.get(
-    '/nmdcschema/:collection_name',
-    async (req, res) => void res.json(await schema.list(req.params.collection_name, listParams(req))),
+  router.get('/nmdcschema/:collection_name', async (req, res) =>
+    answerJson(res, await schema.list(req.params.collection_name, listParams(req))),
   );
   return router;
 }

@@ -7,7 +7,7 @@ import { parseFieldList } from '../query/compact.ts';
 import { parseJsonFilter } from '../query/guard/index.ts';
 import { COLLECTION_NAMES, collectionOfId, isCollectionName, isTypecode } from '../schema/nmdc.ts';
 import type { Doc, StateStore } from '../store/port.ts';
-import type { CollectionsReader } from './collections-reader.ts';
+import type { CollectionsReader, FoundRecord } from './collections-reader.ts';
 import { tokenPage, type TokenPage } from './token-pages.ts';
 import { largerPageInstead } from './paging-state.ts';
 import { shownRecord } from '../store/record-keys.ts';
@@ -25,6 +25,17 @@ export function checkCollectionName(name: string): void {
       `Unknown collection "${name}". Valid collection names: ${COLLECTION_NAMES.join(', ')}`,
     );
   }
+}
+
+/**
+ * A record found by `id` as answers show it (shownRecord). Showing drops only a store key, which is
+ * the record's id: a record whose id is shown is answered as found, its JSON text included.
+ */
+function shown(found: FoundRecord, id: string): FoundRecord {
+  if ('doc' in found) return { collection: found.collection, doc: shownRecord(found.collection, found.doc) };
+  const probe = { id };
+  if (shownRecord(found.collection, probe) === probe) return found;
+  return { collection: found.collection, doc: shownRecord(found.collection, JSON.parse(found.text) as Doc) };
 }
 
 export class SchemaEndpoints {
@@ -45,20 +56,24 @@ export class SchemaEndpoints {
     return { ...page, resources: page.resources.map((doc) => shownRecord(collection, doc)) };
   }
 
-  async getOne(collection: string, id: string, projectionText?: string): Promise<Doc> {
+  /** The record, whole (as JSON text when the store gives it) or with the fields asked for. */
+  async getOne(collection: string, id: string, projectionText?: string): Promise<FoundRecord> {
     checkCollectionName(collection);
-    const found = await this.reader.getById([collection], id, parseFieldList(projectionText));
+    const fields = parseFieldList(projectionText);
+    const found = fields
+      ? await this.reader.getById([collection], id, fields)
+      : await this.reader.getRecordById([collection], id);
     if (!found) throw new NotFound();
-    return shownRecord(collection, found.doc);
+    return shown(found, id);
   }
 
   /** The record with this id in whichever collection holds it: the typecode's collection first. */
-  async locate(id: string): Promise<{ collection: string; doc: Doc }> {
+  async locate(id: string): Promise<FoundRecord> {
     const likely = collectionOfId(id);
     const order = likely ? [likely, ...COLLECTION_NAMES.filter((c) => c !== likely)] : [...COLLECTION_NAMES];
-    const found = await this.reader.getById(order, id);
+    const found = await this.reader.getRecordById(order, id);
     if (!found) throw new NotFound();
-    return { collection: found.collection, doc: shownRecord(found.collection, found.doc) };
+    return shown(found, id);
   }
 
   /**

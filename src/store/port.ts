@@ -162,6 +162,12 @@ export interface DocumentStore {
     options?: Pick<FindOptions, 'access' | 'stats'>,
   ): Promise<number>;
   getById(collection: string, id: string, projection?: Projection): Promise<Doc | null>;
+  /**
+   * The record with this id as JSON text, exactly `JSON.stringify` of what `getById` (without a
+   * projection) gives, or null when there is none. Optional: a store keeping each record as that
+   * text (the embedded one) gives it without parsing it; others leave it out.
+   */
+  getTextById?(collection: string, id: string): Promise<string | null>;
   /** Upsert records by `id`, all or nothing. */
   upsertMany(collection: string, docs: Doc[]): Promise<WriteResult>;
   /**

@@ -7,9 +7,10 @@
 import http from 'node:http';
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
-import { buildApp } from '../../src/app.ts';
+import express, { type Response } from 'express';
+import { buildApp, createServer } from '../../src/app.ts';
 import { fastPathServed, warmFastPath } from '../../src/http/fast-path.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
@@ -29,11 +30,25 @@ interface Side {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+const expressJson = express.response.json;
+
 let t: TestApp;
 let on: Side;
 let off: Side;
+/** As deployed (no response validation): the hot answers are written directly. */
+let direct: Side;
+/** The same, each answer written by Express's `res.json`. */
+let canonical: Side;
 
-async function side(fastPath: boolean): Promise<Side> {
+/**
+ * One app over the shared services, listening as the service does. `expressAnswers` has every answer written by Express's own
+ * `res.json` (replaced on each response by a function calling it, as the response validator
+ * does, so that answers are not written directly: src/http/answer.ts).
+ */
+async function side(
+  fastPath: boolean,
+  options: { validateResponses?: boolean; expressAnswers?: boolean } = {},
+): Promise<Side> {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, callback) {
@@ -42,8 +57,18 @@ async function side(fastPath: boolean): Promise<Side> {
     },
   });
   const logger = pino({ level: 'debug' }, sink);
-  const app = buildApp({ ...t, logger, config: { ...t.config, fastPath } });
-  const server = http.createServer(app);
+  const validateResponses = options.validateResponses ?? t.config.validateResponses;
+  const app = buildApp({ ...t, logger, config: { ...t.config, fastPath, validateResponses } });
+  // As the service listens (src/main.ts), but the side with Express's answers: Node's own
+  // request and response objects, given their prototypes on each request.
+  const server = options.expressAnswers
+    ? http.createServer((req, res) => {
+        (res as unknown as Response).json = function (this: Response, value: unknown) {
+          return expressJson.call(this, value);
+        };
+        app(req, res);
+      })
+    : createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { app, server, port: (server.address() as AddressInfo).port, lines };
 }
@@ -73,8 +98,13 @@ function ask(
           }
           // The store's own time for the query, and a new cursor's random name, differ every time
           // (and with them the length, checked here against the body as sent).
+          // An answer to HEAD has no body to check its length against: a listing's (which holds
+          // those) is left out.
           const sent = Buffer.concat(chunks);
-          const length = out.indexOf(`content-length: ${sent.length}`);
+          const length =
+            method === 'HEAD' && /^\/(biosamples|studies|data_objects|planned_processes)(\?|$)/.test(path)
+              ? out.findIndex((h) => h.startsWith('content-length: '))
+              : out.indexOf(`content-length: ${sent.length}`);
           if (length >= 0) out[length] = 'content-length: <of the body>';
           const body = sent
             .toString('utf8')
@@ -118,6 +148,18 @@ function logLines(s: Side): unknown[] {
   });
 }
 
+/** The request counters of one side's /metrics. */
+async function counters(s: Side): Promise<string[]> {
+  return (await ask(s, 'GET', '/metrics')).body
+    .split('\n')
+    .filter(
+      (line) =>
+        line.startsWith('nmdc_http_requests_total') ||
+        line.startsWith('nmdc_http_request_duration_seconds_count'),
+    )
+    .sort();
+}
+
 const BIOSAMPLE = 'nmdc:bsm-11-fast01';
 const STUDY = 'nmdc:sty-11-fast01';
 const DATA_OBJECT = 'nmdc:dobj-11-fast01';
@@ -140,9 +182,11 @@ beforeAll(async () => {
   ]);
   on = await side(true);
   off = await side(false);
+  direct = await side(true, { validateResponses: false });
+  canonical = await side(false, { validateResponses: false, expressAnswers: true });
 });
 afterAll(async () => {
-  for (const s of [on, off]) {
+  for (const s of [on, off, direct, canonical]) {
     if (!s) continue;
     s.server.closeAllConnections();
     await new Promise<void>((resolve) => s.server.close(() => resolve()));
@@ -312,15 +356,6 @@ describe('the fast path answers as the full chain', () => {
   it('logs the same lines and counts the same requests under the same routes', async () => {
     expect(on.lines.length).toBeGreaterThan(HOT.length);
     expect(logLines(on)).toEqual(logLines(off));
-    const counters = async (s: Side) =>
-      (await ask(s, 'GET', '/metrics')).body
-        .split('\n')
-        .filter(
-          (line) =>
-            line.startsWith('nmdc_http_requests_total') ||
-            line.startsWith('nmdc_http_request_duration_seconds_count'),
-        )
-        .sort();
     const ours = await counters(on);
     expect(ours).toEqual(await counters(off));
     // Under the operation's path template, as on the full chain.
@@ -328,5 +363,170 @@ describe('the fast path answers as the full chain', () => {
       line.startsWith('nmdc_http_requests_total{method="GET",route="/nmdcschema/ids/{doc_id}",status="200"}'),
     );
     expect(Number(byId?.split(' ')[1])).toBeGreaterThanOrEqual(10);
+  });
+});
+
+describe('answers written directly (src/http/answer.ts) are byte for byte those of res.json', () => {
+  /** How many answers went through Express's `res.send` during `run`. */
+  async function sends(run: () => Promise<void>): Promise<number> {
+    const spy = vi.spyOn(express.response, 'send');
+    try {
+      await run();
+      return spy.mock.calls.length;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it('the hot requests, GET and HEAD, with and without conditional headers: same status, headers, bodies', async () => {
+    const variants: Array<Record<string, string>> = [
+      {},
+      { 'X-Request-Id': 'client-chosen.id-2' },
+      // Express answers 304 to `If-None-Match: *` on a GET; these go to res.json.
+      { 'If-None-Match': '*' },
+      { 'If-None-Match': '"abc"' },
+      { 'If-Modified-Since': 'Thu, 01 Jan 2026 00:00:00 GMT' },
+    ];
+    for (const method of ['GET', 'HEAD'])
+      for (const headers of variants)
+        for (const path of [...HOT, ...FULL.filter((r) => !r.method && !r.body).map((r) => r.path)]) {
+          const label = `${method} ${JSON.stringify(headers)} ${path.slice(0, 80)}`;
+          const ours = await ask(direct, method, path, headers);
+          expect(ours, label).toEqual(await ask(canonical, method, path, headers));
+        }
+    const notModified = await ask(direct, 'GET', '/version', { 'If-None-Match': '*' });
+    expect(notModified).toEqual(await ask(canonical, 'GET', '/version', { 'If-None-Match': '*' }));
+    expect(notModified.status).toBe(304);
+    expect(notModified.body).toBe('');
+  });
+
+  it('writes the hot 200 answers without res.send, and its bodies are the records', async () => {
+    const byId = [
+      `/nmdcschema/ids/${id}`,
+      `/nmdcschema/biosample_set/${id}`,
+      `/biosamples/${id}`,
+      `/studies/${encodeURIComponent(STUDY)}`,
+      `/data_objects/${encodeURIComponent(DATA_OBJECT)}`,
+    ];
+    const paths = [
+      '/version',
+      `/nmdcschema/ids/${id}`,
+      `/nmdcschema/biosample_set/${id}`,
+      `${list}?max_page_size=25&projection=id`,
+      `${list}?max_page_size=3`,
+      '/biosamples?per_page=3',
+      `/biosamples/${id}`,
+      `/studies/${encodeURIComponent(STUDY)}`,
+    ];
+    const answers: Answer[] = [];
+    expect(
+      await sends(async () => {
+        for (const path of paths) answers.push(await ask(direct, 'GET', path));
+      }),
+    ).toBe(0);
+    // The canonical side writes each through res.send, and both write the same.
+    expect(
+      await sends(async () => {
+        for (const [i, path] of paths.entries())
+          expect(await ask(canonical, 'GET', path), path).toEqual(answers[i]);
+      }),
+    ).toBe(paths.length);
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(a.headers).toContain('content-type: application/json; charset=utf-8');
+      expect(a.headers).toContain('content-length: <of the body>');
+    }
+    expect(JSON.parse(answers[1]!.body)).toMatchObject({ id: BIOSAMPLE, name: 'Soil sample 0' });
+    expect(JSON.parse(answers[6]!.body)).toMatchObject({ id: BIOSAMPLE, type: 'nmdc:Biosample' });
+    const page = JSON.parse(answers[3]!.body) as { resources: Array<{ id: string }> };
+    expect(page.resources).toHaveLength(25);
+    expect(page.resources.map((r) => r.id)).toContain(BIOSAMPLE);
+    // Records by id are answered with their stored text, never parsed (the embedded store), and
+    // the answers are the bytes res.json writes.
+    const store = t.store as unknown as { counters: { bodiesParsed: number } };
+    const parsedBefore = store.counters.bodiesParsed;
+    const records: Answer[] = [];
+    for (const path of byId) records.push(await ask(direct, 'GET', path));
+    expect(store.counters.bodiesParsed).toBe(parsedBefore);
+    for (const [i, path] of byId.entries()) {
+      expect(records[i]!.status, path).toBe(200);
+      expect(await ask(canonical, 'GET', path), path).toEqual(records[i]);
+    }
+    // Errors are still written by Express.
+    const missing = '/nmdcschema/ids/nmdc:bsm-11-nothere';
+    const errors: Answer[] = [];
+    expect(await sends(async () => void errors.push(await ask(direct, 'GET', missing)))).toBe(1);
+    expect(errors[0]).toEqual(await ask(canonical, 'GET', missing));
+    expect(errors[0]!.status).toBe(404);
+  });
+
+  it('a record of a collection without ids is shown without its store key, as res.json shows it', async () => {
+    const key = 'key:0123456789abcdef0123456789abcdef';
+    await t.store.upsertMany('functional_annotation_agg', [
+      {
+        id: key,
+        type: 'nmdc:FunctionalAnnotationAggMember',
+        was_generated_by: 'nmdc:wfmgan-11-fast01.1',
+        gene_function_id: 'KEGG.ORTHOLOGY:K00001',
+        count: 3,
+      },
+    ]);
+    for (const path of [
+      `/nmdcschema/functional_annotation_agg/${encodeURIComponent(key)}`,
+      `/nmdcschema/ids/${encodeURIComponent(key)}`,
+    ]) {
+      const ours = await ask(direct, 'GET', path);
+      expect(ours, path).toEqual(await ask(canonical, 'GET', path));
+      expect(ours.status, path).toBe(200);
+      expect(JSON.parse(ours.body), path).toEqual({
+        type: 'nmdc:FunctionalAnnotationAggMember',
+        was_generated_by: 'nmdc:wfmgan-11-fast01.1',
+        gene_function_id: 'KEGG.ORTHOLOGY:K00001',
+        count: 3,
+      });
+    }
+  });
+
+  it("takes requests and responses born with the app's prototypes: none is given another", async () => {
+    const changed: string[] = [];
+    const setPrototypeOf = Object.setPrototypeOf;
+    const spy = vi.spyOn(Object, 'setPrototypeOf').mockImplementation((o: object, proto: object | null) => {
+      if (o instanceof http.IncomingMessage || o instanceof http.ServerResponse)
+        if (Object.getPrototypeOf(o) !== proto)
+          changed.push(o instanceof http.IncomingMessage ? 'request' : 'response');
+      return setPrototypeOf(o, proto);
+    });
+    try {
+      for (const s of [direct, on, off])
+        for (const path of [
+          '/version',
+          `/nmdcschema/ids/${id}`,
+          `${list}?max_page_size=2`,
+          '/biosamples?per_page=2',
+        ])
+          expect((await ask(s, 'GET', path)).status, path).toBe(200);
+      // The full chain behind a fast path gives its requests Express's own prototype (as before).
+      await ask(on, 'GET', '/nmdcschema/collection_names');
+      await ask(direct, 'GET', '/nmdcschema/collection_names');
+    } finally {
+      spy.mockRestore();
+    }
+    // Keep both sides' logs comparable.
+    for (const path of [
+      '/version',
+      `/nmdcschema/ids/${id}`,
+      `${list}?max_page_size=2`,
+      '/biosamples?per_page=2',
+    ])
+      await ask(canonical, 'GET', path);
+    await ask(canonical, 'GET', '/nmdcschema/collection_names');
+    // Each request left to the full chain behind a fast path (2 here, 1 per side): its request.
+    expect(changed).toEqual(['request', 'request']);
+  });
+
+  it('logs the same lines and counts the same requests', async () => {
+    expect(direct.lines.length).toBeGreaterThan(HOT.length);
+    expect(logLines(direct)).toEqual(logLines(canonical));
+    expect(await counters(direct)).toEqual(await counters(canonical));
   });
 });

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, createServer } from '../../src/app.ts';
 import { answerClientErrors } from '../../src/http/client-errors.ts';
 import { openServices, type Services } from '../../src/services.ts';
 import type { Adapters } from '../../src/adapters.ts';
@@ -66,8 +66,9 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   const url = `http://127.0.0.1:${port}`;
   const testApp = await createTestApp({ PORT: String(port), PUBLIC_URL: url, ...env });
+  // As the service listens (src/main.ts).
   const server = await new Promise<Server>((resolve) => {
-    const s = testApp.app.listen(port, '127.0.0.1', () => resolve(s));
+    const s = createServer(testApp.app).listen(port, '127.0.0.1', () => resolve(s));
   });
   answerClientErrors(server);
   return {

@@ -219,6 +219,11 @@ export class SqliteDocumentStore implements DocumentStore {
     return body === undefined ? null : compileProjection(projection)(parseBody(this.context, body));
   }
 
+  /** The stored body: every write keeps a record as its `JSON.stringify` (see `upsertAtomically`). */
+  async getTextById(collection: string, id: string): Promise<string | null> {
+    return bodyOf(this.statements, collection, id) ?? null;
+  }
+
   /**
    * A page of a find: by the access path the planner chose when it gave one and that path can
    * answer this find, else by the store's own choice. `options.stats` learns the path taken.
