@@ -3,10 +3,17 @@
  * default, served by a separate process on 127.0.0.1 with 10^5 biosamples.
  * Flags: --rate 1000 --seconds 60 --biosamples 100000 --connections 64 --workers <cores>.
  * Reports throughput, p50/p99, errors, 5xx, timeouts and the server's resident memory.
+ *
+ * `--submit N` also submits N new biosamples (`POST /metadata/json:submit`) two seconds into the
+ * reads, and reports the reads answered while it was applied: what a large submission costs the
+ * service's other users. `--write-thread 0` applies it on the server's main thread
+ * (`WRITE_THREAD=false`), for comparison.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import { startServerProcess } from '../support/server-process.ts';
+import { generateDatabase } from '../../src/data/generator.ts';
+import { passwordToken, percentile } from '../support/embedded.ts';
 import { loadReadData, readPaths, runReads, warmReads } from '../support/read-workload.ts';
 
 const flag = (name: string, fallback: number): number => {
@@ -18,6 +25,27 @@ const seconds = flag('seconds', 60);
 const biosamples = flag('biosamples', 100_000);
 const connections = flag('connections', 64);
 const workers = flag('workers', os.availableParallelism());
+const submit = flag('submit', 0);
+const writeThread = flag('write-thread', 1) !== 0;
+const ADMIN = { username: 'bench-admin', password: 'bench load admin 5521' };
+
+/** Submits `biosamples` new biosamples of a new study, answering when it was applied (ms since `since`). */
+async function submitDuring(url: string, biosamples: number, since: number) {
+  const db = generateDatabase({ studies: 1, biosamples, dataObjects: 0, seed: 4242 });
+  const body = new TextEncoder().encode(
+    JSON.stringify({ study_set: db.study_set, biosample_set: db.biosample_set }),
+  );
+  const token = await passwordToken(url, ADMIN);
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, 2000 - (performance.now() - since))));
+  const from = performance.now() - since;
+  const res = await fetch(`${url}/metadata/json:submit`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body,
+  });
+  const text = await res.text();
+  return { status: res.status, text, from, to: performance.now() - since, mb: body.length / 1e6 };
+}
 
 async function main(): Promise<void> {
   const { dataDir, seconds: loadSeconds } = loadReadData(biosamples);
@@ -25,14 +53,32 @@ async function main(): Promise<void> {
     `data: ${biosamples} biosamples generated and loaded in ${loadSeconds.toFixed(1)} s\n`,
   );
 
-  const server = await startServerProcess(dataDir, workers);
+  const server = await startServerProcess(
+    dataDir,
+    workers,
+    submit > 0
+      ? {
+          ADMIN_USERNAME: ADMIN.username,
+          ADMIN_PASSWORD: ADMIN.password,
+          MAX_BODY_BYTES: String(1024 * 1024 * 1024),
+          WRITE_THREAD: String(writeThread),
+        }
+      : {},
+  );
   const { url } = server;
   try {
     const paths = await readPaths(url);
     // Warm-up, so that growth after it is what a leak would show.
     await warmReads(url, paths);
     const before = server.memory();
-    const { result, statuses, achieved } = await runReads(url, paths, { rate, seconds, connections });
+    const started = performance.now();
+    const submitted = submit > 0 ? submitDuring(url, submit, started) : undefined;
+    const { result, statuses, achieved, responses } = await runReads(url, paths, {
+      rate,
+      seconds,
+      connections,
+    });
+    const applied = await submitted;
     const after = server.memory();
     const growth = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(1)}%`;
     const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
@@ -49,6 +95,15 @@ async function main(): Promise<void> {
         .map((l) => l.toFixed(2))
         .join(' ')} on ${os.cpus().length} cores`,
     ];
+    if (applied) {
+      const during = (responses ?? [])
+        .filter((r) => r.at >= applied.from && r.at <= applied.to)
+        .map((r) => r.ms);
+      lines.push(
+        `submission of ${submit} biosamples (${applied.mb.toFixed(0)} MB, WRITE_THREAD=${writeThread}) from +${(applied.from / 1000).toFixed(1)} s to +${(applied.to / 1000).toFixed(1)} s: ${applied.status}${applied.status === 200 ? '' : ` ${applied.text.slice(0, 300)}`}`,
+        `reads answered meanwhile: ${during.length}, latency ms p50 ${percentile(during, 50)}, p99 ${percentile(during, 99)}, max ${Math.max(0, ...during)}`,
+      );
+    }
     process.stdout.write(`${lines.join('\n')}\n`);
     const ok =
       achieved >= rate * 0.95 &&

@@ -86,6 +86,8 @@ export interface ReadRun {
   statuses: Map<number, number>;
   /** Requests per second achieved. */
   achieved: number;
+  /** Each response: when it came (ms since the run started) and how long it took (ms). */
+  responses?: Array<{ at: number; ms: number }>;
 }
 
 /** Sends the rotating `paths` at `rate` requests per second for `seconds`, counting statuses. */
@@ -96,6 +98,8 @@ export async function runReads(
 ): Promise<ReadRun> {
   let i = 0;
   const statuses = new Map<number, number>();
+  const responses: NonNullable<ReadRun['responses']> = [];
+  const started = performance.now();
   const instance = autocannon({
     url,
     connections: options.connections,
@@ -104,11 +108,15 @@ export async function runReads(
     timeout: 10,
     requests: [{ setupRequest: (r: any) => ({ ...r, path: paths[i++ % paths.length] }) }],
   });
-  (instance as unknown as NodeJS.EventEmitter).on('response', (_c: unknown, status: number) =>
-    statuses.set(status, (statuses.get(status) ?? 0) + 1),
+  (instance as unknown as NodeJS.EventEmitter).on(
+    'response',
+    (_c: unknown, status: number, _bytes: number, ms: number) => {
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      responses.push({ at: performance.now() - started, ms });
+    },
   );
   const result = await instance;
-  return { result, statuses, achieved: result.requests.total / options.seconds };
+  return { result, statuses, achieved: result.requests.total / options.seconds, responses };
 }
 
 /** Every path twice, so page caches, prepared statements and cached counts exist before a reading. */
