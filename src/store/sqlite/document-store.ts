@@ -5,6 +5,7 @@
  * their writes (records.ts), the attribute index (attribute-index.ts, attribute-plans.ts), the
  * page strategies (page-strategies.ts), the change log and the statistics.
  */
+import Database from 'better-sqlite3';
 import type { Database as Db } from 'better-sqlite3';
 import { compileProjection } from '../projection.ts';
 import type {
@@ -44,7 +45,7 @@ import {
   scanTexts,
   type WriteHook,
 } from './records.ts';
-import { createStateSchema, SqliteStateStore } from './state-store.ts';
+import { createStateSchema, moveStateOut, SqliteStateStore, stateFileBeside } from './state-store.ts';
 import { StatementCache } from './statement-cache.ts';
 import { countRegexOnValues, VALUE_COUNT_LIMITS, type ValueCountLimits } from './value-regex-count.ts';
 import { collectionStats, nonEmptyCollections, recordCount, STATISTICS_SCHEMA } from './statistics.ts';
@@ -61,6 +62,9 @@ import {
 } from './write-thread.ts';
 import { cleanDocs } from '../clean-docs.ts';
 
+/** Page cache of the state's connection, KiB: state is small. */
+const STATE_CACHE_KIB = 8 * 1024;
+
 /** A condition as explain shows it, e.g. `ecosystem_type = "Soil"`. */
 function describeCondition(c: Condition): string {
   if (c.op === 'in') return `${c.path} in ${JSON.stringify(c.values)}`;
@@ -72,6 +76,12 @@ export interface SqliteStoreOptions {
   /** Path of the database file. */
   file: string;
   databaseName?: string;
+  /**
+   * The file of the short-lived state (sessions, tokens, page tokens and cursors, login counters,
+   * signing keys). Default: beside `file`, `nmdc-state.sqlite` for `nmdc.sqlite`; in memory with a
+   * store in memory. State an older version kept in `file` is moved there on open.
+   */
+  stateFile?: string;
   /** How often expired state and old change-log rows are swept (0: never). Default one minute. */
   sweepIntervalMs?: number;
   /**
@@ -101,6 +111,8 @@ export class SqliteDocumentStore implements DocumentStore {
   readonly databaseName: string;
   readonly db: Db;
   readonly state: SqliteStateStore;
+  /** The connection to the state's own file (see `stateFile`). */
+  private readonly stateDb: Db;
   readonly counters: SqliteStoreCounters = {
     bodiesParsed: 0,
     sortedIndexWalks: 0,
@@ -126,9 +138,17 @@ export class SqliteDocumentStore implements DocumentStore {
     this.statements = new StatementCache(this.db);
     const keys = new AttributeKeys(this.statements);
     ensureAttributeIndex(this.db, this.statements, keys);
-    createStateSchema(this.db);
+    // Short-lived state has a file of its own: its writes (logins, page tokens) never wait for a
+    // long write of records, which holds the records' file.
+    this.stateDb = this.db.memory
+      ? new Database(':memory:')
+      : openDatabase(options.stateFile ?? stateFileBeside(options.file), STATE_CACHE_KIB);
+    createStateSchema(this.stateDb);
+    moveStateOut(this.db, this.stateDb);
     this.writeWaitMs = options.writeWaitMs ?? WRITE_WAIT_MS;
-    this.state = new SqliteStateStore(this.db, (f) => this.write(f));
+    this.state = new SqliteStateStore(this.stateDb, (f) =>
+      writeWhenFree(this.stateDb, f, { waitMs: this.writeWaitMs }),
+    );
     this.context = {
       db: this.db,
       statements: this.statements,
@@ -202,7 +222,7 @@ export class SqliteDocumentStore implements DocumentStore {
     if (this.closed || this.sweeping || this.gate.held) return;
     this.sweeping = true;
     try {
-      withoutWaiting(this.db, () => this.state.sweep());
+      withoutWaiting(this.stateDb, () => this.state.sweep());
       while (!this.closed && withoutWaiting(this.db, () => this.changeLog.sweepSome()))
         await new Promise((resolve) => setImmediate(resolve));
     } finally {
@@ -384,6 +404,7 @@ export class SqliteDocumentStore implements DocumentStore {
     await this.writeThread?.close();
     this.statements.clear();
     this.db.close();
+    this.stateDb.close();
   }
 }
 

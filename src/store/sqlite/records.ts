@@ -28,15 +28,18 @@ export const RECORDS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 
-/** Opens (creating it and its folder when missing) the database file with the store's settings. */
-export function openDatabase(file: string): Db {
+/**
+ * Opens (creating it and its folder when missing) the database file with the store's settings;
+ * `cacheKib` sets a page cache other than the records' 64 MiB.
+ */
+export function openDatabase(file: string, cacheKib = 65_536): Db {
   // Owner-only folder and files: the store holds signing keys and password hashes.
   preparePrivateDatabaseFile(file);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
-  db.pragma('cache_size = -65536'); // 64 MiB page cache
+  db.pragma(`cache_size = -${cacheKib}`);
   db.pragma('mmap_size = 1073741824'); // reads through the OS page cache, up to 1 GiB
   db.pragma('temp_store = MEMORY');
   return db;

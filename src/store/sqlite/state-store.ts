@@ -2,6 +2,7 @@
  * Short-lived shared state (page tokens, cursors, OIDC artifacts) in the embedded file, with
  * expiry honoured on every read and expired rows swept periodically.
  */
+import path from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import type { StateStore } from '../port.ts';
 
@@ -29,6 +30,32 @@ export function createStateSchema(db: Database): void {
   }
 }
 
+/** The state's file beside the records' file: `nmdc-state.sqlite` for `nmdc.sqlite`. */
+export function stateFileBeside(file: string): string {
+  return path.join(path.dirname(file), `${path.basename(file, '.sqlite')}-state.sqlite`);
+}
+
+/**
+ * Moves the state an older version kept in the records' file (`db`) into the state's own file,
+ * once: its rows are copied (rows already there are kept) and its table dropped, the drop in one
+ * transaction with the copy's read, so a process that dies in between copies again.
+ */
+export function moveStateOut(db: Database, stateDb: Database): void {
+  const left = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'state'").pluck();
+  if (left.get() === undefined) return;
+  db.transaction(() => {
+    if (left.get() === undefined) return; // another process moved it meanwhile
+    const rows = db.prepare('SELECT kind, key, value, expires_at FROM state').raw().all() as unknown[][];
+    const insert = stateDb.prepare(
+      'INSERT OR IGNORE INTO state(kind, key, value, expires_at) VALUES (?, ?, ?, ?)',
+    );
+    stateDb.transaction(() => {
+      for (const row of rows) insert.run(...row);
+    })();
+    db.exec('DROP TABLE state');
+  }).immediate();
+}
+
 export class SqliteStateStore implements StateStore {
   private readonly putStmt: Statement;
   private readonly getStmt: Statement;
@@ -38,8 +65,8 @@ export class SqliteStateStore implements StateStore {
   private readonly byField = new Map<string, { find: Statement; remove: Statement }>();
 
   /**
-   * `write` runs each write: the document store's waits for its writing thread and for other
-   * connections without holding the event loop (busy.ts); by default, at once.
+   * `write` runs each write: the document store's waits for other connections to the state's file
+   * without holding the event loop (busy.ts); by default, at once.
    */
   constructor(
     private readonly db: Database,
