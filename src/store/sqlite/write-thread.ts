@@ -21,8 +21,6 @@ export interface WriteThreadOptions {
   entry: URL;
   /** Atomic writes of at least this many records go to the thread, and staged ones. Default 1000. */
   minRecords?: number;
-  /** How long the thread waits for another connection's write lock, ms. Default 60 000. */
-  busyTimeoutMs?: number;
   /**
    * Fault injection for tests: once a write has written `afterRecords` records, inside its
    * transaction, the thread's write hook throws (`throw`) or the thread exits (`exit`).
@@ -39,7 +37,6 @@ export interface WriteFault {
 export interface WriteThreadData {
   module: string;
   file: string;
-  busyTimeoutMs: number;
   fault?: WriteFault;
 }
 
@@ -181,7 +178,6 @@ export class WriteThread {
     const data: WriteThreadData = {
       module: this.options.entry.href,
       file: this.file,
-      busyTimeoutMs: this.options.busyTimeoutMs ?? 60_000,
       fault: this.options.fault,
     };
     const worker = new Worker(new URL('../../worker-boot.mjs', import.meta.url), { workerData: data });
@@ -223,7 +219,6 @@ export class WriteThread {
 
 /** The part of the thread's store `serveWrites` uses. */
 export interface ThreadStore {
-  readonly db: { pragma(source: string): unknown };
   upsertAtomically(
     writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
   ): Promise<WriteResult>;
@@ -233,14 +228,14 @@ export interface ThreadStore {
 /**
  * The thread's side: answers the main thread's messages with `store` (opened on the file the
  * thread was given, with the same write hooks as the main thread's). `prepareAhead` starts the
- * indexes' work for staged records.
+ * indexes' work for staged records. A write that meets another connection's lock waits as the
+ * store's writes do (busy.ts), then fails with the store's refusal.
  */
 export function serveWrites(
   store: ThreadStore,
   prepareAhead: (collection: string, texts: string[]) => StagedWrite[],
 ): void {
   const data = workerData as WriteThreadData;
-  store.db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   const fault = data.fault && injectFault(store, data.fault);
   const staged = new Map<
     number,
