@@ -74,8 +74,12 @@ export function pruneStrings(db: Database, statements: StatementCache, onlyClear
     )
     .run().changes;
   if (found > 0) {
-    for (const table of ['search_trigram', 'search_strings'])
-      db.exec(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM temp.search_orphans)`);
+    // The trigram index keeps no content: FTS5 is told each string's value to remove its entries.
+    db.exec(
+      "INSERT INTO search_trigram(search_trigram, rowid, value) SELECT 'delete', rowid, value FROM search_strings " +
+        'WHERE rowid IN (SELECT rowid FROM temp.search_orphans); ' +
+        'DELETE FROM search_strings WHERE rowid IN (SELECT rowid FROM temp.search_orphans);',
+    );
     statements.get(STRINGS_GENERATION.raise).run();
   }
   db.exec('DELETE FROM temp.search_orphans');

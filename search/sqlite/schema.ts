@@ -8,14 +8,20 @@ export const BY_STRING_INDEX =
   'CREATE INDEX IF NOT EXISTS search_values_by_string ON search_values(string, path, record)';
 const BY_GROUP_INDEX = 'CREATE INDEX IF NOT EXISTS search_records_by_group ON search_records(grp)';
 
+/** The trigram index of the strings; files from before it had positions are rebuilt (createSchema). */
+const TRIGRAM_TABLE =
+  'CREATE VIRTUAL TABLE IF NOT EXISTS search_trigram USING fts5(' +
+  "value, content = '', detail = none, columnsize = 0, tokenize = 'trigram case_sensitive 0')";
+
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS search_strings (
     rowid INTEGER PRIMARY KEY,
     value TEXT NOT NULL UNIQUE
   );
-  CREATE VIRTUAL TABLE IF NOT EXISTS search_trigram USING fts5(
-    value, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 0'
-  );
+  -- Contentless, without positions (detail = none) or column sizes (columnsize = 0): a MATCH is
+  -- an AND/OR of single trigrams (match-plan.ts) and never a phrase, and no query ranks. A string
+  -- is removed with FTS5's 'delete' command and its value (pruning.ts).
+  ${TRIGRAM_TABLE};
   CREATE VIRTUAL TABLE IF NOT EXISTS search_trigram_vocab USING fts5vocab(search_trigram, 'row');
   CREATE TRIGGER IF NOT EXISTS search_strings_added AFTER INSERT ON search_strings BEGIN
     INSERT INTO search_trigram(rowid, value) VALUES (new.rowid, new.value);
@@ -68,7 +74,18 @@ export function createSchema(db: Database): void {
   // trigger that fed it (SCHEMA creates the trigger again).
   if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'search_words'").get() !== undefined)
     db.exec('DROP TRIGGER IF EXISTS search_strings_added; DROP TABLE search_words;');
+  // Files from before the trigram index lost its positions (2.6 times its size at 10^5 strings,
+  // with a column-size row per string): it is built again from the strings, once.
+  const trigrams = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'search_trigram'").pluck().get() as
+    string | undefined;
+  const rebuildTrigrams = trigrams !== undefined && !trigrams.includes('detail = none');
+  if (rebuildTrigrams)
+    db.exec(
+      'DROP TRIGGER IF EXISTS search_strings_added; DROP TABLE IF EXISTS search_trigram_vocab; DROP TABLE search_trigram;',
+    );
   db.exec(SCHEMA);
+  if (rebuildTrigrams)
+    db.exec('INSERT INTO search_trigram(rowid, value) SELECT rowid, value FROM search_strings');
   // Files from before groups: every map row is a record's own, which stays valid.
   const columns = db.prepare("SELECT name FROM pragma_table_info('search_records')").pluck().all();
   if (!columns.includes('grp')) db.exec('ALTER TABLE search_records ADD COLUMN grp INTEGER');

@@ -275,6 +275,10 @@ describe('FTS5 index kept in step by the store', () => {
       expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'search_words'").pluck().get()).toBe(
         0,
       );
+      // The trigram index with positions was built again without them, from the strings.
+      expect(
+        db.prepare("SELECT sql FROM sqlite_master WHERE name = 'search_trigram'").pluck().get(),
+      ).toContain('detail = none');
       const batch = Array.from({ length: 8 }, (_, i) => ({
         id: `new-${i}`,
         name: `New permafrost core ${i}`,
@@ -452,9 +456,22 @@ describe('FTS5 index: the rebuild worker looks up string keys', () => {
         await store.deleteMany('biosample_set', { id: 'z' });
         await index.remove('biosample_set', ['b']); // indexed above, not stored
         expect(index.pruneStrings()).toBeGreaterThan(0);
+        // A pruned string's trigrams went with it: each trigram finds exactly the strings holding it.
+        const matched = (t: string) =>
+          store.db
+            .prepare('SELECT rowid FROM search_trigram WHERE search_trigram MATCH ? ORDER BY rowid')
+            .pluck()
+            .all(`"${t}"`);
+        const holding = (t: string) =>
+          store.db
+            .prepare('SELECT rowid FROM search_strings WHERE instr(lower(value), ?) > 0 ORDER BY rowid')
+            .pluck()
+            .all(t);
+        expect(matched('zet')).toEqual([]);
         await store.upsertMany('biosample_set', [{ id: 'c', name: 'other string' }]);
         const holder = store.db.prepare('SELECT value FROM search_strings WHERE rowid = ?').pluck();
         expect(holder.get(staleKey)).toMatch(/^(c|other string)$/);
+        for (const t of ['zet', 'fen', 'new', 'oth', 'str']) expect(matched(t)).toEqual(holding(t));
         store.db.transaction(() => index.apply('biosample_set', stale, true))();
         expect(await found('zeta')).toEqual(['d']);
         expect(await found('other')).toEqual(['c']);

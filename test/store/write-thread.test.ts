@@ -37,13 +37,14 @@ function embedded(thread?: Omit<WriteThreadOptions, 'entry'>, entry = ENTRY): Em
   return e;
 }
 
-/** Every table of the file but the short-lived state, row by row. */
+/** Every table of the file but the short-lived state, row by row (FTS5 tables by their shadow tables). */
 function tables(file: string): Record<string, unknown[]> {
   const db = new Database(file, { readonly: true });
   try {
     const names = db
       .prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' " +
+          "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name",
       )
       .pluck()
       .all() as string[];
