@@ -104,16 +104,20 @@ export function bodyTestOf(conjuncts: Conjunct[]): BodyTest {
 }
 
 /** Lowercases ASCII letters only, as SQLite's LIKE folds them. */
-function foldAscii(s: string): string {
+export function foldAscii(s: string): string {
   return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
-/** The test as a JavaScript function of the record text (estimates on a sample). */
-export function bodyTestFunction(test: BodyTest): (text: string) => boolean {
+/**
+ * The test as a JavaScript function of the record text (estimates on a sample); `folded` gives
+ * the text's `foldAscii`, when the caller keeps it (folding costs more than testing).
+ */
+export function bodyTestFunction(test: BodyTest): (text: string, folded?: () => string) => boolean {
   const run = testOn(test);
-  return (text) => {
-    let folded: string | undefined;
-    return run(text, () => (folded ??= foldAscii(text)));
+  return (text, folded) => {
+    if (folded) return run(text, folded);
+    let mine: string | undefined;
+    return run(text, () => (mine ??= foldAscii(text)));
   };
 }
 

@@ -8,7 +8,7 @@
  */
 import type { DocumentStore, Filter } from '../../store/port.ts';
 import { compileFilter } from '../../store/filter.ts';
-import { bodyTestFunction, type BodyTest } from './body-prefilter.ts';
+import { bodyTestFunction, foldAscii, type BodyTest } from './body-prefilter.ts';
 
 export const SAMPLE_SIZE = 2000;
 const SAMPLE_TTL_MS = 10 * 60_000;
@@ -18,6 +18,11 @@ const ESTIMATES_KEPT = 2000;
 interface Sample {
   texts: string[];
   docs: Array<Record<string, unknown>>;
+  /**
+   * `foldAscii` of each text, folded when a body test first asks: folding the sample costs about
+   * six times what testing it does, and every new filter of a collection is tested on it.
+   */
+  folded: Array<string | undefined>;
   /** Average length of `texts` (every plan asks for it). */
   averageBytes: number | undefined;
   /** Collection size when drawn. */
@@ -68,8 +73,9 @@ export class SelectivityEstimator {
     const passes = bodyTestFunction(bodyTest);
     let hits = 0;
     let passed = 0;
+    const { texts, folded } = sample;
     for (let i = 0; i < sample.docs.length; i++) {
-      if (passes(sample.texts[i]!)) {
+      if (passes(texts[i]!, () => (folded[i] ??= foldAscii(texts[i]!)))) {
         passed++;
         if (matches(sample.docs[i]!)) hits++;
       }
@@ -122,6 +128,7 @@ export class SelectivityEstimator {
     const sample: Sample = {
       texts,
       docs: texts.map((t) => JSON.parse(t) as Record<string, unknown>),
+      folded: new Array<string | undefined>(texts.length),
       averageBytes: texts.length === 0 ? undefined : texts.reduce((n, t) => n + t.length, 0) / texts.length,
       size: Math.max(collectionSize, texts.length),
       at: Date.now(),
