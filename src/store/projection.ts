@@ -47,3 +47,8 @@ export function compileProjection(projection: Projection): (doc: Doc) => Doc {
   const tree = buildTree(['id', ...projection.filter((p) => p !== '_id')]);
   return (doc) => applyTree(doc, tree) as Doc;
 }
+
+/** Whether a projection keeps nothing but `id` (a page of it needs no record's text). */
+export function projectsIdOnly(projection: Projection): boolean {
+  return !!projection && projection.length > 0 && projection.every((p) => p === 'id' || p === '_id');
+}

@@ -198,6 +198,49 @@ describe('SQLite page strategies', () => {
     for (const strategy of ['sort-keys', 'sort-in-memory'] as const)
       expect(await store.findWith(strategy, C, { ecosystem_category: 'Plants' }, options)).toEqual(expected);
   });
+
+  it('answers a page of ids alone without parsing a record where the candidates decide, and as the reference', async () => {
+    // Ids by themselves: the whole collection, and an exact attribute-index condition. Then
+    // filters the candidates do not decide (each record is parsed and tested as usual).
+    const decided: Filter[] = [
+      {},
+      { ecosystem_category: 'Plants' },
+      { 'depth.has_numeric_value': { $gt: 90 } },
+    ];
+    const tested: Filter[] = [
+      { name: { $regex: '^sample 2' } },
+      { ecosystem_category: 'Plants', name: { $regex: '7$' } },
+    ];
+    for (const filter of [...decided, ...tested])
+      for (const options of [
+        { limit: 25 },
+        { skip: 40, limit: 10 },
+        { afterId: docs[1500]!.id, limit: 7 },
+        { limit: 1200 },
+        {},
+      ] as FindOptions[])
+        for (const projection of [['id'], ['_id'], ['id', '_id']]) {
+          const label = JSON.stringify({ filter, options, projection });
+          const expected = reference(filter, {})
+            .filter((d) => !options.afterId || d.id > options.afterId)
+            .slice(options.skip ?? 0, options.limit ? (options.skip ?? 0) + options.limit : undefined)
+            .map((d) => ({ id: d.id }));
+          store.counters.bodiesParsed = 0;
+          expect(await store.find(C, filter, { ...options, projection }), label).toEqual(expected);
+          if (decided.includes(filter)) expect(store.counters.bodiesParsed, label).toBe(0);
+          else expect(store.counters.bodiesParsed, label).toBeGreaterThan(0);
+          for (const strategy of ['id-walk', 'attribute-index'] as const) {
+            const page = await store.findWith(strategy, C, filter, { ...options, projection });
+            if (page !== undefined) expect(page, `${strategy} ${label}`).toEqual(expected);
+          }
+        }
+    // Any other field, or a sorted page, still reads the records.
+    store.counters.bodiesParsed = 0;
+    expect(await store.find(C, {}, { limit: 3, projection: ['id', 'name'] })).toEqual(
+      reference({}, { limit: 3 }).map((d) => ({ id: d.id, name: d.name })),
+    );
+    expect(store.counters.bodiesParsed).toBeGreaterThan(0);
+  });
 });
 
 describe('the id walk with a body test', () => {

@@ -55,10 +55,17 @@ export interface IdOrderQuery {
   bodyTest?: { sql: string; params: string[] };
   /** Counts what the scan reads (explain's executionStats). */
   stats?: ExecutionStats;
+  /**
+   * The caller keeps only `id`: where the candidates alone decide (no condition left to test),
+   * records are handed out as `{ id }` without their text being read or parsed.
+   */
+  idsOnly?: boolean;
 }
 
 type Test = (doc: Doc) => boolean;
 const ALWAYS: Test = () => true;
+/** The filter's test; ALWAYS for the empty filter, which every record passes unread. */
+const testOf = (filter: Filter): Test => (Object.keys(filter).length === 0 ? ALWAYS : compileFilter(filter));
 
 /**
  * Parses each row, yields the records `test` passes, and offers PAUSE every PAUSE_EVERY + 1
@@ -90,7 +97,7 @@ function* verified(
 
 /** 'candidate-ids': the caller's candidates, index conditions checked in SQL where it can. */
 export function* candidateIdsScan(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {
-  const predicate = compileFilter(q.filter);
+  const predicate = testOf(q.filter);
   const plan = planIndex(q.filter);
   const { collection, afterId, chunkSize } = q;
   const sorted = [...new Set(q.candidateIds ?? [])]
@@ -126,6 +133,10 @@ function* candidatesScan(
 ): Generator<Doc | Pause> {
   const { collection, afterId, chunkSize } = q;
   const { from, where, params, ordered } = candidates;
+  if (q.idsOnly && test === ALWAYS) {
+    yield* idsInOrder(ctx, q, candidates);
+    return;
+  }
   const bodiesInline = from === 'docs x';
   function* sortedChunks(): Generator<Row[]> {
     const ids = (
@@ -160,9 +171,40 @@ function* candidatesScan(
   yield* verified(ctx, ordered ? orderedChunks() : sortedChunks(), test, q.stats, q.filter);
 }
 
+/** Ids of rows read by a statement the cache shares with other readers (so never switched to pluck). */
+const idsOf = (rows: unknown[]) => (rows as Array<{ id: string }>).map((r) => r.id);
+
+/**
+ * The candidates' ids in id order as `{ id }` records, with a pause after each chunk: a chunk per
+ * statement when they come in id order, otherwise sorted once up front (as `candidatesScan`).
+ */
+function* idsInOrder(ctx: StoreContext, q: IdOrderQuery, candidates: CandidateIds): Generator<Doc | Pause> {
+  const { from, where, params, ordered } = candidates;
+  const sql = `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id`;
+  const chunks = function* (): Generator<string[]> {
+    if (!ordered) {
+      const ids = idsOf(ctx.statements.get(sql).all(...params, q.afterId ?? ''));
+      for (let i = 0; i < ids.length; i += q.chunkSize) yield ids.slice(i, i + q.chunkSize);
+      return;
+    }
+    let cursor = q.afterId ?? '';
+    for (;;) {
+      const ids = idsOf(ctx.statements.get(`${sql} LIMIT ?`).all(...params, cursor, q.chunkSize));
+      if (ids.length > 0) yield ids;
+      if (ids.length < q.chunkSize) return;
+      cursor = ids[ids.length - 1]!;
+    }
+  };
+  for (const ids of chunks()) {
+    if (q.stats) q.stats.docsExamined += ids.length;
+    for (const id of ids) yield { id };
+    yield PAUSE;
+  }
+}
+
 /** 'id-walk': every record of the collection in id order, each checked by the filter. */
 export function* idWalk(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {
-  const predicate = compileFilter(q.filter);
+  const predicate = testOf(q.filter);
   if (q.bodyTest) {
     // Rows that pass the body test mostly hold the regex's string too: no text test before parsing.
     yield* verified(ctx, bodyTestedRanges(ctx, q, q.bodyTest), predicate, q.stats);
@@ -234,7 +276,7 @@ function* bodyTestedRanges(
 
 /** 'attribute-index': candidates read off the index by the filter's most selective condition. */
 export function* attributeIndexScan(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {
-  const predicate = compileFilter(q.filter);
+  const predicate = testOf(q.filter);
   const plan = planIndex(q.filter);
   const candidates = candidateIdSql(ctx.estimates, q.collection, plan);
   yield* candidatesScan(ctx, q, candidates, plan.exact && candidates.complete ? ALWAYS : predicate);
@@ -254,7 +296,7 @@ export function* matchesInIdOrder(
     yield* candidateIdsScan(ctx, q);
     return;
   }
-  const predicate = compileFilter(q.filter);
+  const predicate = testOf(q.filter);
   const plan = planIndex(q.filter);
   let candidates = candidateIdSql(ctx.estimates, q.collection, plan);
   let test = plan.exact && candidates.complete ? ALWAYS : predicate;

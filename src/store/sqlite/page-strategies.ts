@@ -6,7 +6,7 @@
  */
 import { compileFilter } from '../filter.ts';
 import { sortDocs } from '../ordering.ts';
-import { compileProjection } from '../projection.ts';
+import { compileProjection, projectsIdOnly } from '../projection.ts';
 import { InvalidQuery } from '../../errors.ts';
 import type { Doc, Filter, FindOptions, Sort } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
@@ -57,6 +57,8 @@ interface PageRequest {
   skip: number;
   limit: number | undefined;
   project: (doc: Doc) => Doc;
+  /** The projection keeps only `id`. */
+  idsOnly: boolean;
   /** Undefined for plain id order. */
   sort: Sort | undefined;
   candidateIds?: Iterable<string>;
@@ -75,6 +77,7 @@ function pageRequest(options: FindOptions): PageRequest {
     skip,
     limit,
     project,
+    idsOnly: projectsIdOnly(options.projection),
     sort,
     candidateIds: options.candidateIds,
     afterId: options.afterId,
@@ -112,7 +115,11 @@ export async function findPage(
   const { candidateIds, afterId } = r;
   if (!r.sort) {
     return idOrderPage(r, (chunkSize) =>
-      matchesInIdOrder(ctx, { collection, filter, candidateIds, afterId, chunkSize }, served),
+      matchesInIdOrder(
+        ctx,
+        { collection, filter, candidateIds, afterId, chunkSize, idsOnly: r.idsOnly },
+        served,
+      ),
     );
   }
   const q: SortedPageQuery = {
@@ -167,6 +174,7 @@ export async function findPageWith(
     chunkSize,
     bodyTest,
     stats,
+    idsOnly: !r.sort && r.idsOnly,
   });
   const sorted = r.sort ?? [['id', 1] as [string, 1]];
   const q: SortedPageQuery = {
