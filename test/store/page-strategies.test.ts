@@ -307,4 +307,24 @@ describe('the id walk with a body test', () => {
       expect(await store.find(C, filter, { ...sorted, access })).toEqual(reference(filter, sorted));
     }
   });
+
+  it('tests no more records than the page needs when it ends past the first range', async () => {
+    // A third of the records match, so a page of 100 ends near the 300th record, in the second
+    // range (256 records, then 512); the test also passes names the filter refuses ("sample 1").
+    const filter = { name: { $regex: '^sample 1[0-9]{3}$' } };
+    const access = {
+      path: 'id-walk' as const,
+      bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 1%'] },
+    };
+    for (const options of [{ limit: 100 }, { skip: 90, limit: 10 }, { limit: 400 }]) {
+      const stats: ExecutionStats = { docsExamined: 0, keysExamined: 0, docsParsed: 0 };
+      const page = await store.find(C, filter, { ...options, access, stats });
+      expect(page).toEqual(reference(filter, options));
+      const upTo = docs.findIndex((d) => d.id === page[page.length - 1]!.id) + 1;
+      expect(upTo).toBeGreaterThan(256);
+      // Read ahead: a few dozen records past the page's last at most, not up to a chunk's worth of matches.
+      expect(stats.docsExamined, JSON.stringify(options)).toBeGreaterThanOrEqual(upTo);
+      expect(stats.docsExamined, JSON.stringify(options)).toBeLessThanOrEqual(upTo + 64);
+    }
+  });
 });

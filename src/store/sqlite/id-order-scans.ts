@@ -49,6 +49,11 @@ export interface IdOrderQuery {
   /** Records read per statement: about a page, so a small page reads little. */
   chunkSize: number;
   /**
+   * Matches the caller stops after (skip + limit; undefined: every one). A body-tested walk asks
+   * SQLite for no more rows than are still missing, so the test is not run on rows past the page.
+   */
+  need?: number;
+  /**
    * 'id-walk' only: SQL on `x.body` every match passes (the planner's body test); records that
    * fail it are skipped without being parsed.
    */
@@ -243,17 +248,26 @@ function* bodyTestedRanges(
   );
   let from = q.afterId ?? '';
   let range = RANGE_FIRST;
+  // Rows handed out so far: most pass the filter too, so the page misses about `need` less these.
+  // Once that many were handed out and more are asked for, the filter refused some: each further
+  // statement asks for twice as many as the one before.
+  let passed = 0;
+  let extra = 1;
   for (;;) {
     const bound = (boundary.get(collection, from, range - 1) as { id: string } | undefined)?.id;
     let cursor = from;
     for (;;) {
+      const missing = (q.need ?? Infinity) - passed;
+      const limit = Math.min(chunkSize, missing > 0 ? missing : extra);
+      if (missing <= 0) extra *= 2;
       const rows = (
         bound === undefined
-          ? beyond.all(collection, cursor, ...test.params, chunkSize)
-          : within.all(collection, cursor, bound, ...test.params, chunkSize)
+          ? beyond.all(collection, cursor, ...test.params, limit)
+          : within.all(collection, cursor, bound, ...test.params, limit)
       ) as Row[];
+      passed += rows.length;
       const last = rows.length > 0 ? rows[rows.length - 1]!.id : undefined;
-      const rangeDone = rows.length < chunkSize;
+      const rangeDone = rows.length < limit;
       // Records skipped by the test count as examined (explain only: it costs a count).
       if (stats) {
         const upTo = rangeDone ? bound : last;

@@ -88,13 +88,13 @@ function pageRequest(options: FindOptions): PageRequest {
 /** A page in id order off a scan: matches before `skip` are passed over, the scan stops at the page's end. */
 async function idOrderPage(
   r: PageRequest,
-  scan: (chunkSize: number) => Iterable<Doc | Pause>,
+  scan: (chunkSize: number, need: number) => Iterable<Doc | Pause>,
 ): Promise<Doc[]> {
   const need = r.limit === undefined ? Infinity : r.skip + r.limit;
   const chunkSize = Math.min(CHUNK, Math.max(need === Infinity ? CHUNK : need, 32));
   const out: Doc[] = [];
   let seen = 0;
-  await visitMatches(scan(chunkSize), (doc) => {
+  await visitMatches(scan(chunkSize, need), (doc) => {
     if (seen++ >= r.skip) out.push(r.project(doc));
     return seen >= need;
   });
@@ -114,10 +114,10 @@ export async function findPage(
   };
   const { candidateIds, afterId } = r;
   if (!r.sort) {
-    return idOrderPage(r, (chunkSize) =>
+    return idOrderPage(r, (chunkSize, need) =>
       matchesInIdOrder(
         ctx,
-        { collection, filter, candidateIds, afterId, chunkSize, idsOnly: r.idsOnly },
+        { collection, filter, candidateIds, afterId, chunkSize, need, idsOnly: r.idsOnly },
         served,
       ),
     );
@@ -166,12 +166,13 @@ export async function findPageWith(
   const { candidateIds, afterId } = r;
   const { bodyTest } = options.access ?? {};
   const stats = options.stats;
-  const scan = (chunkSize: number) => ({
+  const scan = (chunkSize: number, need?: number) => ({
     collection,
     filter,
     candidateIds,
     afterId,
     chunkSize,
+    need,
     bodyTest,
     stats,
     idsOnly: !r.sort && r.idsOnly,
@@ -196,21 +197,21 @@ export async function findPageWith(
         page = await sortInMemory(ctx, q, idWalk(ctx, scan(CHUNK)));
         break;
       }
-      return idOrderPage(r, (chunkSize) => idWalk(ctx, scan(chunkSize)));
+      return idOrderPage(r, (chunkSize, need) => idWalk(ctx, scan(chunkSize, need)));
     case 'attribute-index':
       if (candidateIds !== undefined || planIndex(filter).conditions.length === 0) return undefined;
       if (r.sort) {
         page = await sortInMemory(ctx, q, attributeIndexScan(ctx, scan(CHUNK)));
         break;
       }
-      return idOrderPage(r, (chunkSize) => attributeIndexScan(ctx, scan(chunkSize)));
+      return idOrderPage(r, (chunkSize, need) => attributeIndexScan(ctx, scan(chunkSize, need)));
     case 'candidate-ids':
       if (candidateIds === undefined) return undefined;
       if (r.sort) {
         page = sortKeysPage(ctx, q) ?? (await sortInMemory(ctx, q, candidateIdsScan(ctx, scan(CHUNK))));
         break;
       }
-      return idOrderPage(r, (chunkSize) => candidateIdsScan(ctx, scan(chunkSize)));
+      return idOrderPage(r, (chunkSize, need) => candidateIdsScan(ctx, scan(chunkSize, need)));
     case 'sorted-index-walk':
       if (afterId !== undefined || candidateIds !== undefined) break;
       await prepareSortedIndexWalk(ctx, q);
