@@ -351,6 +351,8 @@ async function sortedRows(
     const shown = (JSON.parse((await timedGet(ours.url + path(1))).body) as { results: Doc[] }).results[5]!;
     await rename(String(shown.id), `${String(shown.name ?? '')} (renamed)`);
     const written = [(await timedGet(ours.url + path(1))).ms, (await timedGet(ours.url + path(401))).ms];
+    // Named back, so a store served again (`--data-dir`) still holds what PostgreSQL loads.
+    if (typeof shown.name === 'string') await rename(String(shown.id), shown.name);
     const row: Row = {
       listing: c.label,
       'page 1 p50 ms': ms(p1),
