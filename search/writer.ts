@@ -36,6 +36,25 @@ export interface PreparedWrites {
   release(): void;
 }
 
+/** An `upsertAll` held open (`RecordWriter.hold`); end it once, either way. */
+export interface HeldWrites {
+  finish(
+    more: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>>; texts?: string[] }>,
+  ): Promise<WriteResult>;
+  abort(): Promise<void>;
+}
+
+/** Writes with their records keyed (those bringing texts were keyed when serialised). */
+function keyedWrites(
+  writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>>; texts?: string[] }>,
+): Array<{ collection: string; docs: Doc[]; texts?: string[] }> {
+  return writes.map((w) =>
+    w.texts
+      ? { collection: w.collection, docs: w.docs as Doc[], texts: w.texts }
+      : { collection: w.collection, docs: w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc) },
+  );
+}
+
 export class RecordWriter {
   private readonly indexes: MaintainedIndex[];
 
@@ -58,14 +77,34 @@ export class RecordWriter {
   async upsertAll(
     writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>>; texts?: string[] }>,
   ): Promise<WriteResult> {
-    const keyed = writes.map((w) =>
-      w.texts
-        ? { collection: w.collection, docs: w.docs as Doc[], texts: w.texts }
-        : { collection: w.collection, docs: w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc) },
-    );
-    const result = await this.store.upsertAtomically(keyed);
+    const result = await this.store.upsertAtomically(keyedWrites(writes));
     await this.afterWrite();
     return result;
+  }
+
+  /**
+   * Begins `upsertAll` of prepared writes and holds it open while the caller decides
+   * (`DocumentStore.holdAtomically`): `finish` adds the last records and commits, then the other
+   * indexes catch up; `abort` rolls it all back. Undefined when the store cannot hold a write.
+   */
+  async hold(writes: PreparedWrite[]): Promise<HeldWrites | undefined> {
+    const held = await this.store.holdAtomically?.(writes);
+    if (!held) return undefined;
+    return {
+      finish: async (more) => {
+        let keyed: ReturnType<typeof keyedWrites>;
+        try {
+          keyed = keyedWrites(more);
+        } catch (err) {
+          await held.abort(); // a record that cannot be keyed: nothing is written
+          throw err;
+        }
+        const result = await held.finish(keyed);
+        await this.afterWrite();
+        return result;
+      },
+      abort: () => held.abort(),
+    };
   }
 
   /**

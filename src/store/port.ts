@@ -97,6 +97,12 @@ export interface CollectionStats {
   totalSize: number;
 }
 
+/** An atomic write held open (see `DocumentStore.holdAtomically`); end it once, either way. */
+export interface HeldAtomicWrite {
+  finish(more: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): Promise<WriteResult>;
+  abort(): Promise<void>;
+}
+
 export interface WriteResult {
   inserted: number;
   updated: number;
@@ -186,6 +192,16 @@ export interface DocumentStore {
    * or abandoned.
    */
   prepareAhead?(collection: string, texts: string[]): { ready: Promise<void>; release(): void } | undefined;
+  /**
+   * Optional: an `upsertAtomically` begun now and held open while the caller decides whether to
+   * keep it (a submission writes while its payload is validated). No reader sees its records until
+   * `finish` writes the last ones and commits; `abort` rolls it all back. It holds the store's
+   * writes meanwhile, so the caller must end it. Undefined when the store cannot hold a write apart
+   * from its other work: the caller then writes with `upsertAtomically`.
+   */
+  holdAtomically?(
+    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+  ): Promise<HeldAtomicWrite | undefined>;
   /** Inserts `doc` unless a record with its id exists; true when inserted. Atomic across processes. */
   insertIfAbsent(collection: string, doc: Doc): Promise<boolean>;
   /**

@@ -22,7 +22,7 @@ import {
 import { OBJECTS, objectRecord, type StoredObjects } from '../objects/stored-objects.ts';
 import { RUNS, RunInProgress, runDoc, type CollectionCounts } from '../runs/runs.ts';
 import { finishedRunWrites } from '../runs/run-events.ts';
-import type { PreparedWrites } from '../../search/writer.ts';
+import type { HeldWrites, PreparedWrite, PreparedWrites } from '../../search/writer.ts';
 
 /** The original runs submissions as this workflow; runs keep its name. */
 export const METADATA_IN_JOB = {
@@ -38,6 +38,16 @@ export interface AtomicRecordWrites {
   upsert(collection: string, docs: Array<Doc | Record<string, unknown>>): Promise<unknown>;
   /** Optional: records serialised, and index work started, ahead of `upsertAll` (RecordWriter.prepare). */
   prepare?(writes: Array<{ collection: string; docs: Doc[] }>): PreparedWrites;
+  /** Optional: an `upsertAll` of prepared writes begun and held open until it is finished or aborted (RecordWriter.hold). */
+  hold?(writes: PreparedWrite[]): Promise<HeldWrites | undefined>;
+}
+
+/** The payload's write, begun while the payload is validated (see `JsonSubmissions.holdAhead`). */
+interface WriteAhead {
+  /** The held write, for the caller to end; undefined when none could be held. */
+  take(): Promise<HeldWrites | undefined>;
+  /** Rolls the held write back unless it was taken (a refused payload, a failure before the write). */
+  abandon(): void;
 }
 
 /**
@@ -69,11 +79,55 @@ export class JsonSubmissions {
     const run = new RunInProgress(METADATA_IN_JOB, principal.subject);
     // Index work that needs no database runs on worker threads while the payload is validated.
     const prepared = this.prepareAhead(payload);
+    const ahead = this.holdAhead(prepared);
     try {
-      return await this.validateAndApply(payload, principal, run, prepared);
+      return await this.validateAndApply(payload, principal, run, prepared, ahead);
     } finally {
+      ahead.abandon();
       prepared?.release();
     }
+  }
+
+  /**
+   * Begins the payload's write as soon as its records are prepared, while the payload is still
+   * validated, and holds it open (`AtomicRecordWrites.hold`): no reader sees it, and a refused
+   * payload has it rolled back. On the embedded store the writing thread writes it meanwhile, so
+   * the apply phase is left with the run's records and the commit. Without a hold (another store,
+   * a small payload, a failure to begin) the write is made after validation, as it is written here.
+   */
+  private holdAhead(prepared: PreparedWrites | undefined): WriteAhead {
+    let abandoned = false;
+    let taken = false;
+    const hold = this.writes.hold?.bind(this.writes);
+    const holding = (async () => {
+      if (!prepared || !hold) return undefined;
+      const writes = await prepared.ready;
+      return abandoned ? undefined : hold(writes);
+    })().catch((err: unknown) => {
+      if (!abandoned)
+        this.logger.warn(
+          { err },
+          'metadata submission: the write could not begin ahead; it is made after validation',
+        );
+      return undefined;
+    });
+    return {
+      take: () => {
+        taken = true;
+        return holding;
+      },
+      abandon: () => {
+        abandoned = true;
+        if (taken) return;
+        void holding.then((held) =>
+          held
+            ?.abort()
+            .catch((err: unknown) =>
+              this.logger.error({ err }, 'metadata submission: could not roll back the write begun ahead'),
+            ),
+        );
+      },
+    };
   }
 
   /** The payload's writes serialised with index work started (none: not records, or not supported). */
@@ -91,6 +145,7 @@ export class JsonSubmissions {
     principal: Principal,
     run: RunInProgress,
     prepared: PreparedWrites | undefined,
+    ahead: WriteAhead,
   ): Promise<{ run_id: string }> {
     const outcome = await this.validator.validateDatabase(payload);
     if (!outcome.valid) throw validationRefusal(outcome);
@@ -117,12 +172,15 @@ export class JsonSubmissions {
         { run_id: run.record.id, object_id: object.id, records: totalRecords(writes) },
         'metadata submission: applying',
       );
-      await this.writes.upsertAll([
-        ...writes,
+      const rest = [
         { collection: OBJECTS, docs: [objectRecord(object)] },
         // The run's record with its STARTED and COMPLETE events.
         ...finishedRunWrites(run.record),
-      ]);
+      ];
+      // The payload's records were written ahead when they could be: the rest, then the commit.
+      const held = await ahead.take();
+      if (held) await held.finish(rest);
+      else await this.writes.upsertAll([...writes, ...rest]);
       run.phaseDone('apply');
     } catch (err) {
       await this.recordFailure(run, err);

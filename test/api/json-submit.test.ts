@@ -6,10 +6,12 @@
  * leave the store as it was.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import type { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { MetadataValidator } from '../../src/validation/index.ts';
+import { RecordWriter } from '../../search/writer.ts';
 import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
 
 setBcryptCost(4);
@@ -205,10 +207,12 @@ describe('POST /metadata/json:submit', () => {
     const word = uniqueWord();
     const { payload, studyId, biosampleIds } = await submission(word, 1200);
     const counters = (t.store as SqliteDocumentStore).counters;
-    const before = counters.writesOnThread;
+    const before = { ...counters };
     const res = await submit(curator, payload);
     expect(res.status, res.text).toBe(200);
-    expect(counters.writesOnThread).toBe(before + 1);
+    expect(counters.writesOnThread).toBe(before.writesOnThread + 1);
+    // Begun while the payload was validated, held open, then finished with the run's records.
+    expect(counters.holdsFinished).toBe(before.holdsFinished + 1);
     const found = await searchBiosamples(word);
     expect(found.meta.count).toBe(1200);
     const byId = await request(t.app).get(`/nmdcschema/ids/${biosampleIds[1111]}`);
@@ -272,6 +276,56 @@ describe('POST /metadata/json:submit', () => {
     const res = await submit(undefined, { study_set: [] });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ detail: 'Access token is invalid or missing. Please log in again.' });
+  });
+
+  it('rolls back the write it began while validating when 1,200 biosamples do not validate', async () => {
+    const word = uniqueWord();
+    const { payload, studyId, biosampleIds } = await submission(word, 1200);
+    const counters = (t.store as SqliteDocumentStore).counters;
+    const before = { ...counters };
+    const runsBefore = await t.store.count('runs', {});
+    // The last biosample belongs to a study that exists nowhere. Validation is made to wait until the
+    // write begun ahead is held (it races the validation of so few records otherwise).
+    const dangling = biosample(biosampleIds[1199]!, 'nmdc:sty-11-zz000001', word);
+    let heldAhead!: () => void;
+    const holding = new Promise<void>((resolve) => (heldAhead = resolve));
+    const hold = RecordWriter.prototype.hold;
+    vi.spyOn(RecordWriter.prototype, 'hold').mockImplementation(async function (this: RecordWriter, writes) {
+      const held = await hold.call(this, writes);
+      heldAhead();
+      return held;
+    });
+    const validate = MetadataValidator.prototype.validateDatabase;
+    vi.spyOn(MetadataValidator.prototype, 'validateDatabase').mockImplementation(async function (
+      this: MetadataValidator,
+      ...args
+    ) {
+      await holding;
+      return validate.apply(this, args);
+    });
+    let res: request.Response;
+    try {
+      res = await submit(curator, {
+        ...payload,
+        biosample_set: [...payload.biosample_set.slice(0, 1199), dangling],
+      });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.validation.detail.biosample_set).toHaveLength(1);
+    // The rollback may still be under way when the answer comes; nothing is seen either way.
+    for (let i = 0; i < 200 && counters.holdsAborted === before.holdsAborted; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(counters.holdsAborted).toBe(before.holdsAborted + 1);
+    expect(counters.holdsFinished).toBe(before.holdsFinished);
+    expect((await request(t.app).get(`/nmdcschema/ids/${studyId}`)).status).toBe(404);
+    expect((await request(t.app).get(`/nmdcschema/ids/${biosampleIds[0]}`)).status).toBe(404);
+    expect((await searchBiosamples(word)).meta.count).toBe(0);
+    expect(await t.store.count('runs', {})).toBe(runsBefore);
+    // The store takes the next submission at once.
+    const next = await submission(uniqueWord(), 2);
+    expect((await submit(curator, next.payload)).status).toBe(200);
   });
 
   it('answers 422 with the validation answer for a dangling reference, and writes nothing', async () => {

@@ -140,6 +140,77 @@ describe("the embedded store's writing thread", () => {
     expect(await threaded.store.count('biosample_set', {})).toBe(50);
   });
 
+  it('holds a write open: unseen until finished with the last records, then all of it committed, as written at once', async () => {
+    const reference = embedded();
+    const threaded = embedded({ minRecords: 10 });
+    await submit(reference, DATABASE);
+    const prepared = threaded.writer.prepare(
+      Object.entries(DATABASE).map(([collection, docs]) => ({ collection, docs })),
+    );
+    const writes = await prepared.ready;
+    const last = writes.pop()!;
+    const held = await threaded.writer.hold(writes);
+    expect(held).toBeDefined();
+    // Nothing of it is seen while it is held, and this process's writes wait for its end.
+    expect(await threaded.store.count('biosample_set', {})).toBe(0);
+    let waited = false;
+    // (A collection the search and edge indexes keep nothing of, so the tables compared below agree.)
+    const small = threaded.store.upsertMany('jobs', [{ id: 'waiting' }]).then(() => (waited = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(waited).toBe(false);
+    const result = await held!.finish([last]);
+    expect(result.inserted).toBe(Object.values(DATABASE).reduce((n, docs) => n + docs.length, 0));
+    await small;
+    prepared.release();
+    await threaded.store.deleteMany('jobs', { id: 'waiting' });
+    expect(threaded.store.counters).toMatchObject({ holdsFinished: 1, holdsAborted: 0, writesOnThread: 1 });
+    const written = tables(threaded.file);
+    const expected = tables(reference.file);
+    // The change log and statistics name the waiting record too (written and deleted): the records and indexes agree.
+    for (const table of ['docs', 'attr_index', 'search_values', 'search_strings', 'graph_edges'])
+      expect(written[table], table).toEqual(expected[table]);
+  });
+
+  it('rolls a held write back on abort, and on a failure at its finish, and writes the next one', async () => {
+    const threaded = embedded({ minRecords: 10 });
+    const before = tables(threaded.file);
+    const prepared = threaded.writer.prepare([
+      { collection: 'biosample_set', docs: DATABASE.biosample_set! },
+    ]);
+    const writes = await prepared.ready;
+    prepared.release();
+    const aborted = await threaded.writer.hold(writes);
+    await aborted!.abort();
+    await expect(aborted!.abort()).rejects.toThrow('already ended');
+    expect(tables(threaded.file)).toEqual(before);
+    // Last records that cannot be written (no id; a body SQLite refuses): the whole write is rolled back.
+    const refused = await threaded.writer.hold(writes);
+    await expect(refused!.finish([{ collection: 'study_set', docs: [{ name: 'no id' }] }])).rejects.toThrow();
+    const failing = await threaded.writer.hold(writes);
+    await expect(
+      failing!.finish([{ collection: 'study_set', docs: [{ id: 'x' }], texts: ['not json'] }]),
+    ).rejects.toThrow();
+    expect(tables(threaded.file)).toEqual(before);
+    expect(threaded.store.counters).toMatchObject({ holdsFinished: 0, writesOnThread: 0 });
+    expect(threaded.store.counters.holdsAborted).toBeGreaterThanOrEqual(2);
+    await threaded.writer.upsertAll(writes);
+    expect(await threaded.store.count('biosample_set', {})).toBe(DATABASE.biosample_set!.length);
+  });
+
+  it('leaves nothing of a held write whose thread dies, and frees the file for the next', async () => {
+    const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'exit' } });
+    const before = tables(threaded.file);
+    const docs = DATABASE.data_object_set!;
+    await expect(
+      threaded.writer.hold([
+        { collection: 'data_object_set', docs, texts: docs.map((d) => JSON.stringify(d)) },
+      ]),
+    ).rejects.toThrow(/writing thread exited/);
+    expect(tables(threaded.file)).toEqual(before);
+    await threaded.store.upsertMany('biosample_set', DATABASE.biosample_set!.slice(0, 3));
+    expect(await threaded.store.count('biosample_set', {})).toBe(3);
+  });
+
   it('writes on the store connection when the thread cannot start', async () => {
     const broken = embedded({ minRecords: 10 }, new URL('./no-such-module.ts', import.meta.url));
     const reference = embedded();

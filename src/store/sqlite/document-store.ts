@@ -16,6 +16,7 @@ import type {
   Filter,
   FindOptions,
   AttributeIndexEstimates,
+  HeldAtomicWrite,
   Projection,
   ReadModifyWriteDecision,
   RecordKey,
@@ -43,6 +44,7 @@ import {
   RECORDS_SCHEMA,
   RecordWrites,
   scanTexts,
+  type HeldWrite,
   type WriteHook,
 } from './records.ts';
 import { createStateSchema, moveStateOut, SqliteStateStore, stateFileBeside } from './state-store.ts';
@@ -58,6 +60,7 @@ import {
   WriteThread,
   WriteThreadUnavailable,
   type StagedWrite,
+  type ThreadHeldWrite,
   type WriteThreadOptions,
 } from './write-thread.ts';
 import { cleanDocs } from '../clean-docs.ts';
@@ -106,6 +109,19 @@ export interface SqliteStoreOptions {
   walkPrefixes?: WalkPrefixOptions;
 }
 
+/**
+ * Writes as the writing thread is given them: records handed over ahead come as their texts; the
+ * others are cleaned and serialised here, as a write on the store's connection would.
+ */
+function threadTexts(
+  writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+): Array<{ collection: string; texts: string[] }> {
+  return writes.map((w) => ({
+    collection: w.collection,
+    texts: checkedTexts(w) ?? cleanDocs(w.docs).map((d) => JSON.stringify(d)),
+  }));
+}
+
 export class SqliteDocumentStore implements DocumentStore {
   readonly engine = 'sqlite' as const;
   readonly databaseName: string;
@@ -118,6 +134,8 @@ export class SqliteDocumentStore implements DocumentStore {
     sortedIndexWalks: 0,
     walkPositionsReused: 0,
     writesOnThread: 0,
+    holdsFinished: 0,
+    holdsAborted: 0,
   };
   private readonly statements: StatementCache;
   private readonly context: StoreContext;
@@ -328,13 +346,9 @@ export class SqliteDocumentStore implements DocumentStore {
     if (thread?.takes(writes)) {
       // Records the thread was handed ahead come as their texts; the others are cleaned and
       // serialised here, as the write on this connection would.
-      const serialised = writes.map((w) => {
-        const texts = checkedTexts(w);
-        return { collection: w.collection, texts: texts ?? cleanDocs(w.docs).map((d) => JSON.stringify(d)) };
-      });
       const release = this.gate.hold();
       try {
-        const result = await thread.write(serialised);
+        const result = await thread.write(threadTexts(writes));
         this.counters.writesOnThread++;
         return result;
       } catch (err) {
@@ -345,6 +359,64 @@ export class SqliteDocumentStore implements DocumentStore {
       }
     }
     return this.write(() => this.records.upsertAtomically(writes));
+  }
+
+  /**
+   * An atomic write held open on the writing thread while the caller decides (see
+   * `DocumentStore.holdAtomically`); this process's own writes wait in the gate until it ends.
+   * Undefined when the thread does not take this write (or cannot start): the store's connection
+   * cannot hold a transaction open while it answers reads.
+   */
+  async holdAtomically(
+    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+  ): Promise<HeldAtomicWrite | undefined> {
+    const thread = this.writeThread;
+    if (!thread?.takes(writes)) return undefined;
+    const release = this.gate.hold();
+    let held: ThreadHeldWrite;
+    try {
+      held = await thread.hold(threadTexts(writes));
+    } catch (err) {
+      release();
+      if (err instanceof WriteThreadUnavailable) return undefined;
+      throw err;
+    }
+    const end = async <T>(ending: () => Promise<T>): Promise<T> => {
+      try {
+        return await ending();
+      } finally {
+        release();
+      }
+    };
+    return {
+      finish: (more) =>
+        end(async () => {
+          let texts: Array<{ collection: string; texts: string[] }>;
+          try {
+            texts = threadTexts(more);
+          } catch (err) {
+            await held.abort();
+            this.counters.holdsAborted++;
+            throw err;
+          }
+          const result = await held.finish(texts);
+          this.counters.writesOnThread++;
+          this.counters.holdsFinished++;
+          return result;
+        }),
+      abort: () =>
+        end(async () => {
+          await held.abort();
+          this.counters.holdsAborted++;
+        }),
+    };
+  }
+
+  /** The thread's side of `holdAtomically`: the transaction begun and `writes` written in it. */
+  async beginAtomically(
+    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+  ): Promise<HeldWrite> {
+    return this.write(() => this.records.beginAtomically(writes));
   }
 
   async readModifyWrite<T>(

@@ -94,6 +94,19 @@ export function checkedTexts(write: { docs: Doc[]; texts?: string[] }): string[]
   return write.texts;
 }
 
+/** The records of an atomic write, by collection; `texts`, when given, are their `JSON.stringify`. */
+export type AtomicWrites = Array<{ collection: string; docs: Doc[]; texts?: string[] }>;
+
+/**
+ * An atomic write whose transaction is still open: what it wrote is seen by no other connection
+ * until `finish` adds the last records and commits; `abort` rolls it all back. It holds the file's
+ * write lock meanwhile, so whoever holds one must end it.
+ */
+export interface HeldWrite {
+  finish(more: AtomicWrites): WriteResult;
+  abort(): void;
+}
+
 /** Record writes, each in one immediate transaction with everything kept beside the records. */
 export class RecordWrites {
   private readonly hooks: WriteHook[] = [];
@@ -113,29 +126,74 @@ export class RecordWrites {
   }
 
   /** `texts`, when given, are the records' `JSON.stringify` (see `DocumentStore.upsertAtomically`). */
-  upsertAtomically(writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): WriteResult {
-    const cleaned = writes.map((w) => ({
-      collection: w.collection,
-      docs: cleanDocs(w.docs),
-      texts: checkedTexts(w),
-    }));
+  upsertAtomically(writes: AtomicWrites): WriteResult {
     return this.ctx.db
       .transaction((): WriteResult => {
-        const total = { inserted: 0, updated: 0 };
-        // One attribute batch per collection for the whole write, flushed at its end: its entries
-        // then go into the index in key order once, not spread over it again by every entry.
-        const attributes = new Map<string, AttributeBatch>();
-        for (const { collection, docs, texts } of cleaned) {
-          let batch = attributes.get(collection);
-          if (!batch) attributes.set(collection, (batch = new AttributeBatch(this.ctx, collection)));
-          const r = this.upsertInTransaction(collection, docs, batch, texts);
+        const write = this.atomicWrite();
+        write.add(writes);
+        return write.end();
+      })
+      .immediate();
+  }
+
+  /**
+   * Begins an atomic write and leaves its transaction open (see `HeldWrite`): `writes` are written
+   * now, and more at `finish`, which commits them all.
+   */
+  beginAtomically(writes: AtomicWrites): HeldWrite {
+    const db = this.ctx.db;
+    if (db.inTransaction) throw new Error('beginAtomically: a transaction is already open');
+    db.exec('BEGIN IMMEDIATE');
+    const rollback = () => {
+      if (db.inTransaction) db.exec('ROLLBACK');
+    };
+    const write = this.atomicWrite();
+    try {
+      write.add(writes);
+    } catch (err) {
+      rollback();
+      throw err;
+    }
+    return {
+      finish: (more) => {
+        try {
+          write.add(more);
+          const total = write.end();
+          db.exec('COMMIT');
+          return total;
+        } catch (err) {
+          rollback();
+          throw err;
+        }
+      },
+      abort: rollback,
+    };
+  }
+
+  /**
+   * The writes of one atomic write inside the caller's transaction, added in parts. One attribute
+   * batch per collection for the whole write, flushed at its `end`: its entries then go into the
+   * index in key order once, not spread over it again by every part.
+   */
+  private atomicWrite(): { add(writes: AtomicWrites): void; end(): WriteResult } {
+    const total = { inserted: 0, updated: 0 };
+    const attributes = new Map<string, AttributeBatch>();
+    return {
+      add: (writes) => {
+        for (const w of writes) {
+          const texts = checkedTexts(w);
+          let batch = attributes.get(w.collection);
+          if (!batch) attributes.set(w.collection, (batch = new AttributeBatch(this.ctx, w.collection)));
+          const r = this.upsertInTransaction(w.collection, cleanDocs(w.docs), batch, texts);
           total.inserted += r.inserted;
           total.updated += r.updated;
         }
+      },
+      end: () => {
         for (const batch of attributes.values()) batch.flush();
         return total;
-      })
-      .immediate();
+      },
+    };
   }
 
   insertIfAbsent(collection: string, doc: Doc): boolean {

@@ -19,8 +19,11 @@ export interface SqliteStoreCounters {
   sortedIndexWalks: number;
   /** Pages of sorted walks under conditions that started from a row found by an earlier page. */
   walkPositionsReused: number;
-  /** Atomic writes the writing thread committed (write-thread.ts). */
+  /** Atomic writes the writing thread committed (write-thread.ts), held ones included. */
   writesOnThread: number;
+  /** Atomic writes held open on the writing thread (`holdAtomically`) and then committed, or rolled back. */
+  holdsFinished: number;
+  holdsAborted: number;
   /** How the last find read its page (unset before the first), for a planner's explain. */
   lastStrategy?: PageStrategy;
 }

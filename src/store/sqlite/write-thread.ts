@@ -15,6 +15,7 @@
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Doc, WriteResult } from '../port.ts';
 import { joinTexts, splitTexts, type JoinedTexts } from './joined-texts.ts';
+import type { HeldWrite } from './records.ts';
 
 export interface WriteThreadOptions {
   /** The module the thread runs (TypeScript): it opens the store and calls `serveWrites`. */
@@ -49,10 +50,18 @@ export interface StagedWrite {
 /** One collection's records of a write, as the thread is given them. */
 type Entry = { stage: number } | ({ collection: string } & JoinedTexts);
 
+/** How a held write ends: `finish` with its last records, or `abort`; `id` is the ending's own. */
+type Ending =
+  | { type: 'finish'; id: number; hold: number; entries: Entry[] }
+  | { type: 'abort'; id: number; hold: number };
+
 type Message =
   | ({ type: 'stage'; stage: number; collection: string } & JoinedTexts)
   | { type: 'release'; stage: number }
-  | { type: 'write'; id: number; entries: Entry[] };
+  | { type: 'write'; id: number; entries: Entry[] }
+  /** A write whose transaction stays open until its ending (see `WriteThread.hold`). */
+  | { type: 'hold'; id: number; entries: Entry[] }
+  | Ending;
 
 interface ThreadError {
   name: string;
@@ -63,13 +72,23 @@ interface ThreadError {
 type Reply =
   | { id: number; result: WriteResult; error?: undefined }
   | { id: number; error: ThreadError }
+  /** A hold's records are written and its transaction open. */
+  | { id: number; held: true; error?: undefined; result?: undefined }
   /** Posted once the thread has opened the store and listens. */
   | { ready: true };
 
 interface Waiting {
-  resolve(result: WriteResult): void;
+  resolve(result: WriteResult | undefined): void;
   reject(err: Error): void;
 }
+
+/** A write held open on the thread (see `WriteThread.hold`). */
+export interface ThreadHeldWrite {
+  finish(more: Array<{ collection: string; texts: string[] }>): Promise<WriteResult>;
+  abort(): Promise<void>;
+}
+
+const NOTHING_WRITTEN: WriteResult = { inserted: 0, updated: 0 };
 
 /** An error the thread reported, as it was there (a SQLite error keeps its `code`). */
 export class WriteThreadError extends Error {
@@ -101,7 +120,9 @@ export class WriteThread {
   private readonly waiting = new Map<number, Waiting>();
   /** Staged texts (by array) and the thread that holds them. */
   private readonly staged = new Map<string[], { stage: number; collection: string; worker: Worker }>();
-  private readonly inFlight = new Set<Promise<WriteResult>>();
+  private readonly inFlight = new Set<Promise<WriteResult | undefined>>();
+  /** Holds not yet ended, by id: `close` rolls them back. */
+  private readonly held = new Set<number>();
   private next = 1;
   private closed = false;
   /** Set when a thread failed before it was ready: the writes stay on the store's connection. */
@@ -152,7 +173,52 @@ export class WriteThread {
    */
   write(writes: Array<{ collection: string; texts: string[] }>): Promise<WriteResult> {
     const worker = this.start();
-    const entries = writes.map(({ collection, texts }): Entry => {
+    const id = this.next++;
+    return this.request(worker, id, { type: 'write', id, entries: this.entriesOf(writes, worker) }).then(
+      (result) => result ?? NOTHING_WRITTEN,
+    );
+  }
+
+  /**
+   * Begins a write on the thread and holds its transaction open: answers once `writes` are
+   * written there, seen by no reader. `finish` adds the last records and commits; `abort` rolls
+   * it back. Other writes on the thread wait until it ends, so the caller must end it. A thread
+   * that exits meanwhile took the held write with it (nothing of it is written).
+   */
+  async hold(writes: Array<{ collection: string; texts: string[] }>): Promise<ThreadHeldWrite> {
+    const worker = this.start();
+    const hold = this.next++;
+    await this.request(worker, hold, { type: 'hold', id: hold, entries: this.entriesOf(writes, worker) });
+    this.held.add(hold);
+    let ended = false;
+    const end = async (ending: (id: number) => Ending): Promise<WriteResult> => {
+      if (ended) throw new Error('the held write has already ended');
+      ended = true;
+      this.held.delete(hold);
+      if (this.worker !== worker)
+        throw new Error(
+          "the store's writing thread exited while it held the write: nothing of it was written",
+        );
+      const id = this.next++;
+      let message: Ending;
+      try {
+        message = ending(id);
+      } catch (err) {
+        // The last records could not be posted: the write is rolled back, not left open.
+        await this.request(worker, id, { type: 'abort', id, hold });
+        throw err;
+      }
+      return (await this.request(worker, id, message)) ?? NOTHING_WRITTEN;
+    };
+    return {
+      finish: (more) => end((id) => ({ type: 'finish', id, hold, entries: this.entriesOf(more, worker) })),
+      abort: () => end((id) => ({ type: 'abort', id, hold })).then(() => undefined),
+    };
+  }
+
+  /** Writes as the thread is given them: staged texts by their stage, the others posted. */
+  private entriesOf(writes: Array<{ collection: string; texts: string[] }>, worker: Worker): Entry[] {
+    return writes.map(({ collection, texts }): Entry => {
       const staged = this.staged.get(texts);
       if (staged && staged.worker === worker && staged.collection === collection) {
         this.staged.delete(texts);
@@ -160,16 +226,19 @@ export class WriteThread {
       }
       return { collection, ...joinTexts(texts) };
     });
-    const id = this.next++;
-    const written = new Promise<WriteResult>((resolve, reject) => {
+  }
+
+  /** Posts a message the thread answers under `id`. */
+  private request(worker: Worker, id: number, message: Message): Promise<WriteResult | undefined> {
+    const answered = new Promise<WriteResult | undefined>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ type: 'write', id, entries } satisfies Message);
+      worker.postMessage(message);
     });
-    this.inFlight.add(written);
-    const settled = () => void this.inFlight.delete(written);
-    written.then(settled, settled);
-    return written;
+    this.inFlight.add(answered);
+    const settled = () => void this.inFlight.delete(answered);
+    answered.then(settled, settled);
+    return answered;
   }
 
   private start(): Worker {
@@ -207,11 +276,17 @@ export class WriteThread {
     return worker;
   }
 
-  /** Waits for the writes under way, then stops the thread. */
+  /** Rolls back the writes still held, waits for the writes under way, then stops the thread. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled(this.inFlight);
     const worker = this.worker;
+    if (worker)
+      for (const hold of this.held) {
+        const id = this.next++;
+        void this.request(worker, id, { type: 'abort', id, hold }).catch(() => undefined);
+      }
+    this.held.clear();
+    await Promise.allSettled(this.inFlight);
     this.worker = null;
     await worker?.terminate();
   }
@@ -222,6 +297,7 @@ export interface ThreadStore {
   upsertAtomically(
     writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
   ): Promise<WriteResult>;
+  beginAtomically(writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): Promise<HeldWrite>;
   addWriteHook(hook: { onUpsert(collection: string, docs: Doc[]): void; onDelete(): void }): void;
 }
 
@@ -242,39 +318,86 @@ export function serveWrites(
     { collection: string; joined: JoinedTexts; texts: string[]; ahead: StagedWrite[] }
   >();
   let queue = Promise.resolve();
+  /** Endings of held writes, by hold, that came before the hold waited for them. */
+  const endings = new Map<number, Ending>();
+  /** Holds waiting for their ending. */
+  const awaiting = new Map<number, (ending: Ending) => void>();
+
+  const fail = (id: number, err: unknown) => {
+    const e = err instanceof Error ? err : new Error(String(err));
+    const code = (e as { code?: unknown }).code;
+    parentPort!.postMessage({
+      id,
+      error: { name: e.name, message: e.message, ...(typeof code === 'string' ? { code } : {}) },
+    } satisfies Reply);
+  };
+
+  /** The records of `entries` (staged ones taken, their work ahead awaited), and the work ahead to release. */
+  const recordsOf = async (entries: Entry[], used: Array<{ ahead: StagedWrite[] }>) => {
+    const writes = entries.map((entry) => {
+      if ('stage' in entry) {
+        const s = staged.get(entry.stage);
+        if (!s) throw new Error(`the writing thread holds no staged records ${entry.stage}`);
+        staged.delete(entry.stage);
+        used.push(s);
+        return { collection: s.collection, joined: s.joined, texts: s.texts };
+      }
+      return { collection: entry.collection, joined: entry, texts: splitTexts(entry) };
+    });
+    await Promise.all(used.flatMap((s) => s.ahead.map((a) => a.ready)));
+    return writes.map(({ collection, joined, texts }) => {
+      const docs = JSON.parse(`[${joined.joined}]`) as Doc[];
+      if (docs.length !== texts.length) throw new Error('a record text is not one JSON value');
+      return { collection, docs, texts };
+    });
+  };
 
   const write = async (id: number, entries: Entry[]): Promise<void> => {
     const used: Array<{ ahead: StagedWrite[] }> = [];
     try {
-      const writes = entries.map((entry) => {
-        if ('stage' in entry) {
-          const s = staged.get(entry.stage);
-          if (!s) throw new Error(`the writing thread holds no staged records ${entry.stage}`);
-          staged.delete(entry.stage);
-          used.push(s);
-          return { collection: s.collection, joined: s.joined, texts: s.texts };
-        }
-        return { collection: entry.collection, joined: entry, texts: splitTexts(entry) };
-      });
-      await Promise.all(used.flatMap((s) => s.ahead.map((a) => a.ready)));
+      const records = await recordsOf(entries, used);
       fault?.reset();
-      const result = await store.upsertAtomically(
-        writes.map(({ collection, joined, texts }) => {
-          const docs = JSON.parse(`[${joined.joined}]`) as Doc[];
-          if (docs.length !== texts.length) throw new Error('a record text is not one JSON value');
-          return { collection, docs, texts };
-        }),
-      );
+      const result = await store.upsertAtomically(records);
       parentPort!.postMessage({ id, result } satisfies Reply);
     } catch (err) {
-      const e = err instanceof Error ? err : new Error(String(err));
-      const code = (e as { code?: unknown }).code;
-      parentPort!.postMessage({
-        id,
-        error: { name: e.name, message: e.message, ...(typeof code === 'string' ? { code } : {}) },
-      } satisfies Reply);
+      fail(id, err);
     } finally {
       for (const s of used) for (const a of s.ahead) a.release();
+    }
+  };
+
+  /** A held write: written, answered, then kept open (and every later write waiting) until its ending. */
+  const hold = async (id: number, entries: Entry[]): Promise<void> => {
+    const used: Array<{ ahead: StagedWrite[] }> = [];
+    let held: HeldWrite;
+    try {
+      const records = await recordsOf(entries, used);
+      fault?.reset();
+      held = await store.beginAtomically(records);
+    } catch (err) {
+      endings.delete(id);
+      return fail(id, err);
+    } finally {
+      for (const s of used) for (const a of s.ahead) a.release();
+    }
+    parentPort!.postMessage({ id, held: true } satisfies Reply);
+    const ending = endings.get(id) ?? (await new Promise<Ending>((resolve) => awaiting.set(id, resolve)));
+    endings.delete(id);
+    awaiting.delete(id);
+    const ended: Array<{ ahead: StagedWrite[] }> = [];
+    try {
+      if (ending.type === 'abort') {
+        held.abort();
+        parentPort!.postMessage({ id: ending.id, result: { inserted: 0, updated: 0 } } satisfies Reply);
+      } else {
+        const more = await recordsOf(ending.entries, ended);
+        parentPort!.postMessage({ id: ending.id, result: held.finish(more) } satisfies Reply);
+      }
+    } catch (err) {
+      held.abort();
+      fail(ending.id, err);
+    } finally {
+      for (const s of ended) for (const a of s.ahead) a.release();
     }
   };
 
@@ -292,9 +415,14 @@ export function serveWrites(
     } else if (m.type === 'release') {
       for (const a of staged.get(m.stage)?.ahead ?? []) a.release();
       staged.delete(m.stage);
+    } else if (m.type === 'finish' || m.type === 'abort') {
+      const waiting = awaiting.get(m.hold);
+      if (waiting) waiting(m);
+      else endings.set(m.hold, m);
     } else {
-      // One write at a time, in the order posted.
-      queue = queue.then(() => write(m.id, m.entries));
+      // One write at a time, in the order posted; a held one until its ending.
+      const { id, entries } = m;
+      queue = queue.then(() => (m.type === 'hold' ? hold(id, entries) : write(id, entries)));
     }
   });
 }
