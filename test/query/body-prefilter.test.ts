@@ -92,7 +92,10 @@ describe('body test of a filter', () => {
         const inSql = (stmt.get(...sql.params, text) as { ok: number }).ok === 1;
         expect(inSql, `${JSON.stringify(filter)} on ${v}`).toBe(js(text));
         // With the folded text given, as the estimator keeps it per sample.
-        expect(js(text, () => foldAscii(text)), `${JSON.stringify(filter)} on ${v}`).toBe(inSql);
+        expect(
+          js(text, () => foldAscii(text)),
+          `${JSON.stringify(filter)} on ${v}`,
+        ).toBe(inSql);
         if (compileFilter(filter)({ id: 'r', v }))
           expect(js(text), `${JSON.stringify(filter)} on ${v}`).toBe(true);
       }
