@@ -103,6 +103,8 @@ export type AtomicWrites = Array<{ collection: string; docs: Doc[]; texts?: stri
  * write lock meanwhile, so whoever holds one must end it.
  */
 export interface HeldWrite {
+  /** Writes more records in the open transaction. */
+  add(writes: AtomicWrites): void;
   finish(more: AtomicWrites): WriteResult;
   abort(): void;
 }
@@ -155,6 +157,14 @@ export class RecordWrites {
       throw err;
     }
     return {
+      add: (more) => {
+        try {
+          write.add(more);
+        } catch (err) {
+          rollback();
+          throw err;
+        }
+      },
       finish: (more) => {
         try {
           write.add(more);

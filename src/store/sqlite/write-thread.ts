@@ -366,19 +366,29 @@ export function serveWrites(
     }
   };
 
-  /** A held write: written, answered, then kept open (and every later write waiting) until its ending. */
+  /**
+   * A held write: written, answered, then kept open (and every later write waiting) until its
+   * ending. Its transaction begins at once, and each entry is written as soon as the work started
+   * ahead for it is done, so the indexes' preparation on the workers and this thread's writing
+   * overlap.
+   */
   const hold = async (id: number, entries: Entry[]): Promise<void> => {
-    const used: Array<{ ahead: StagedWrite[] }> = [];
-    let held: HeldWrite;
+    let held: HeldWrite | undefined;
     try {
-      const records = await recordsOf(entries, used);
       fault?.reset();
-      held = await store.beginAtomically(records);
+      held = await store.beginAtomically([]);
+      for (const entry of entries) {
+        const used: Array<{ ahead: StagedWrite[] }> = [];
+        try {
+          held.add(await recordsOf([entry], used));
+        } finally {
+          for (const s of used) for (const a of s.ahead) a.release();
+        }
+      }
     } catch (err) {
+      held?.abort();
       endings.delete(id);
       return fail(id, err);
-    } finally {
-      for (const s of used) for (const a of s.ahead) a.release();
     }
     parentPort!.postMessage({ id, held: true } satisfies Reply);
     const ending = endings.get(id) ?? (await new Promise<Ending>((resolve) => awaiting.set(id, resolve)));
