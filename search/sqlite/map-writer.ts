@@ -257,6 +257,8 @@ export class MapWriter {
   /**
    * Keys of `values` in a table with a unique text `column` (scoped to `collection` when given),
    * adding the missing ones; `added` lists those. Adding a string also tokenizes it (trigger).
+   * The values are inserted first and only those the insert ignored (already there) are looked
+   * up: the values a write brings are mostly new ones (the known strings were looked up ahead).
    */
   private keysOf(
     table: 'search_strings' | 'search_paths' | 'search_groups',
@@ -267,22 +269,21 @@ export class MapWriter {
     if (values.length === 0) return { keys: new Map(), added: new Set() };
     const scope = collection === undefined ? [] : [collection];
     const scoped = collection === undefined ? '' : 'collection = ? AND ';
+    const into =
+      collection === undefined ? `${table}(${column}) SELECT` : `${table}(collection, ${column}) SELECT ?,`;
     const keys = new Map(
-      this.stmt(
-        `SELECT ${column}, rowid FROM ${table} WHERE ${scoped}${column} IN (SELECT value FROM json_each(?))`,
-      )
+      this.stmt(`INSERT OR IGNORE INTO ${into} value FROM json_each(?) RETURNING ${column}, rowid`)
         .raw()
         .all(...scope, JSON.stringify(values)) as Array<[string, number]>,
     );
-    const added = new Set(values.filter((v) => !keys.has(v)));
-    if (added.size > 0) {
-      const into =
-        collection === undefined ? `${table}(${column}) SELECT` : `${table}(collection, ${column}) SELECT ?,`;
+    const added = new Set(keys.keys());
+    if (keys.size < values.length) {
+      const there = values.filter((v) => !added.has(v));
       const rows = this.stmt(
-        `INSERT OR IGNORE INTO ${into} value FROM json_each(?) RETURNING ${column}, rowid`,
+        `SELECT ${column}, rowid FROM ${table} WHERE ${scoped}${column} IN (SELECT value FROM json_each(?))`,
       )
         .raw()
-        .all(...scope, JSON.stringify([...added])) as Array<[string, number]>;
+        .all(...scope, JSON.stringify(there)) as Array<[string, number]>;
       for (const [value, rowid] of rows) keys.set(value, rowid);
     }
     return { keys, added };
