@@ -99,6 +99,39 @@ const ids = (...xs: string[]): Candidates => ({ all: false, ids: new Set(xs) });
 const C = 'biosample_set';
 
 describe('QueryPlanner', () => {
+  it('plans a filter the attribute index decides from its entry counts, without drawing a first sample', async () => {
+    const { store } = recordingStore(100_000, 0);
+    let draws = 0;
+    const sampleTexts = store.sampleTexts!.bind(store);
+    Object.assign(store, {
+      sampleTexts: async (collection: string, size: number) => {
+        draws++;
+        return sampleTexts(collection, size);
+      },
+      conditionEstimates: (_c: string, filter: Record<string, unknown>, sortPath?: string) => ({
+        conditions: Object.keys(filter)
+          .filter((k) => k === 'ecosystem_category')
+          .map((k) => ({ condition: `${k} = ...`, entries: 5000, ordered: true })),
+        exact: Object.keys(filter).every((k) => k === 'ecosystem_category'),
+        cap: 5000,
+        sortIndexed: sortPath === 'name',
+      }),
+    });
+    const planner = new QueryPlanner(store, fixedIndex({}));
+    const sorted = { sort: [['name', 1]] as Array<[string, 1 | -1]>, limit: 25 };
+    const decided = await planner.planFind(C, { ecosystem_category: 'Terrestrial' }, sorted, 'page');
+    expect(decided.estimate).toEqual({ source: 'none' });
+    expect(decided.chosen.path).toBe('sorted-index-walk');
+    expect(draws).toBe(0);
+    // A filter the index does not decide draws it, and then every plan of the collection uses it.
+    const searched = await planner.planFind(C, { name: { $regex: 'abc' } }, { limit: 25 }, 'page');
+    expect(searched.estimate).toMatchObject({ source: 'sample', sampled: 2000 });
+    expect(draws).toBe(1);
+    const again = await planner.planFind(C, { ecosystem_category: 'Terrestrial' }, sorted, 'page');
+    expect(again.estimate).toMatchObject({ source: 'sample' });
+    expect(draws).toBe(1);
+  });
+
   it('reads the candidates of a predicate the sample finds rare, intersecting AND-ed predicates', async () => {
     const { store, finds } = recordingStore(100_000, 0);
     const index = fixedIndex({ abc: ids('a', 'b', 'c'), xyz: ids('b', 'c', 'd') });

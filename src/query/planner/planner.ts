@@ -153,6 +153,15 @@ export class QueryPlanner {
     // A page that starts after given sort keys is sought, not skipped to (by the sorted walk).
     const need = purpose === 'count' || limit === undefined ? Infinity : (options.after ? 0 : skip) + limit;
 
+    const sortPath =
+      sort && !idOrder && sort.filter(([p]) => p !== 'id').length === 1 ? sort[0]![0] : undefined;
+    const attr =
+      empty && sortPath === undefined
+        ? undefined
+        : this.store.conditionEstimates?.(collection, filter, sortPath);
+    // The attribute index decides the filter alone: its entry counts bound the matches (below).
+    const indexDecides = conjuncts.length === 0 && attr?.exact === true && attr.conditions.length > 0;
+
     // A count the store reads off its indexes is exact, and costs less than a first sample: a
     // page is estimated from it until the collection's sample is drawn, a count always.
     const counted =
@@ -183,6 +192,11 @@ export class QueryPlanner {
         hits: 0,
         exact: true,
       };
+    } else if (indexDecides && !this.estimator.hasSample(collection)) {
+      // A filter the attribute index decides is planned from its entry counts: a collection's
+      // first sample (2,000 records read at random, then parsed: tens of ms, more from a cold
+      // file) is drawn for a filter that needs it, not on the way of this one.
+      estimate = { source: 'none' };
     } else if (this.estimator.available && size > 0) {
       estimate = {
         source: 'sample',
@@ -201,12 +215,6 @@ export class QueryPlanner {
       idOrder,
     };
 
-    const sortPath =
-      sort && !idOrder && sort.filter(([p]) => p !== 'id').length === 1 ? sort[0]![0] : undefined;
-    const attr =
-      empty && sortPath === undefined
-        ? undefined
-        : this.store.conditionEstimates?.(collection, filter, sortPath);
     if (attr?.exact && attr.conditions.length > 0) {
       // The index decides the filter: its entry counts bound the matches, exactly for one
       // condition below the cap, and are read now (a sample may predate the records).
