@@ -61,8 +61,17 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
   process.on('uncaughtException', die);
   process.on('unhandledRejection', die);
 
-  const [{ openServices }, { answerClientErrors, buildApp, createServer, warmFastPath }, { compileSchema }] =
-    await Promise.all([import('./services.ts'), import('./app.ts'), import('./validation/index.ts')]);
+  const [
+    { openServices },
+    { answerClientErrors, buildApp, createServer, warmFastPath },
+    { compileSchema },
+    { prepareFieldPaths },
+  ] = await Promise.all([
+    import('./services.ts'),
+    import('./app.ts'),
+    import('./validation/index.ts'),
+    import('./schema/field-paths.ts'),
+  ]);
   const services = await openServices(config, logger, { prepareData: prepare });
   const app = buildApp(services);
   services.start();
@@ -70,6 +79,8 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
   // them before serving, so the first validation, submission or update does not stall the others.
   const compiling = performance.now();
   compileSchema();
+  // So are the field paths a sort is checked against (the schema's class tree and slots).
+  prepareFieldPaths();
   logger.info({ ms: Math.round(performance.now() - compiling) }, 'NMDC schema validators compiled');
   const server: Server = createServer(app).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

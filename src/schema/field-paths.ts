@@ -29,6 +29,15 @@ export function classesOfCollection(collection: string): string[] {
   return range && schemaView().classes[range] ? withSubclasses(range) : [];
 }
 
+/**
+ * Builds what field paths are checked against (the schema view, the class tree, the slots of each
+ * collection's classes) now, at start-up, rather than on the first sorted request (about 20 ms).
+ */
+export function prepareFieldPaths(): void {
+  for (const collection of slotsOfClass('Database'))
+    for (const className of classesOfCollection(collection)) slotSet(className);
+}
+
 /** The classes a slot holds inline for records of `classes`, and whether it also holds plain values. */
 function step(classes: string[], slot: string): { known: boolean; inline: string[] } {
   const { classes: all } = schemaView();
