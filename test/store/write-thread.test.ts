@@ -197,6 +197,27 @@ describe("the embedded store's writing thread", () => {
     expect(await threaded.store.count('biosample_set', {})).toBe(DATABASE.biosample_set!.length);
   });
 
+  it('leaves nothing of a held write that fails while it is written, and writes the next one', async () => {
+    const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'throw' } });
+    const before = tables(threaded.file);
+    // Staged in batches of 50: the write fails in the third, with later batches not yet reached.
+    const docs = DATABASE.data_object_set!;
+    const batches = Array.from({ length: docs.length / 50 }, (_, i) => ({
+      collection: 'data_object_set',
+      docs: docs.slice(i * 50, i * 50 + 50),
+    }));
+    const prepared = threaded.writer.prepare(batches);
+    await expect(threaded.writer.hold(await prepared.ready)).rejects.toThrow(
+      'injected failure after 100 records',
+    );
+    prepared.release();
+    expect(tables(threaded.file)).toEqual(before);
+    await threaded.writer.upsertAll([
+      { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) },
+    ]);
+    expect(await threaded.store.count('biosample_set', {})).toBe(50);
+  });
+
   it('leaves nothing of a held write whose thread dies, and frees the file for the next', async () => {
     const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'exit' } });
     const before = tables(threaded.file);

@@ -352,6 +352,15 @@ export function serveWrites(
     });
   };
 
+  /** Lets go of the staged records of entries a held write did not reach (it failed first). */
+  const forget = (entries: Entry[]) => {
+    for (const entry of entries) {
+      if (!('stage' in entry)) continue;
+      for (const a of staged.get(entry.stage)?.ahead ?? []) a.release();
+      staged.delete(entry.stage);
+    }
+  };
+
   const write = async (id: number, entries: Entry[]): Promise<void> => {
     const used: Array<{ ahead: StagedWrite[] }> = [];
     try {
@@ -374,13 +383,14 @@ export function serveWrites(
    */
   const hold = async (id: number, entries: Entry[]): Promise<void> => {
     let held: HeldWrite | undefined;
+    let next = 0;
     try {
       fault?.reset();
       held = await store.beginAtomically([]);
-      for (const entry of entries) {
+      for (; next < entries.length; next++) {
         const used: Array<{ ahead: StagedWrite[] }> = [];
         try {
-          held.add(await recordsOf([entry], used));
+          held.add(await recordsOf([entries[next]!], used));
         } finally {
           for (const s of used) for (const a of s.ahead) a.release();
         }
@@ -388,6 +398,8 @@ export function serveWrites(
     } catch (err) {
       held?.abort();
       endings.delete(id);
+      // The staged records of the entries not reached are let go of too.
+      forget(entries.slice(next + 1));
       return fail(id, err);
     }
     parentPort!.postMessage({ id, held: true } satisfies Reply);
