@@ -85,10 +85,11 @@ export class RecordWriter {
   /**
    * Begins `upsertAll` of prepared writes and holds it open while the caller decides
    * (`DocumentStore.holdAtomically`): `finish` adds the last records and commits, then the other
-   * indexes catch up; `abort` rolls it all back. Undefined when the store cannot hold a write.
+   * indexes catch up; `abort` rolls it all back. Undefined when the store cannot hold a write;
+   * `signal` gives it up while it is still being written.
    */
-  async hold(writes: PreparedWrite[]): Promise<HeldWrites | undefined> {
-    const held = await this.store.holdAtomically?.(writes);
+  async hold(writes: PreparedWrite[], signal?: AbortSignal): Promise<HeldWrites | undefined> {
+    const held = await this.store.holdAtomically?.(writes, signal);
     if (!held) return undefined;
     return {
       finish: async (more) => {

@@ -197,10 +197,12 @@ export interface DocumentStore {
    * keep it (a submission writes while its payload is validated). No reader sees its records until
    * `finish` writes the last ones and commits; `abort` rolls it all back. It holds the store's
    * writes meanwhile, so the caller must end it. Undefined when the store cannot hold a write apart
-   * from its other work: the caller then writes with `upsertAtomically`.
+   * from its other work: the caller then writes with `upsertAtomically`. `signal` gives it up while
+   * it is still being written (it rejects, with nothing written).
    */
   holdAtomically?(
     writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+    signal?: AbortSignal,
   ): Promise<HeldAtomicWrite | undefined>;
   /** Inserts `doc` unless a record with its id exists; true when inserted. Atomic across processes. */
   insertIfAbsent(collection: string, doc: Doc): Promise<boolean>;

@@ -39,7 +39,7 @@ export interface AtomicRecordWrites {
   /** Optional: records serialised, and index work started, ahead of `upsertAll` (RecordWriter.prepare). */
   prepare?(writes: Array<{ collection: string; docs: Doc[] }>): PreparedWrites;
   /** Optional: an `upsertAll` of prepared writes begun and held open until it is finished or aborted (RecordWriter.hold). */
-  hold?(writes: PreparedWrite[]): Promise<HeldWrites | undefined>;
+  hold?(writes: PreparedWrite[], signal?: AbortSignal): Promise<HeldWrites | undefined>;
 }
 
 /** The payload's write, begun while the payload is validated (see `JsonSubmissions.holdAhead`). */
@@ -96,15 +96,16 @@ export class JsonSubmissions {
    * a small payload, a failure to begin) the write is made after validation, as it is written here.
    */
   private holdAhead(prepared: PreparedWrites | undefined): WriteAhead {
-    let abandoned = false;
     let taken = false;
+    const abandoning = new AbortController();
+    const abandoned = abandoning.signal;
     const hold = this.writes.hold?.bind(this.writes);
     const holding = (async () => {
       if (!prepared || !hold) return undefined;
       const writes = await prepared.ready;
-      return abandoned ? undefined : hold(writes);
+      return abandoned.aborted ? undefined : hold(writes, abandoned);
     })().catch((err: unknown) => {
-      if (!abandoned)
+      if (!abandoned.aborted)
         this.logger.warn(
           { err },
           'metadata submission: the write could not begin ahead; it is made after validation',
@@ -117,8 +118,9 @@ export class JsonSubmissions {
         return holding;
       },
       abandon: () => {
-        abandoned = true;
         if (taken) return;
+        // Stops a write still being written; one already held is rolled back below.
+        abandoning.abort();
         void holding.then((held) =>
           held
             ?.abort()

@@ -68,6 +68,15 @@ async function submit(e: Embedded, db: Record<string, Doc[]>): Promise<void> {
 
 const DATABASE = generateDatabase({ studies: 2, biosamples: 60, dataObjects: 300, seed: 5 });
 
+/** DATABASE's data objects as writes of 50 records each (staged one by one, as a submission's are). */
+function dataObjectBatches(): Array<{ collection: string; docs: Doc[] }> {
+  const docs = DATABASE.data_object_set!;
+  return Array.from({ length: docs.length / 50 }, (_, i) => ({
+    collection: 'data_object_set',
+    docs: docs.slice(i * 50, i * 50 + 50),
+  }));
+}
+
 /** Some of DATABASE's biosamples changed, and new ones. */
 function changes(): Doc[] {
   const changed = DATABASE.biosample_set!.slice(0, 20).map((d) => ({
@@ -201,17 +210,33 @@ describe("the embedded store's writing thread", () => {
     const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'throw' } });
     const before = tables(threaded.file);
     // Staged in batches of 50: the write fails in the third, with later batches not yet reached.
-    const docs = DATABASE.data_object_set!;
-    const batches = Array.from({ length: docs.length / 50 }, (_, i) => ({
-      collection: 'data_object_set',
-      docs: docs.slice(i * 50, i * 50 + 50),
-    }));
-    const prepared = threaded.writer.prepare(batches);
+    const prepared = threaded.writer.prepare(dataObjectBatches());
     await expect(threaded.writer.hold(await prepared.ready)).rejects.toThrow(
       'injected failure after 100 records',
     );
     prepared.release();
     expect(tables(threaded.file)).toEqual(before);
+    await threaded.writer.upsertAll([
+      { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) },
+    ]);
+    expect(await threaded.store.count('biosample_set', {})).toBe(50);
+  });
+
+  it('stops a held write given up while it is written, leaving nothing of it', async () => {
+    const threaded = embedded({ minRecords: 10 });
+    await threaded.writer.upsertAll([{ collection: 'study_set', docs: DATABASE.study_set! }]);
+    const before = tables(threaded.file);
+    const prepared = threaded.writer.prepare(dataObjectBatches());
+    const writes = await prepared.ready;
+    const giveUp = new AbortController();
+    const holding = threaded.writer.hold(writes, giveUp.signal);
+    giveUp.abort();
+    await expect(holding).rejects.toThrow('abandoned');
+    prepared.release();
+    expect(tables(threaded.file)).toEqual(before);
+    expect(threaded.store.counters).toMatchObject({ holdsAborted: 1, holdsFinished: 0 });
+    // Given up before it began: refused at once.
+    await expect(threaded.writer.hold(writes, giveUp.signal)).rejects.toThrow('abandoned');
     await threaded.writer.upsertAll([
       { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) },
     ]);

@@ -57,6 +57,7 @@ import { CHUNK, parseBody, type SqliteStoreCounters, type StoreContext } from '.
 import { WriteGate } from './write-gate.ts';
 import { withoutWaiting, writeWhenFree, WRITE_WAIT_MS } from './busy.ts';
 import {
+  HoldAbandoned,
   WriteThread,
   WriteThreadUnavailable,
   type StagedWrite,
@@ -369,16 +370,18 @@ export class SqliteDocumentStore implements DocumentStore {
    */
   async holdAtomically(
     writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+    signal?: AbortSignal,
   ): Promise<HeldAtomicWrite | undefined> {
     const thread = this.writeThread;
     if (!thread?.takes(writes)) return undefined;
     const release = this.gate.hold();
     let held: ThreadHeldWrite;
     try {
-      held = await thread.hold(threadTexts(writes));
+      held = await thread.hold(threadTexts(writes), signal);
     } catch (err) {
       release();
       if (err instanceof WriteThreadUnavailable) return undefined;
+      if (err instanceof HoldAbandoned) this.counters.holdsAborted++;
       throw err;
     }
     const end = async <T>(ending: () => Promise<T>): Promise<T> => {

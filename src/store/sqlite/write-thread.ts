@@ -112,6 +112,14 @@ export class WriteThreadUnavailable extends Error {
   }
 }
 
+/** A held write given up (its signal aborted) before it was held: nothing of it was written. */
+export class HoldAbandoned extends Error {
+  constructor() {
+    super('the held write was abandoned before it was held: nothing of it was written');
+    this.name = 'HoldAbandoned';
+  }
+}
+
 export const WRITE_THREAD_MIN_RECORDS = 1000;
 
 /** The main thread's side: starts the thread on first use, stages and posts writes, hears back. */
@@ -185,12 +193,31 @@ export class WriteThread {
    * it back. Other writes on the thread wait until it ends, so the caller must end it. A thread
    * that exits meanwhile took the held write with it (nothing of it is written).
    */
-  async hold(writes: Array<{ collection: string; texts: string[] }>): Promise<ThreadHeldWrite> {
+  async hold(
+    writes: Array<{ collection: string; texts: string[] }>,
+    signal?: AbortSignal,
+  ): Promise<ThreadHeldWrite> {
+    if (signal?.aborted) throw new HoldAbandoned();
     const worker = this.start();
     const hold = this.next++;
-    await this.request(worker, hold, { type: 'hold', id: hold, entries: this.entriesOf(writes, worker) });
-    this.held.add(hold);
     let ended = false;
+    // Abandoned while it is written: the thread stops writing at its next entry and rolls back.
+    let abandoned: Promise<unknown> | undefined;
+    const abandon = () => {
+      const id = this.next++;
+      abandoned = this.request(worker, id, { type: 'abort', id, hold }).catch(() => undefined);
+    };
+    signal?.addEventListener('abort', abandon, { once: true });
+    try {
+      await this.request(worker, hold, { type: 'hold', id: hold, entries: this.entriesOf(writes, worker) });
+    } finally {
+      signal?.removeEventListener('abort', abandon);
+    }
+    if (abandoned) {
+      await abandoned;
+      throw new HoldAbandoned();
+    }
+    this.held.add(hold);
     const end = async (ending: (id: number) => Ending): Promise<WriteResult> => {
       if (ended) throw new Error('the held write has already ended');
       ended = true;
@@ -352,7 +379,7 @@ export function serveWrites(
     });
   };
 
-  /** Lets go of the staged records of entries a held write did not reach (it failed first). */
+  /** Lets go of the staged records of entries a held write did not reach (it failed or was abandoned first). */
   const forget = (entries: Entry[]) => {
     for (const entry of entries) {
       if (!('stage' in entry)) continue;
@@ -387,7 +414,8 @@ export function serveWrites(
     try {
       fault?.reset();
       held = await store.beginAtomically([]);
-      for (; next < entries.length; next++) {
+      // An abort that came meanwhile (the caller gave it up) stops the writing at the next entry.
+      for (; next < entries.length && endings.get(id)?.type !== 'abort'; next++) {
         const used: Array<{ ahead: StagedWrite[] }> = [];
         try {
           held.add(await recordsOf([entries[next]!], used));
@@ -397,11 +425,16 @@ export function serveWrites(
       }
     } catch (err) {
       held?.abort();
+      // An ending that came meanwhile is answered too: nothing was written.
+      const early = endings.get(id);
       endings.delete(id);
+      if (early)
+        parentPort!.postMessage({ id: early.id, result: { inserted: 0, updated: 0 } } satisfies Reply);
       // The staged records of the entries not reached are let go of too.
       forget(entries.slice(next + 1));
       return fail(id, err);
     }
+    forget(entries.slice(next));
     parentPort!.postMessage({ id, held: true } satisfies Reply);
     const ending = endings.get(id) ?? (await new Promise<Ending>((resolve) => awaiting.set(id, resolve)));
     endings.delete(id);
