@@ -415,11 +415,9 @@ export class SqliteDocumentStore implements DocumentStore {
     };
   }
 
-  /** The thread's side of `holdAtomically`: the transaction begun and `writes` written in it. */
-  async beginAtomically(
-    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
-  ): Promise<HeldWrite> {
-    return this.write(() => this.records.beginAtomically(writes));
+  /** The thread's side of `holdAtomically`: the transaction begun, once the file's write lock is free. */
+  async beginAtomically(): Promise<HeldWrite> {
+    return this.write(() => this.records.beginAtomically());
   }
 
   async readModifyWrite<T>(

@@ -125,10 +125,36 @@ export function* candidateIdsScan(ctx: StoreContext, q: IdOrderQuery): Generator
   yield* verified(ctx, chunks(), plan.exact && conds.complete ? ALWAYS : predicate, q.stats, q.filter);
 }
 
+/** Ids of rows read by a statement the cache shares with other readers (so never switched to pluck). */
+const idsOf = (rows: unknown[]) => (rows as Array<{ id: string }>).map((r) => r.id);
+
 /**
- * Reads the records of a candidate-id SQL in id order and checks them with `test`. Candidates
- * that come in id order are read a chunk at a time; the others are sorted once up front, which
- * beats re-sorting them for every chunk.
+ * The ids of a candidate-id SQL after `afterId`, in id order, a chunk at a time: a statement per
+ * chunk when they come in id order; otherwise sorted once up front, which beats re-sorting them
+ * for every chunk.
+ */
+function* idChunks(ctx: StoreContext, q: IdOrderQuery, candidates: CandidateIds): Generator<string[]> {
+  const { from, where, params, ordered } = candidates;
+  const sql = `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id`;
+  if (!ordered) {
+    const ids = idsOf(ctx.statements.get(sql).all(...params, q.afterId ?? ''));
+    for (let i = 0; i < ids.length; i += q.chunkSize) yield ids.slice(i, i + q.chunkSize);
+    return;
+  }
+  let cursor = q.afterId ?? '';
+  for (;;) {
+    const ids = idsOf(ctx.statements.get(`${sql} LIMIT ?`).all(...params, cursor, q.chunkSize));
+    if (ids.length > 0) yield ids;
+    if (ids.length < q.chunkSize) return;
+    cursor = ids[ids.length - 1]!;
+  }
+}
+
+/**
+ * Reads the records of a candidate-id SQL in id order and checks them with `test`. A walk of the
+ * records table in id order reads ids and bodies in one statement per chunk. Where the candidates decide
+ * (`test` is ALWAYS) and the caller keeps only ids, records are handed out as `{ id }`, their text
+ * never read, with a pause after each chunk.
  */
 function* candidatesScan(
   ctx: StoreContext,
@@ -137,74 +163,31 @@ function* candidatesScan(
   test: Test,
 ): Generator<Doc | Pause> {
   const { collection, afterId, chunkSize } = q;
-  const { from, where, params, ordered } = candidates;
+  const { from, where, params } = candidates;
   if (q.idsOnly && test === ALWAYS) {
-    yield* idsInOrder(ctx, q, candidates);
+    for (const ids of idChunks(ctx, q, candidates)) {
+      if (q.stats) q.stats.docsExamined += ids.length;
+      for (const id of ids) yield { id };
+      yield PAUSE;
+    }
     return;
   }
-  const bodiesInline = from === 'docs x';
-  function* sortedChunks(): Generator<Row[]> {
-    const ids = (
-      ctx.statements
-        .get(
-          `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id`,
-        )
-        .all(...params, afterId ?? '') as Array<{ id: string }>
-    ).map((r) => r.id);
-    for (let i = 0; i < ids.length; i += chunkSize)
-      yield loadBodies(ctx.statements, collection, ids.slice(i, i + chunkSize));
-  }
-  function* orderedChunks(): Generator<Row[]> {
-    const sql =
-      `SELECT ${bodiesInline ? 'x.id AS id, x.body AS body' : 'DISTINCT x.id AS id'} FROM ${from} WHERE ${where.join(' AND ')}` +
-      ' AND x.id > ? ORDER BY x.id LIMIT ?';
+  function* walkedChunks(): Generator<Row[]> {
+    const sql = `SELECT x.id AS id, x.body AS body FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id LIMIT ?`;
     let cursor = afterId ?? '';
     for (;;) {
       const rows = ctx.statements.get(sql).all(...params, cursor, chunkSize) as Row[];
       if (rows.length === 0) return;
-      yield bodiesInline
-        ? rows
-        : loadBodies(
-            ctx.statements,
-            collection,
-            rows.map((r) => r.id),
-          );
+      yield rows;
       if (rows.length < chunkSize) return;
       cursor = rows[rows.length - 1]!.id;
     }
   }
-  yield* verified(ctx, ordered ? orderedChunks() : sortedChunks(), test, q.stats, q.filter);
-}
-
-/** Ids of rows read by a statement the cache shares with other readers (so never switched to pluck). */
-const idsOf = (rows: unknown[]) => (rows as Array<{ id: string }>).map((r) => r.id);
-
-/**
- * The candidates' ids in id order as `{ id }` records, with a pause after each chunk: a chunk per
- * statement when they come in id order, otherwise sorted once up front (as `candidatesScan`).
- */
-function* idsInOrder(ctx: StoreContext, q: IdOrderQuery, candidates: CandidateIds): Generator<Doc | Pause> {
-  const { from, where, params, ordered } = candidates;
-  const sql = `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id`;
-  const chunks = function* (): Generator<string[]> {
-    if (!ordered) {
-      const ids = idsOf(ctx.statements.get(sql).all(...params, q.afterId ?? ''));
-      for (let i = 0; i < ids.length; i += q.chunkSize) yield ids.slice(i, i + q.chunkSize);
-      return;
-    }
-    let cursor = q.afterId ?? '';
-    for (;;) {
-      const ids = idsOf(ctx.statements.get(`${sql} LIMIT ?`).all(...params, cursor, q.chunkSize));
-      if (ids.length > 0) yield ids;
-      if (ids.length < q.chunkSize) return;
-      cursor = ids[ids.length - 1]!;
-    }
-  };
-  for (const ids of chunks()) {
-    if (q.stats) q.stats.docsExamined += ids.length;
-    for (const id of ids) yield { id };
-    yield PAUSE;
+  function* loadedChunks(): Generator<Row[]> {
+    for (const ids of idChunks(ctx, q, candidates)) yield loadBodies(ctx.statements, collection, ids);
   }
+  const inline = candidates.ordered && from === 'docs x';
+  yield* verified(ctx, inline ? walkedChunks() : loadedChunks(), test, q.stats, q.filter);
 }
 
 /** 'id-walk': every record of the collection in id order, each checked by the filter. */

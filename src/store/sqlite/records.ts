@@ -139,10 +139,11 @@ export class RecordWrites {
   }
 
   /**
-   * Begins an atomic write and leaves its transaction open (see `HeldWrite`): `writes` are written
-   * now, and more at `finish`, which commits them all.
+   * Begins an atomic write and leaves its transaction open (see `HeldWrite`): records are written
+   * with `add`, and the last ones at `finish`, which commits them all. A part that fails rolls the
+   * whole write back.
    */
-  beginAtomically(writes: AtomicWrites): HeldWrite {
+  beginAtomically(): HeldWrite {
     const db = this.ctx.db;
     if (db.inTransaction) throw new Error('beginAtomically: a transaction is already open');
     db.exec('BEGIN IMMEDIATE');
@@ -150,32 +151,23 @@ export class RecordWrites {
       if (db.inTransaction) db.exec('ROLLBACK');
     };
     const write = this.atomicWrite();
-    try {
-      write.add(writes);
-    } catch (err) {
-      rollback();
-      throw err;
-    }
+    const orRollBack = <T>(f: () => T): T => {
+      try {
+        return f();
+      } catch (err) {
+        rollback();
+        throw err;
+      }
+    };
     return {
-      add: (more) => {
-        try {
-          write.add(more);
-        } catch (err) {
-          rollback();
-          throw err;
-        }
-      },
-      finish: (more) => {
-        try {
+      add: (more) => orRollBack(() => write.add(more)),
+      finish: (more) =>
+        orRollBack(() => {
           write.add(more);
           const total = write.end();
           db.exec('COMMIT');
           return total;
-        } catch (err) {
-          rollback();
-          throw err;
-        }
-      },
+        }),
       abort: rollback,
     };
   }

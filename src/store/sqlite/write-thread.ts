@@ -324,7 +324,7 @@ export interface ThreadStore {
   upsertAtomically(
     writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
   ): Promise<WriteResult>;
-  beginAtomically(writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): Promise<HeldWrite>;
+  beginAtomically(): Promise<HeldWrite>;
   addWriteHook(hook: { onUpsert(collection: string, docs: Doc[]): void; onDelete(): void }): void;
 }
 
@@ -413,7 +413,7 @@ export function serveWrites(
     let next = 0;
     try {
       fault?.reset();
-      held = await store.beginAtomically([]);
+      held = await store.beginAtomically();
       // An abort that came meanwhile (the caller gave it up) stops the writing at the next entry.
       for (; next < entries.length && endings.get(id)?.type !== 'abort'; next++) {
         const used: Array<{ ahead: StagedWrite[] }> = [];
