@@ -410,7 +410,11 @@ export class FtsSearchIndex implements SearchIndex {
   sizeBytes(): number {
     try {
       const rows = this.db
-        .prepare("SELECT sum(pgsize) AS bytes FROM dbstat WHERE name LIKE 'search\\_%' ESCAPE '\\'")
+        .prepare(
+          // By table: the implicit indexes of UNIQUE columns (sqlite_autoindex_search_...) are the index's too.
+          'SELECT sum(pgsize) AS bytes FROM dbstat WHERE name IN ' +
+            "(SELECT name FROM sqlite_schema WHERE tbl_name LIKE 'search\\_%' ESCAPE '\\')",
+        )
         .get() as { bytes: number | null };
       return rows.bytes ?? 0;
     } catch {

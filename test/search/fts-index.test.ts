@@ -166,6 +166,20 @@ describe('FTS5 index kept in step by the store', () => {
       expect(index.synchronous).toBe(true);
     }));
 
+  it('counts in its size the implicit indexes of its UNIQUE columns', () =>
+    withHookedIndex(async (store, index) => {
+      await store.upsertMany(
+        'biosample_set',
+        Array.from({ length: 300 }, (_, i) => ({ id: `b${i}`, name: `sample ${i} of a long name ${i * 7919}` })),
+      );
+      const pages = (where: string) =>
+        (store.db.prepare(`SELECT sum(pgsize) AS n FROM dbstat WHERE ${where}`).get() as { n: number }).n;
+      const ownTables = pages("name LIKE 'search\\_%' ESCAPE '\\'");
+      const autoindexes = pages("name LIKE 'sqlite\\_autoindex\\_search\\_%' ESCAPE '\\'");
+      expect(autoindexes).toBeGreaterThan(0);
+      expect(index.sizeBytes()).toBe(ownTables + autoindexes);
+    }));
+
   it('rolls the index back with a failed store write', () =>
     withHookedIndex(async (store, index) => {
       await expect(
