@@ -2,7 +2,8 @@
  * `npm run bench:load` — a mixed read workload at a fixed request rate against the embedded
  * default, served by a separate process on 127.0.0.1 with 10^5 biosamples.
  * Flags: --rate 1000 --seconds 60 --biosamples 100000 --connections 64 --workers <cores>.
- * Reports throughput, p50/p99, errors, 5xx, timeouts and the server's resident memory.
+ * Reports throughput, p50/p99, errors, 5xx, timeouts and the server's resident memory. Requests
+ * are paced evenly and timed from when each was due (`runReads` in bench/support/read-workload.ts).
  *
  * `--submit N` also submits N new biosamples (`POST /metadata/json:submit`) two seconds into the
  * reads, and reports the reads answered while it was applied: what a large submission costs the
@@ -14,7 +15,7 @@ import os from 'node:os';
 import { startServerProcess } from '../support/server-process.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { passwordToken, percentile } from '../support/embedded.ts';
-import { loadReadData, readPaths, runReads, warmReads } from '../support/read-workload.ts';
+import { latencyLine, loadReadData, readPaths, runReads, warmReads } from '../support/read-workload.ts';
 
 const flag = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -84,8 +85,9 @@ async function main(): Promise<void> {
     const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
     const lines = [
       `workload: ${paths.length} rotating paths (by-id, schema by-id, compact finds, schema finds, .search) at ${rate} req/s for ${seconds} s, ${connections} connections, ${workers} server process(es)`,
+      `pacing: request k is due k/${rate} s after the start; latency is from when it was due to its last byte (waits for a connection included)`,
       `requests: ${result.requests.total} sent, ${achieved.toFixed(0)} req/s achieved (mean ${result.requests.average.toFixed(0)}/s)`,
-      `latency ms: p50 ${result.latency.p50}, p90 ${result.latency.p90}, p99 ${result.latency.p99}, max ${result.latency.max}`,
+      `latency ms: ${latencyLine(result.latency)}`,
       `statuses: ${JSON.stringify(Object.fromEntries(statuses))}`,
       `errors: ${result.errors}, timeouts: ${result.timeouts}, 5xx: ${fivexx}, non-2xx: ${result.non2xx}`,
       `server RSS MiB (all processes): before ${before.rss.toFixed(1)}, after ${after.rss.toFixed(1)} (${growth(before.rss, after.rss)}); ` +
@@ -101,7 +103,7 @@ async function main(): Promise<void> {
         .map((r) => r.ms);
       lines.push(
         `submission of ${submit} biosamples (${applied.mb.toFixed(0)} MB, WRITE_THREAD=${writeThread}) from +${(applied.from / 1000).toFixed(1)} s to +${(applied.to / 1000).toFixed(1)} s: ${applied.status}${applied.status === 200 ? '' : ` ${applied.text.slice(0, 300)}`}`,
-        `reads answered meanwhile: ${during.length}, latency ms p50 ${percentile(during, 50)}, p99 ${percentile(during, 99)}, max ${Math.max(0, ...during)}`,
+        `reads answered meanwhile: ${during.length}, latency ms p50 ${percentile(during, 50).toFixed(1)}, p99 ${percentile(during, 99).toFixed(1)}, max ${during.reduce((a, b) => Math.max(a, b), 0).toFixed(1)}`,
       );
     }
     process.stdout.write(`${lines.join('\n')}\n`);

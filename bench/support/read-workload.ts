@@ -7,8 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
 import autocannon from 'autocannon';
 import { root, tsxNode } from './server-process.ts';
+import { percentile } from './embedded.ts';
 
 export interface LoadedData {
   dataDir: string;
@@ -80,8 +82,18 @@ export async function readPaths(url: string): Promise<string[]> {
   return paths;
 }
 
+/** What a run measured: the figures of autocannon's result that the benches read. */
+export interface RunFigures {
+  requests: { total: number; average: number };
+  /** Milliseconds. */
+  latency: { p50: number; p90: number; p99: number; max: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+}
+
 export interface ReadRun {
-  result: autocannon.Result;
+  result: RunFigures;
   /** Responses by status code. */
   statuses: Map<number, number>;
   /** Requests per second achieved. */
@@ -90,33 +102,106 @@ export interface ReadRun {
   responses?: Array<{ at: number; ms: number }>;
 }
 
-/** Sends the rotating `paths` at `rate` requests per second for `seconds`, counting statuses. */
+/** Latency percentiles as the benches print them, ms. */
+export function latencyLine(l: RunFigures['latency']): string {
+  return `p50 ${l.p50.toFixed(1)}, p90 ${l.p90.toFixed(1)}, p99 ${l.p99.toFixed(1)}, max ${l.max.toFixed(1)}`;
+}
+
+/** A request answered or failed no later than this after it was due counts as a timeout, ms. */
+const TIMEOUT_MS = 10_000;
+
+/**
+ * Sends the rotating `paths` at `rate` requests per second for `seconds`, on at most
+ * `connections` keep-alive connections, counting statuses.
+ *
+ * The requests are paced: request k is due `k / rate` seconds after the start, whatever became of
+ * the ones before, and its latency runs from when it was due to its response's last byte, so a
+ * request that waited for a free connection counts its wait (an open schedule, free of
+ * coordinated omission). autocannon's `overallRate` is not this: each connection sends its
+ * quota for the second as fast as it is answered and then pauses until the next second, so a
+ * nominal 1,000 req/s arrives as bursts in the first few tenths of each second; and its
+ * correction for the omission takes `1 / rate` seconds as the interval in milliseconds
+ * (autocannon 9.0.0), which counts a 500 ms response about 500 times.
+ */
 export async function runReads(
   url: string,
   paths: string[],
   options: { rate: number; seconds: number; connections: number },
 ): Promise<ReadRun> {
-  let i = 0;
+  const { hostname, port } = new URL(url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  const total = Math.max(1, Math.round(options.rate * options.seconds));
+  const interval = 1000 / options.rate;
   const statuses = new Map<number, number>();
   const responses: NonNullable<ReadRun['responses']> = [];
+  const latencies: number[] = [];
+  let errors = 0;
+  let timeouts = 0;
+  let non2xx = 0;
+  let ended = 0;
   const started = performance.now();
-  const instance = autocannon({
-    url,
-    connections: options.connections,
-    overallRate: options.rate,
-    duration: options.seconds,
-    timeout: 10,
-    requests: [{ setupRequest: (r: any) => ({ ...r, path: paths[i++ % paths.length] }) }],
+  await new Promise<void>((resolve) => {
+    const send = (due: number, path: string) => {
+      let settled = false;
+      const settle = (status: number | 'error' | 'timeout') => {
+        if (settled) return;
+        settled = true;
+        const now = performance.now();
+        if (status === 'error') errors++;
+        else if (status === 'timeout') timeouts++;
+        else {
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          if (status < 200 || status > 299) non2xx++;
+          latencies.push(now - due);
+          responses.push({ at: now - started, ms: now - due });
+        }
+        if (++ended === total) resolve();
+      };
+      const req = http.get({ hostname, port, path, agent }, (res) => {
+        res.resume();
+        res.on('end', () => settle(res.statusCode ?? 0));
+        res.on('error', () => settle('error'));
+      });
+      const timer = setTimeout(
+        () => {
+          settle('timeout');
+          req.destroy();
+        },
+        TIMEOUT_MS - (performance.now() - due),
+      );
+      req.on('close', () => clearTimeout(timer));
+      req.on('error', () => settle('error'));
+    };
+    let sent = 0;
+    const tick = () => {
+      const now = performance.now();
+      while (sent < total && started + sent * interval <= now) {
+        send(started + sent * interval, paths[sent % paths.length]!);
+        sent++;
+      }
+      if (sent < total) setTimeout(tick, Math.max(0, started + sent * interval - performance.now()));
+    };
+    tick();
   });
-  (instance as unknown as NodeJS.EventEmitter).on(
-    'response',
-    (_c: unknown, status: number, _bytes: number, ms: number) => {
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      responses.push({ at: performance.now() - started, ms });
+  agent.destroy();
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    result: {
+      requests: { total, average: latencies.length / seconds },
+      latency: {
+        p50: percentile(latencies, 50),
+        p90: percentile(latencies, 90),
+        p99: percentile(latencies, 99),
+        max: latencies.reduce((a, b) => Math.max(a, b), 0),
+      },
+      errors,
+      timeouts,
+      non2xx,
     },
-  );
-  const result = await instance;
-  return { result, statuses, achieved: result.requests.total / options.seconds, responses };
+    statuses,
+    achieved: latencies.length / seconds,
+    responses,
+  };
 }
 
 /** Every path twice, so page caches, prepared statements and cached counts exist before a reading. */

@@ -17,7 +17,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { startServerProcess } from '../support/server-process.ts';
-import { loadReadData, readPaths, runReads, warmReads, type ReadRun } from '../support/read-workload.ts';
+import {
+  latencyLine,
+  loadReadData,
+  readPaths,
+  runReads,
+  warmReads,
+  type ReadRun,
+} from '../support/read-workload.ts';
 
 const flag = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -180,8 +187,8 @@ async function siteClientTraffic(url: string, siteClients: SiteClient[]): Promis
 const describeReads = (name: string, run: ReadRun) => {
   const fivexx = [...run.statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
   log(
-    `${name}: ${run.achieved.toFixed(0)} req/s, p50 ${run.result.latency.p50} ms, p90 ${run.result.latency.p90} ms, ` +
-      `p99 ${run.result.latency.p99} ms; errors ${run.result.errors}, timeouts ${run.result.timeouts}, ` +
+    `${name}: ${run.achieved.toFixed(0)} req/s, latency ms ${latencyLine(run.result.latency)}; ` +
+      `errors ${run.result.errors}, timeouts ${run.result.timeouts}, ` +
       `non-2xx ${run.result.non2xx}, 5xx ${fivexx}`,
   );
   return run.result.errors + run.result.timeouts + run.result.non2xx;
