@@ -170,7 +170,10 @@ describe('FTS5 index kept in step by the store', () => {
     withHookedIndex(async (store, index) => {
       await store.upsertMany(
         'biosample_set',
-        Array.from({ length: 300 }, (_, i) => ({ id: `b${i}`, name: `sample ${i} of a long name ${i * 7919}` })),
+        Array.from({ length: 300 }, (_, i) => ({
+          id: `b${i}`,
+          name: `sample ${i} of a long name ${i * 7919}`,
+        })),
       );
       const pages = (where: string) =>
         (store.db.prepare(`SELECT sum(pgsize) AS n FROM dbstat WHERE ${where}`).get() as { n: number }).n;
