@@ -3,7 +3,9 @@
  * every match, and every page of the same query asks again; the count only changes when a record
  * of that collection is written. The store's change log (shared by every server process) says
  * which collections were written since the counts were taken, so a cached count is never stale
- * past the next lookup; entries also expire after `ttlMs` as a bound. Requests that ask for the same
+ * past the next lookup; entries also expire, each after its own time between half of `ttlMs` and
+ * `ttlMs`, as a bound: counts computed together (a burst of new queries, a warm-up) then expire
+ * apart, not in one second in which every request waits on the recounts. Requests that ask for the same
  * count while it is being computed wait for that computation instead of starting their own (an
  * expired broad count asked by many requests at once would otherwise be computed by each).
  * A count the store can read cheaply off its indexes is asked for with `countIfCheap`, which a
@@ -13,7 +15,7 @@
 import type { DocumentStore, Filter } from '../src/store/port.ts';
 
 export class CountCache {
-  private readonly counts = new Map<string, { n: number; at: number }>();
+  private readonly counts = new Map<string, { n: number; until: number }>();
   /**
    * Counts being computed: concurrent requests for the same count share one computation. A cheap
    * one (`countIfCheap`) may decline and resolve undefined.
@@ -65,7 +67,7 @@ export class CountCache {
 
   private cached(key: string): number | undefined {
     const hit = this.counts.get(key);
-    return hit && Date.now() - hit.at < this.ttlMs ? hit.n : undefined;
+    return hit && Date.now() < hit.until ? hit.n : undefined;
   }
 
   private start(
@@ -91,7 +93,7 @@ export class CountCache {
     await this.forgetWritten();
     if (this.seenSeq === seqBefore) {
       if (this.counts.size >= this.maxEntries) this.counts.delete(this.counts.keys().next().value!);
-      this.counts.set(key, { n, at: Date.now() });
+      this.counts.set(key, { n, until: Date.now() + this.ttlMs * (0.5 + Math.random() / 2) });
     }
     return n;
   }

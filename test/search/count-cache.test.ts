@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { CountCache } from '../../search/count-cache.ts';
 
@@ -88,6 +88,45 @@ describe('CountCache', () => {
     await countSoil(cache);
     await countSoil(cache);
     expect(computed).toBe(2);
+  });
+
+  it('lets counts computed together expire apart, each within its time bound', async () => {
+    const cache = new CountCache(store, 1000);
+    const recounted = new Set<number>();
+    const countAll = (tag: boolean) =>
+      Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          cache.count('biosample_set', { n: i }, async () => {
+            if (tag) recounted.add(i);
+            return i;
+          }),
+        ),
+      );
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const start = Date.now();
+      expect(await countAll(false)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      vi.setSystemTime(start + 499);
+      await countAll(true);
+      expect(recounted.size).toBe(0);
+      vi.setSystemTime(start + 750);
+      await countAll(true);
+      // About half expired by now: 2 in 2^40 runs see all or none of them on one side.
+      expect(recounted.size).toBeGreaterThan(0);
+      expect(recounted.size).toBeLessThan(40);
+      const early = recounted.size;
+      vi.setSystemTime(start + 1000);
+      recounted.clear();
+      await countAll(true);
+      // Every count kept since the start has met its bound; those recounted at 750 ms live on.
+      expect(recounted.size).toBe(40 - early);
+      vi.setSystemTime(start + 2000);
+      recounted.clear();
+      await countAll(true);
+      expect(recounted.size).toBe(40);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('shares and keeps cheap counts, and keeps nothing when the cheap way declines', async () => {
