@@ -182,12 +182,22 @@ describe('SQLite store specifics', () => {
       ).toBe(572);
       expect(store.counters.bodiesParsed).toBe(0);
 
-      // A range beside a more selective equality is checked on the equality's candidates only.
+      // A range with few rows beside an equality drives, the equality probed on each of its rows:
+      // no record is parsed.
       store.counters.bodiesParsed = 0;
       expect(
         await store.count('biosample_set', {
           ecosystem_category: 'Plants',
           'depth.has_numeric_value': { $lt: 1 },
+        }),
+      ).toBe(20);
+      expect(store.counters.bodiesParsed).toBe(0);
+      // A range with far more rows than the equality's (2,000 against 20) is checked on the
+      // equality's candidates only.
+      expect(
+        await store.count('biosample_set', {
+          ecosystem_category: 'Plants',
+          'depth.has_numeric_value': { $gte: 0 },
         }),
       ).toBe(20);
       expect(store.counters.bodiesParsed).toBe(20);

@@ -12,6 +12,7 @@ import type { Doc, Filter, FindOptions, Sort } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
 import { countRegexOnValues, VALUE_COUNT_LIMITS } from './value-regex-count.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
+import { countOnIndex } from './index-count.ts';
 import {
   attributeIndexScan,
   candidateIdsScan,
@@ -260,6 +261,11 @@ export async function countMatches(
   }
   if (candidateIds === undefined) {
     if (empty) return recordCount(ctx.statements, collection);
+    if (plan.exact) {
+      compileFilter(filter); // same validation as every other read
+      const counted = await countOnIndex(ctx, collection, plan);
+      if (counted !== undefined) return counted;
+    }
     const exact = plan.exact ? candidateIdSql(ctx.estimates, collection, plan) : undefined;
     if (exact?.complete) {
       compileFilter(filter); // same validation as every other read
