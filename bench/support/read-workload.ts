@@ -98,8 +98,8 @@ export interface ReadRun {
   statuses: Map<number, number>;
   /** Requests per second achieved. */
   achieved: number;
-  /** Each response: when it came (ms since the run started) and how long it took (ms). */
-  responses?: Array<{ at: number; ms: number }>;
+  /** Each response: when it came (ms since the run started), how long it took (ms) and its path. */
+  responses?: Array<{ at: number; ms: number; path?: string }>;
 }
 
 /** Latency percentiles as the benches print them, ms. */
@@ -153,7 +153,7 @@ export async function runReads(
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
           if (status < 200 || status > 299) non2xx++;
           latencies.push(now - due);
-          responses.push({ at: now - started, ms: now - due });
+          responses.push({ at: now - started, ms: now - due, path });
         }
         if (++ended === total) resolve();
       };
