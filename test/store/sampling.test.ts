@@ -1,6 +1,6 @@
 /**
  * The embedded store's samples for the planner: a whole small collection, an even draw from a
- * large one whatever the order records were written in.
+ * large one whatever the order records were written in, read in slices that take turns.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,7 +14,8 @@ describe('sampleTexts', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-sampling-'));
-    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+    // Slices of 3,000 index entries: the 20,000 biosamples are drawn in seven turns.
+    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite'), sampling: { slice: 3000 } });
     // Written interleaved with another collection, every tenth record marked: a periodic pattern
     // in write order that a draw keyed on row numbers could line up with.
     for (let batch = 0; batch < 20; batch++) {
@@ -41,8 +42,18 @@ describe('sampleTexts', () => {
     );
   });
 
-  it('draws about the sample size evenly from a larger collection', async () => {
+  it('draws about the sample size evenly from a larger collection, taking turns between slices', async () => {
+    let turns = 0;
+    let drawing = true;
+    const count = () => {
+      if (!drawing) return;
+      turns++;
+      setImmediate(count);
+    };
+    setImmediate(count);
     const texts = await store.sampleTexts('biosample_set', 2000);
+    drawing = false;
+    expect(turns).toBeGreaterThanOrEqual(6);
     expect(texts.length).toBeGreaterThan(1500);
     expect(texts.length).toBeLessThanOrEqual(4000);
     const docs = texts.map((t) => JSON.parse(t));

@@ -32,7 +32,7 @@ import {
   type IndexValue,
 } from './attribute-index.ts';
 import { candidateIdSql, ConditionEstimates, ESTIMATE_CAP } from './attribute-plans.ts';
-import { sampleTexts } from './sampling.ts';
+import { sampleTexts, type SampleOptions } from './sampling.ts';
 import { CHANGE_LOG_SCHEMA, ChangeLog } from './change-log.ts';
 import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
 import { countMatches, findPage, findPageWith } from './page-strategies.ts';
@@ -108,6 +108,8 @@ export interface SqliteStoreOptions {
    * slice (4000), rows kept per walk (25 000), ms of slices per turn on the event loop (10).
    */
   walkPrefixes?: WalkPrefixOptions;
+  /** How the planner's samples are drawn: index entries per slice, each slice a turn (20 000). */
+  sampling?: SampleOptions;
 }
 
 /**
@@ -147,6 +149,7 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly gate = new WriteGate();
   private writeThread: WriteThread | undefined;
   private readonly writeWaitMs: number;
+  private readonly sampling: SampleOptions | undefined;
   private sweeping = false;
   private closed = false;
 
@@ -177,6 +180,7 @@ export class SqliteDocumentStore implements DocumentStore {
       checkpoints: new WalkCheckpoints(this.statements, this.counters),
     };
     keepWalkPrefixes(this.context, options.walkPrefixes);
+    this.sampling = options.sampling;
     this.changeLog = new ChangeLog(
       this.db,
       this.statements,
@@ -318,7 +322,7 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /** About `size` records drawn evenly across the collection, as stored text (planner estimates). */
   async sampleTexts(collection: string, size: number): Promise<string[]> {
-    return sampleTexts(this.db, collection, recordCount(this.statements, collection), size);
+    return sampleTexts(this.db, collection, recordCount(this.statements, collection), size, this.sampling);
   }
 
   /** The attribute index's view of a filter, for the planner's estimates. */
