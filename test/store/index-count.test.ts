@@ -51,6 +51,10 @@ const FILTERS: Array<{ filter: Filter; paged: boolean }> = [
   { filter: { ecosystem_category: { $in: ['Terrestrial', 'Plants'] }, ecosystem_type: 'Soil' }, paged: true },
   { filter: { ecosystem_category: 'Aquatic' }, paged: true },
   { filter: { ecosystem_category: 'Terrestrial', id: { $gt: 'r0300' } }, paged: true },
+  { filter: { ecosystem_type: { $lt: 'Sediment' } }, paged: true },
+  { filter: { ecosystem_type: { $gte: 'Root' }, ecosystem_category: 'Plants' }, paged: true },
+  { filter: { ecosystem_category: { $in: ['Plants', 'Aquatic', 'Plants'] } }, paged: true },
+  { filter: { 'depth.has_numeric_value': { $lt: 4 }, ecosystem_category: 'Aquatic' }, paged: true },
   // Two ranges: counted another way.
   { filter: { 'depth.has_numeric_value': { $gte: 1, $lt: 5 } }, paged: false },
 ];

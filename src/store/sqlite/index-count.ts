@@ -15,12 +15,21 @@
  * counted by id, the others by row.
  */
 import { type Condition, type IndexPlan, type IndexValue, valueSql } from './attribute-index.ts';
+import { compareSqliteValues } from './index-walk-rows.ts';
 import { conditionsSql } from './attribute-plans.ts';
 import type { SqlParam } from './statement-cache.ts';
 import type { StoreContext } from './store-context.ts';
 
-/** Index rows one page reads at most. */
-const PAGE_ROWS = 20_000;
+/**
+ * Time one page should take, ms: each page's rows are scaled from the last page's time, starting
+ * at FIRST_PAGE_ROWS, between MIN_PAGE_ROWS and MAX_PAGE_ROWS. On a cold file a probe reads a page
+ * of the file (tens of microseconds, not one), and fixed pages of 20,000 rows held the event loop
+ * for most of a second.
+ */
+const PAGE_MS = 4;
+const FIRST_PAGE_ROWS = 1000;
+const MIN_PAGE_ROWS = 100;
+const MAX_PAGE_ROWS = 50_000;
 /** Time the pages of one turn take at most before the page that passes it, ms. */
 const TURN_MS = 10;
 /**
@@ -28,8 +37,12 @@ const TURN_MS = 10;
  * generated biosample (2 KB) about 13 µs; smaller records parse faster, hence the margin.
  */
 const PROBES_PER_RECORD = 16;
-/** Index rows of an equality counted at most when weighing a range against it. */
-const EQUALITY_ROWS_COUNTED = 1_000_000;
+/**
+ * Index rows of an equality counted at most when weighing a range against it. An equality with
+ * more drives bodies worth a range of about as many rows as a path holds in 10^6 records: the range
+ * drives without its rows being counted.
+ */
+const EQUALITY_ROWS_COUNTED = 50_000;
 
 /** A slice of the driver's rows (SQL on `x`) with its parameters. */
 interface Page {
@@ -39,6 +52,7 @@ interface Page {
 
 /** Options of `countOnIndex`; smaller figures in tests. */
 export interface IndexCountOptions {
+  /** Rows of every page (by default each page's are scaled to take PAGE_MS). */
   pageRows?: number;
 }
 
@@ -58,6 +72,8 @@ export async function countOnIndex(
   const keyOf = ctx.keys.of(collection);
   const key = keyOf(driver.path);
   if (!worthDriving(ctx, collection, plan, driver, key)) return undefined;
+  // Weighing the range took a while: the pages start in a turn of their own.
+  await new Promise((resolve) => setImmediate(resolve));
   const restParams: SqlParam[] = [];
   const rest = conditionsSql(
     'x',
@@ -72,10 +88,12 @@ export async function countOnIndex(
   const irregular = 'EXISTS (SELECT 1 FROM attr_irregular i WHERE i.key = x.key AND i.id = x.id)';
   const irregularIds = new Set<string>();
   let n = 0;
-  const pages = driverPages(ctx, key, driver, options.pageRows ?? PAGE_ROWS);
+  const size = { rows: options.pageRows ?? FIRST_PAGE_ROWS };
+  const pages = driverPages(ctx, key, driver, size);
   for (;;) {
     const start = performance.now();
     do {
+      const pageStart = performance.now();
       const next = pages.next();
       if (next.done) return n + irregularIds.size;
       const page = next.value;
@@ -89,6 +107,12 @@ export async function countOnIndex(
           .get(`SELECT x.id AS id ${where} AND ${irregular}`)
           .all(...page.params, ...restParams) as Array<{ id: string }>)
           irregularIds.add(row.id);
+      if (options.pageRows === undefined) {
+        const ms = Math.max(performance.now() - pageStart, 0.05);
+        // At most twice the rows of the last page: a page read from the cache says little of the next.
+        const rows = Math.min(2 * size.rows, (size.rows * PAGE_MS) / ms);
+        size.rows = Math.round(Math.min(MAX_PAGE_ROWS, Math.max(MIN_PAGE_ROWS, rows)));
+      }
     } while (performance.now() - start < TURN_MS);
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -139,57 +163,116 @@ function worthDriving(
   const keyOf = ctx.keys.of(collection);
   let fewest = EQUALITY_ROWS_COUNTED;
   for (const c of others) fewest = Math.min(fewest, rowsUpTo(c, keyOf(c.path), fewest));
+  if (fewest >= EQUALITY_ROWS_COUNTED) return true;
   const most = fewest * PROBES_PER_RECORD;
   return rowsUpTo(driver, key, most + 1) <= most;
 }
 
+/** One end of an interval of index values: the value, and whether it is in. */
+interface End {
+  value: IndexValue;
+  in: boolean;
+}
+
 /**
- * The driver's rows in (value, id) order as pages of at most `size` rows, each one an index
+ * The intervals of index values a driving condition selects, in index order, each with one lower
+ * and one upper end at most: SQLite seeks an index by one bound at each end, and a second lower
+ * bound (the condition's, then a page's) would have every page read from the condition's start.
+ * Numbers sort before text: a numeric range stops at '', a text one starts there.
+ */
+function intervalsOf(c: Condition): Array<{ lo?: End; hi?: End }> {
+  switch (c.op) {
+    case 'eq':
+      return [{ lo: { value: c.value, in: true }, hi: { value: c.value, in: true } }];
+    case 'in':
+      return [...new Set(c.values)]
+        .sort(compareSqliteValues)
+        .map((value) => ({ lo: { value, in: true }, hi: { value, in: true } }));
+    case 'gt':
+    case 'gte': {
+      const lo = { value: c.value, in: c.op === 'gte' };
+      return [typeof c.value === 'number' ? { lo, hi: { value: '', in: false } } : { lo }];
+    }
+    case 'lt':
+    case 'lte': {
+      const hi = { value: c.value, in: c.op === 'lte' };
+      return [typeof c.value === 'number' ? { hi } : { lo: { value: '', in: true }, hi }];
+    }
+  }
+}
+
+/** SQL (on `x.value`) of an interval's ends, with their parameters. */
+function boundsSql(lo: End | undefined, hi: End | undefined): { sql: string; params: SqlParam[] } {
+  let sql = '';
+  const params: SqlParam[] = [];
+  if (lo) {
+    sql += ` AND x.value ${lo.in ? '>=' : '>'} ?`;
+    params.push(lo.value);
+  }
+  if (hi) {
+    sql += ` AND x.value ${hi.in ? '<=' : '<'} ?`;
+    params.push(hi.value);
+  }
+  return { sql, params };
+}
+
+/**
+ * The driver's rows in (value, id) order as pages of at most `size.rows` rows, each one an index
  * search: rows of values between two edges, or rows of one value between two ids (a value with
  * more rows than a page is read by id).
  */
-function* driverPages(ctx: StoreContext, key: number, driver: Condition, size: number): Generator<Page> {
+function* driverPages(
+  ctx: StoreContext,
+  key: number,
+  driver: Condition,
+  size: { rows: number },
+): Generator<Page> {
+  for (const interval of intervalsOf(driver)) yield* intervalPages(ctx, key, interval, size);
+}
+
+function* intervalPages(
+  ctx: StoreContext,
+  key: number,
+  interval: { lo?: End; hi?: End },
+  size: { rows: number },
+): Generator<Page> {
   const { statements } = ctx;
-  const cond = valueSql('x.value', driver);
-  const within = `x.key = ? AND ${cond.sql}`;
-  const withinParams: SqlParam[] = [key, ...cond.params];
-  /** The last row counted: its value, and the id up to which that value's rows are counted. */
-  let after: { value: IndexValue; id: string } | undefined;
+  let lo = interval.lo;
+  const { hi } = interval;
   for (;;) {
-    if (after) {
-      // The rest of the value's rows, by id.
-      for (;;) {
-        const end = statements
-          .get(
-            `SELECT x.id FROM attr_index x WHERE x.key = ? AND x.value = ? AND x.id > ? ORDER BY x.id LIMIT 1 OFFSET ${size - 1}`,
-          )
-          .pluck()
-          .get(key, after.value, after.id) as string | undefined;
-        if (end === undefined) {
-          yield { sql: 'x.key = ? AND x.value = ? AND x.id > ?', params: [key, after.value, after.id] };
-          break;
-        }
-        yield {
-          sql: 'x.key = ? AND x.value = ? AND x.id > ? AND x.id <= ?',
-          params: [key, after.value, after.id, end],
-        };
-        after.id = end;
-      }
-    }
-    const past = after ? ' AND x.value > ?' : '';
-    const pastParams = after ? [after.value] : [];
+    const within = boundsSql(lo, hi);
     const edge = statements
       .get(
-        `SELECT x.value AS value, x.id AS id FROM attr_index x WHERE ${within}${past} ORDER BY x.value, x.id LIMIT 1 OFFSET ${size - 1}`,
+        `SELECT x.value AS value, x.id AS id FROM attr_index x WHERE x.key = ?${within.sql} ` +
+          'ORDER BY x.value, x.id LIMIT 1 OFFSET ?',
       )
-      .get(...withinParams, ...pastParams) as { value: IndexValue; id: string } | undefined;
+      .get(key, ...within.params, size.rows - 1) as { value: IndexValue; id: string } | undefined;
     if (!edge) {
-      yield { sql: `${within}${past}`, params: [...withinParams, ...pastParams] };
+      yield { sql: `x.key = ?${within.sql}`, params: [key, ...within.params] };
       return;
     }
-    // The values before the edge's, then the edge's value's rows up to its id.
-    yield { sql: `${within}${past} AND x.value < ?`, params: [...withinParams, ...pastParams, edge.value] };
+    // The values before the edge's, then the edge's value's rows up to its id and after it, by id.
+    const before = boundsSql(lo, { value: edge.value, in: false });
+    yield { sql: `x.key = ?${before.sql}`, params: [key, ...before.params] };
     yield { sql: 'x.key = ? AND x.value = ? AND x.id <= ?', params: [key, edge.value, edge.id] };
-    after = edge;
+    let after = edge.id;
+    for (;;) {
+      const end = statements
+        .get(
+          'SELECT x.id FROM attr_index x WHERE x.key = ? AND x.value = ? AND x.id > ? ORDER BY x.id LIMIT 1 OFFSET ?',
+        )
+        .pluck()
+        .get(key, edge.value, after, size.rows - 1) as string | undefined;
+      if (end === undefined) {
+        yield { sql: 'x.key = ? AND x.value = ? AND x.id > ?', params: [key, edge.value, after] };
+        break;
+      }
+      yield {
+        sql: 'x.key = ? AND x.value = ? AND x.id > ? AND x.id <= ?',
+        params: [key, edge.value, after, end],
+      };
+      after = end;
+    }
+    lo = { value: edge.value, in: false };
   }
 }
