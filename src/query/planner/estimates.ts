@@ -13,6 +13,8 @@ import { bodyTestFunction, foldAscii, type BodyTest } from './body-prefilter.ts'
 export const SAMPLE_SIZE = 2000;
 const SAMPLE_TTL_MS = 10 * 60_000;
 const ESTIMATE_TTL_MS = 60_000;
+/** Sample texts parsed in one turn of the event loop. */
+const PARSED_PER_TURN = 250;
 const ESTIMATES_KEPT = 2000;
 
 interface Sample {
@@ -125,9 +127,16 @@ export class SelectivityEstimator {
 
   private async draw(collection: string, collectionSize: number): Promise<Sample> {
     const texts = await this.store.sampleTexts!(collection, this.sampleSize);
+    // Parsed in turns: 2,000 texts of 2 KB take about 25 ms.
+    const docs: Array<Record<string, unknown>> = [];
+    for (let i = 0; i < texts.length; i += PARSED_PER_TURN) {
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      for (const t of texts.slice(i, i + PARSED_PER_TURN))
+        docs.push(JSON.parse(t) as Record<string, unknown>);
+    }
     const sample: Sample = {
       texts,
-      docs: texts.map((t) => JSON.parse(t) as Record<string, unknown>),
+      docs,
       folded: new Array<string | undefined>(texts.length),
       averageBytes: texts.length === 0 ? undefined : texts.reduce((n, t) => n + t.length, 0) / texts.length,
       size: Math.max(collectionSize, texts.length),

@@ -108,7 +108,7 @@ export interface SqliteStoreOptions {
    * slice (4000), rows kept per walk (25 000), ms of slices per turn on the event loop (10).
    */
   walkPrefixes?: WalkPrefixOptions;
-  /** How the planner's samples are drawn: index entries per slice, each slice a turn (20 000). */
+  /** How the planner's samples are drawn: index entries per slice, each slice a turn (scaled to 5 ms). */
   sampling?: SampleOptions;
 }
 

@@ -7,11 +7,19 @@
  */
 import type { Database } from 'better-sqlite3';
 
-/** Index entries one slice of a draw passes over at most. */
-const SLICE = 20_000;
+/**
+ * Time one slice of a draw should take, ms: each slice's index entries are scaled from the last
+ * slice's time (at most doubled), starting at FIRST_SLICE, between MIN_SLICE and MAX_SLICE. On a
+ * cold file the first slice reads its bodies from disk: 20,000 entries took half a second there.
+ */
+const SLICE_MS = 5;
+const FIRST_SLICE = 1000;
+const MIN_SLICE = 200;
+const MAX_SLICE = 50_000;
 
 /** Options of `sampleTexts`; smaller figures in tests. */
 export interface SampleOptions {
+  /** Index entries of every slice (by default each slice's are scaled to take SLICE_MS). */
   slice?: number;
 }
 
@@ -23,7 +31,7 @@ export async function sampleTexts(
   size: number,
   options: SampleOptions = {},
 ): Promise<string[]> {
-  const slice = options.slice ?? SLICE;
+  let slice = options.slice ?? FIRST_SLICE;
   const whole = collectionSize <= size;
   const stride = whole ? 1 : Math.max(1, Math.floor(collectionSize / size));
   const most = whole ? Infinity : size * 2;
@@ -33,6 +41,7 @@ export async function sampleTexts(
   /** The last id of the slices read; undefined before the first. */
   let after: string | undefined;
   for (;;) {
+    const started = performance.now();
     const from = after === undefined ? '' : ' AND id > ?';
     const fromParams = after === undefined ? [] : [after];
     const edge = db
@@ -50,6 +59,12 @@ export async function sampleTexts(
     }
     if (edge === undefined || texts.length >= most) return texts;
     after = edge;
+    if (options.slice === undefined) {
+      const ms = Math.max(performance.now() - started, 0.05);
+      slice = Math.round(
+        Math.min(MAX_SLICE, Math.max(MIN_SLICE, Math.min(2 * slice, (slice * SLICE_MS) / ms))),
+      );
+    }
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
