@@ -16,6 +16,7 @@
  */
 import { type Condition, type IndexPlan, type IndexValue, valueSql } from './attribute-index.ts';
 import { compareSqliteValues } from './index-walk-rows.ts';
+import { Turns } from './id-order-scans.ts';
 import { conditionsSql } from './attribute-plans.ts';
 import type { SqlParam } from './statement-cache.ts';
 import type { StoreContext } from './store-context.ts';
@@ -30,8 +31,6 @@ const PAGE_MS = 4;
 const FIRST_PAGE_ROWS = 1000;
 const MIN_PAGE_ROWS = 100;
 const MAX_PAGE_ROWS = 50_000;
-/** Time the pages of one turn take at most before the page that passes it, ms. */
-const TURN_MS = 10;
 /**
  * Index probes that cost about as much as parsing one record: a probe is about 0.6 µs, parsing a
  * generated biosample (2 KB) about 13 µs; smaller records parse faster, hence the margin.
@@ -73,7 +72,8 @@ export async function countOnIndex(
   const key = keyOf(driver.path);
   if (!worthDriving(ctx, collection, plan, driver, key)) return undefined;
   // Weighing the range took a while: the pages start in a turn of their own.
-  await new Promise((resolve) => setImmediate(resolve));
+  const turns = new Turns();
+  await turns.give();
   const restParams: SqlParam[] = [];
   const rest = conditionsSql(
     'x',
@@ -91,30 +91,27 @@ export async function countOnIndex(
   const size = { rows: options.pageRows ?? FIRST_PAGE_ROWS };
   const pages = driverPages(ctx, key, driver, size);
   for (;;) {
-    const start = performance.now();
-    do {
-      const pageStart = performance.now();
-      const next = pages.next();
-      if (next.done) return n + irregularIds.size;
-      const page = next.value;
-      const where = `FROM attr_index x WHERE ${page.sql}${rest.sql}`;
-      n += statements
-        .get(`SELECT count(*) ${where}${hasIrregular ? ` AND NOT ${irregular}` : ''}`)
-        .pluck()
-        .get(...page.params, ...restParams) as number;
-      if (hasIrregular)
-        for (const row of statements
-          .get(`SELECT x.id AS id ${where} AND ${irregular}`)
-          .all(...page.params, ...restParams) as Array<{ id: string }>)
-          irregularIds.add(row.id);
-      if (options.pageRows === undefined) {
-        const ms = Math.max(performance.now() - pageStart, 0.05);
-        // At most twice the rows of the last page: a page read from the cache says little of the next.
-        const rows = Math.min(2 * size.rows, (size.rows * PAGE_MS) / ms);
-        size.rows = Math.round(Math.min(MAX_PAGE_ROWS, Math.max(MIN_PAGE_ROWS, rows)));
-      }
-    } while (performance.now() - start < TURN_MS);
-    await new Promise((resolve) => setImmediate(resolve));
+    if (turns.due()) await turns.give();
+    const pageStart = performance.now();
+    const next = pages.next();
+    if (next.done) return n + irregularIds.size;
+    const page = next.value;
+    const where = `FROM attr_index x WHERE ${page.sql}${rest.sql}`;
+    n += statements
+      .get(`SELECT count(*) ${where}${hasIrregular ? ` AND NOT ${irregular}` : ''}`)
+      .pluck()
+      .get(...page.params, ...restParams) as number;
+    if (hasIrregular)
+      for (const row of statements
+        .get(`SELECT x.id AS id ${where} AND ${irregular}`)
+        .all(...page.params, ...restParams) as Array<{ id: string }>)
+        irregularIds.add(row.id);
+    if (options.pageRows === undefined) {
+      const ms = Math.max(performance.now() - pageStart, 0.05);
+      // At most twice the rows of the last page: a page read from the cache says little of the next.
+      const rows = Math.min(2 * size.rows, (size.rows * PAGE_MS) / ms);
+      size.rows = Math.round(Math.min(MAX_PAGE_ROWS, Math.max(MIN_PAGE_ROWS, rows)));
+    }
   }
 }
 

@@ -19,6 +19,7 @@ import {
   eachMatch,
   idWalk,
   matchesInIdOrder,
+  Turns,
   visitMatches,
   type Pause,
 } from './id-order-scans.ts';
@@ -287,9 +288,12 @@ export async function countMatches(
       'SELECT count(*) AS n FROM docs x WHERE x.collection = ? AND x.id IN (SELECT value FROM json_each(?))' +
       conds.sql;
     let n = 0;
-    for (let i = 0; i < ids.length; i += CHUNK * 10) {
+    // A submission asks which of its 10^5 ids are stored already: a statement per CHUNK ids, in turns.
+    const turns = new Turns();
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      if (turns.due()) await turns.give();
       n += (
-        ctx.statements.get(sql).get(collection, JSON.stringify(ids.slice(i, i + CHUNK * 10)), ...params) as {
+        ctx.statements.get(sql).get(collection, JSON.stringify(ids.slice(i, i + CHUNK)), ...params) as {
           n: number;
         }
       ).n;
