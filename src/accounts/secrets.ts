@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import bcrypt from 'bcryptjs';
+import { compareOnThread, hashOnThread } from './bcrypt-thread.ts';
 
 const PRODUCTION_COST = 10;
 let cost = PRODUCTION_COST;
@@ -31,18 +32,39 @@ function bcryptInput(secret: string): string {
   return `sha256:${createHash('sha256').update(normalized).digest('base64')}`;
 }
 
+/**
+ * Costs from which bcrypt runs on its thread (bcrypt-thread.ts): production's 10 takes about 70 ms.
+ * The low costs tests set take a millisecond or two and stay on the event loop, where a thread
+ * would only add its start.
+ */
+const ON_THREAD_FROM_COST = 8;
+
+/** The cost a bcrypt hash was made with (`$2b$10$...`), or undefined when it is not one. */
+function costOf(hash: string): number | undefined {
+  const match = /^\$2[abxy]?\$(\d{2})\$/.exec(hash);
+  return match ? Number(match[1]) : undefined;
+}
+
 export async function hashSecret(secret: string): Promise<string> {
-  return bcrypt.hash(bcryptInput(secret), cost);
+  const input = bcryptInput(secret);
+  if (cost < ON_THREAD_FROM_COST) return bcrypt.hash(input, cost);
+  return hashOnThread(input, cost).catch(() => bcrypt.hash(input, cost));
 }
 
 /** Compares `secret` with `hash`, or with a dummy hash of the same cost when there is no account. */
 export async function verifySecret(secret: string, hash: string | undefined): Promise<boolean> {
   if (hash === undefined) {
-    dummyHash ??= bcrypt.hashSync(randomBytes(16).toString('hex'), cost);
-    await bcrypt.compare(bcryptInput(secret), dummyHash);
+    dummyHash ??= await hashSecret(randomBytes(16).toString('hex'));
+    await compare(bcryptInput(secret), dummyHash);
     return false;
   }
-  return bcrypt.compare(bcryptInput(secret), hash);
+  return compare(bcryptInput(secret), hash);
+}
+
+/** bcrypt's comparison, on its thread for a costly hash (in this thread should the thread fail). */
+async function compare(input: string, hash: string): Promise<boolean> {
+  if ((costOf(hash) ?? 0) < ON_THREAD_FROM_COST) return bcrypt.compare(input, hash);
+  return compareOnThread(input, hash).catch(() => bcrypt.compare(input, hash));
 }
 
 /** A random secret for generated passwords and site-client secrets (URL-safe, 256 bits). */

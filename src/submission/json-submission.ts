@@ -319,12 +319,32 @@ export async function payloadBytes(
   writes: Array<{ docs: Doc[]; texts?: string[] }>,
 ): Promise<Buffer> {
   const parts: Buffer[] = [];
+  let total = 0;
   for (const piece of payloadPieces(payload, writes)) {
-    parts.push(Buffer.from(piece, 'utf8'));
+    const part = Buffer.from(piece, 'utf8');
+    parts.push(part);
+    total += part.length;
     await new Promise((resolve) => setImmediate(resolve));
   }
-  return Buffer.concat(parts);
+  // Copied into one buffer a few pieces a turn: Buffer.concat of 142 MB held the event loop for
+  // about 300 ms.
+  const content = Buffer.allocUnsafe(total);
+  let at = 0;
+  let copiedThisTurn = 0;
+  for (const part of parts) {
+    part.copy(content, at);
+    at += part.length;
+    copiedThisTurn += part.length;
+    if (copiedThisTurn >= COPIED_PER_TURN) {
+      copiedThisTurn = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  return content;
 }
+
+/** Bytes of the payload's text copied into its buffer per turn of the event loop. */
+const COPIED_PER_TURN = 8 * 1024 * 1024;
 
 /** Records in entries of WRITE_BATCH for one atomic write. */
 export function inBatches(docs: Doc[]): Doc[][] {

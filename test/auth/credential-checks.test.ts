@@ -17,6 +17,34 @@ describe('secret checks', () => {
     expect(unknownAccount / wrongPassword).toBeGreaterThan(0.3);
     expect(await verifySecret('the-real-password', hash)).toBe(true);
   });
+
+  it('hash and compare at the production cost on a thread of their own, so the event loop keeps turning', async () => {
+    setBcryptCost(10);
+    try {
+      const hash = await hashSecret('the-real-password');
+      expect(hash).toMatch(/^\$2[aby]\$10\$/);
+      let turns = 0;
+      let counting = true;
+      const tick = () => {
+        if (!counting) return;
+        turns++;
+        setImmediate(tick);
+      };
+      setImmediate(tick);
+      const results = await Promise.all([
+        verifySecret('the-real-password', hash),
+        verifySecret('wrong', hash),
+        verifySecret('wrong', undefined),
+      ]);
+      counting = false;
+      expect(results).toEqual([true, false, false]);
+      // Four bcrypt runs of tens of milliseconds each: on the event loop, bcryptjs gives it a turn
+      // only every 100 ms.
+      expect(turns).toBeGreaterThan(50);
+    } finally {
+      setBcryptCost(4);
+    }
+  });
 });
 
 describe('expiresOf', () => {
