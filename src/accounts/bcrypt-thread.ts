@@ -1,5 +1,5 @@
 /**
- * bcrypt on a worker thread. bcryptjs is JavaScript: a comparison at cost 10 takes about 70 ms of
+ * bcrypt on a worker thread. bcryptjs is JavaScript: a comparison at cost 10 takes about 85 ms of
  * CPU here, and its asynchronous form gives the event loop a turn only every 100 ms, so each
  * login held every other request of its process for that long. One thread, started on first use
  * and let go of (unref) while idle, does them one after another, as the event loop did.

@@ -33,7 +33,7 @@ function bcryptInput(secret: string): string {
 }
 
 /**
- * Costs from which bcrypt runs on its thread (bcrypt-thread.ts): production's 10 takes about 70 ms.
+ * Costs from which bcrypt runs on its thread (bcrypt-thread.ts): production's 10 takes about 85 ms.
  * The low costs tests set take a millisecond or two and stay on the event loop, where a thread
  * would only add its start.
  */
