@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import { turnsDuring } from '../support/event-loop-turns.ts';
 
 describe('sampleTexts', () => {
   let dir: string;
@@ -43,16 +44,7 @@ describe('sampleTexts', () => {
   });
 
   it('draws about the sample size evenly from a larger collection, taking turns between slices', async () => {
-    let turns = 0;
-    let drawing = true;
-    const count = () => {
-      if (!drawing) return;
-      turns++;
-      setImmediate(count);
-    };
-    setImmediate(count);
-    const texts = await store.sampleTexts('biosample_set', 2000);
-    drawing = false;
+    const { result: texts, turns } = await turnsDuring(() => store.sampleTexts('biosample_set', 2000));
     expect(turns).toBeGreaterThanOrEqual(6);
     expect(texts.length).toBeGreaterThan(1500);
     expect(texts.length).toBeLessThanOrEqual(4000);
