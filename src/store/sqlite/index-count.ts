@@ -5,10 +5,10 @@
  * One condition drives: its index rows are read in the index's order, (value, id), and every other
  * condition is checked on each row by a primary-key probe (`conditionSql`). A range can only
  * drive (checking it per record would scan the range), so a plan with one range is counted with
- * the range driving, and a plan with two cannot be counted here. Without the pages, a count of
- * `ecosystem_category = Terrestrial` and `depth.has_numeric_value > 0` checked the depth on 30,000
- * parsed records (about 500 ms at 10^5 biosamples); driven by the depth's 100,000 index rows with
- * a probe each, it is about 55 ms, a tenth of that in each turn.
+ * the range driving, and a plan with two cannot be counted here. Counted the other way,
+ * `ecosystem_category = Terrestrial` with `depth.has_numeric_value > 0` had the depth checked on
+ * 30,000 parsed records (536 ms at 10^5 biosamples, about 5 s at 10^6); driven by the depth's
+ * index rows with a probe each, it takes about 90 ms and 0.7 s, in turns of about 10 ms.
  *
  * Rows are counted once per record: a record holds at most one entry at a path unless it is
  * irregular there (`indexRecord`), so the rows of records irregular at the driver's path are
