@@ -6,9 +6,9 @@
  */
 import { Worker } from 'node:worker_threads';
 
+/** A message to the thread (bcrypt-worker.mjs), and its answer. */
 type Job = { op: 'compare'; input: string; hash: string } | { op: 'hash'; input: string; cost: number };
-export type BcryptJob = Job & { id: number };
-export type BcryptReply = { id: number; result: boolean | string } | { id: number; error: string };
+type BcryptReply = { id: number; result: boolean | string } | { id: number; error: string };
 
 interface Waiting {
   resolve: (result: boolean | string) => void;
@@ -21,9 +21,8 @@ let next = 0;
 
 function started(): Worker {
   if (worker) return worker;
-  const w = new Worker(new URL('../worker-boot.mjs', import.meta.url), {
-    workerData: { module: new URL('./bcrypt-worker.ts', import.meta.url).href },
-  });
+  // Plain JavaScript: the thread needs none of the process's loaders (`--import tsx`).
+  const w = new Worker(new URL('./bcrypt-worker.mjs', import.meta.url), { execArgv: [] });
   w.unref();
   const fail = (err: Error) => {
     if (worker === w) worker = undefined;
