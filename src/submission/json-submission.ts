@@ -23,6 +23,7 @@ import { OBJECTS, objectRecord, type StoredObjects } from '../objects/stored-obj
 import { RUNS, RunInProgress, runDoc, type CollectionCounts } from '../runs/runs.ts';
 import { finishedRunWrites } from '../runs/run-events.ts';
 import type { HeldWrites, PreparedWrite, PreparedWrites } from '../../search/writer.ts';
+import { concatInTurns, nextTurn } from '../turns.ts';
 
 /** The original runs submissions as this workflow; runs keep its name. */
 export const METADATA_IN_JOB = {
@@ -319,33 +320,12 @@ export async function payloadBytes(
   writes: Array<{ docs: Doc[]; texts?: string[] }>,
 ): Promise<Buffer> {
   const parts: Buffer[] = [];
-  let total = 0;
   for (const piece of payloadPieces(payload, writes)) {
-    const part = Buffer.from(piece, 'utf8');
-    parts.push(part);
-    total += part.length;
-    await new Promise((resolve) => setImmediate(resolve));
+    parts.push(Buffer.from(piece, 'utf8'));
+    await nextTurn();
   }
-  // Copied into one buffer a few pieces a turn: Buffer.concat of 142 MB held the event loop for
-  // about 300 ms.
-  const content = Buffer.allocUnsafe(total);
-  let at = 0;
-  let copiedThisTurn = 0;
-  for (const part of parts) {
-    part.copy(content, at);
-    at += part.length;
-    copiedThisTurn += part.length;
-    if (copiedThisTurn >= COPIED_PER_TURN) {
-      copiedThisTurn = 0;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-  return content;
+  return concatInTurns(parts);
 }
-
-/** Bytes of the payload's text copied into its buffer per turn of the event loop. */
-const COPIED_PER_TURN = 8 * 1024 * 1024;
-
 /** Records in entries of WRITE_BATCH for one atomic write. */
 export function inBatches(docs: Doc[]): Doc[][] {
   const out: Doc[][] = [];

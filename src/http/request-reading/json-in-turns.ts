@@ -11,9 +11,9 @@
  * where in the body the error lies. Anything else goes on to express.json.
  */
 import { parse as parseContentType } from 'content-type';
-import getRawBody from 'raw-body';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { JsonTooDeep } from '../../errors.ts';
+import { concatInTurns } from '../../turns.ts';
 import {
   BACKSLASH,
   CLOSE_ARRAY,
@@ -253,6 +253,53 @@ export async function parseJsonInTurns(bytes: Buffer): Promise<unknown> {
  * Reads and parses in turns the JSON bodies of at least `minBytes` that express.json would read,
  * up to `limit` bytes; leaves the others to express.json, mounted after it.
  */
+/** A body that ended before its declared length, or went on past it: 400, as raw-body says it. */
+function sizeMismatch(expected: number, received: number): Error {
+  return Object.assign(new Error('request size did not match content length'), {
+    status: 400,
+    statusCode: 400,
+    type: 'request.size.invalid',
+    expected,
+    received,
+  });
+}
+
+/**
+ * The body's `length` bytes (its Content-Length, within the limit). The chunks are kept as they come,
+ * so memory follows what was sent, not what was declared, and joined in turns at the end:
+ * raw-body's single concat held the event loop for 100-200 ms for a submission of 10^5 biosamples.
+ */
+function readBody(req: Request, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const settle = (err: Error | undefined) => {
+      if (settled) return;
+      settled = true;
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (err) reject(err);
+      else concatInTurns(chunks).then(resolve, reject);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > length) settle(sizeMismatch(length, received));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => settle(received === length ? undefined : sizeMismatch(length, received));
+    const onError = (err: Error) => settle(err);
+    const onClose = () =>
+      settle(
+        Object.assign(new Error('request aborted'), {
+          status: 400,
+          statusCode: 400,
+          type: 'request.aborted',
+        }),
+      );
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
+}
+
 export function jsonBodiesInTurns(options: { limit: number; minBytes: number }): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const length = Number(req.headers['content-length']);
@@ -266,7 +313,7 @@ export function jsonBodiesInTurns(options: { limit: number; minBytes: number }):
       return next();
     }
     if (charset !== undefined && charset !== 'utf-8') return next();
-    getRawBody(req, { length, limit: options.limit }).then(
+    readBody(req, length).then(
       (bytes) =>
         parseJsonInTurns(bytes).then((body) => {
           req.body = body;

@@ -1,3 +1,4 @@
+import net from 'node:net';
 /**
  * Large JSON bodies parsed in turns (src/http/request-reading/json-in-turns.ts) answer exactly what
  * `JSON.parse` of the whole text answers, refuse what it refuses, and take turns of the event loop
@@ -166,6 +167,35 @@ describe('jsonBodiesInTurns', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
     return { url, close: () => new Promise((resolve) => server.close(resolve)) };
   }
+
+  it('keeps answering when bodies stop short of their length and their connections close', async () => {
+    const app = await echo(16);
+    try {
+      const { port } = new URL(app.url);
+      for (const close of ['destroy', 'end'] as const) {
+        const socket = net.connect(Number(port), '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write(
+          'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a": [1, 2',
+        );
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        socket.on('error', () => {});
+        socket.resume(); // the server's answer, if any, is read and dropped
+        if (close === 'destroy') socket.destroy();
+        else socket.end();
+        await new Promise((resolve) => socket.once('close', resolve));
+      }
+      const res = await fetch(app.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"read": "in turns", "n": [1, 2, 3]}',
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ body: { read: 'in turns', n: [1, 2, 3] }, proto: true });
+    } finally {
+      await app.close();
+    }
+  });
 
   it('answers as express.json for bodies it reads and bodies it leaves', async () => {
     const inTurnsApp = await echo(0);
