@@ -17,6 +17,7 @@ import { catchUp } from './maintenance.ts';
 import { assertRegexLengths } from './filter-predicates.ts';
 import { keyedRecord } from '../src/store/record-keys.ts';
 import { cleanDocs } from '../src/store/clean-docs.ts';
+import { mapInTurns, nextTurn } from '../src/turns.ts';
 
 /** Records serialised in one turn of the event loop while writes are prepared. */
 const SERIALISED_PER_TURN = 250;
@@ -125,11 +126,7 @@ export class RecordWriter {
         if (released) throw new Error('the prepared writes were released');
         const docs = cleanDocs(w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc));
         // Serialised a few hundred at a time: 2,000 biosamples take about 30 ms.
-        const texts: string[] = [];
-        for (let i = 0; i < docs.length; i += SERIALISED_PER_TURN) {
-          if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-          for (const doc of docs.slice(i, i + SERIALISED_PER_TURN)) texts.push(JSON.stringify(doc));
-        }
+        const texts = await mapInTurns(docs, SERIALISED_PER_TURN, (doc) => JSON.stringify(doc));
         if (released) throw new Error('the prepared writes were released');
         prepared.push({ collection: w.collection, docs, texts });
         // The store's own work ahead (its writing thread prepares the indexes there), or else the
@@ -140,7 +137,7 @@ export class RecordWriter {
           for (const index of this.indexes)
             if (index.synchronous && index.prepareAhead && index.covers?.(w.collection) !== false)
               ahead.push(index.prepareAhead(w.collection, texts));
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       await Promise.all(ahead.map((a) => a.ready));
       return prepared;

@@ -15,6 +15,7 @@ import type { DocumentStore } from '../store/port.ts';
 import { isCollectionName } from '../schema/nmdc.ts';
 import { DatabaseCheck } from './database-check.ts';
 import { pyRepr } from './rule-messages.ts';
+import { Turns } from '../turns.ts';
 
 export { DatabaseCheck, type DatabaseCheckOptions, type RecordProblem } from './database-check.ts';
 export { compileAll as compileSchema } from './json-schema.ts';
@@ -59,26 +60,12 @@ export class MetadataValidator {
       }
       for (let i = 0; i < records.length; i++) {
         for (const m of check.record(name, i, records[i])) messages.push(m);
-        await turns.maybeYield();
+        if (turns.due()) await turns.give();
       }
     }
     if (hasMessages(detail)) return { valid: false, detail: Object.fromEntries(detail) };
     for (const problem of await check.references()) detail.get(problem.collection)!.push(problem.message);
     return hasMessages(detail) ? { valid: false, detail: Object.fromEntries(detail) } : { valid: true };
-  }
-}
-
-/** Work between two turns of the event loop, in milliseconds: other requests wait no longer. */
-const TURN_MS = 10;
-
-/** Gives other requests a turn whenever this work has run TURN_MS since the last turn. */
-class Turns {
-  private since = performance.now();
-
-  async maybeYield(): Promise<void> {
-    if (performance.now() - this.since < TURN_MS) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    this.since = performance.now();
   }
 }
 

@@ -13,7 +13,7 @@
 import { parse as parseContentType } from 'content-type';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { JsonTooDeep } from '../../errors.ts';
-import { concatInTurns } from '../../turns.ts';
+import { concatInTurns, nextTurn } from '../../turns.ts';
 import {
   BACKSLASH,
   CLOSE_ARRAY,
@@ -188,8 +188,6 @@ function parsePiece(text: string, from: number, to: number): unknown {
   }
 }
 
-const turn = () => new Promise((resolve) => setImmediate(resolve));
-
 /** The value of a JSON body (a Buffer of UTF-8), read with turns of the event loop between slices. */
 export async function parseJsonInTurns(bytes: Buffer): Promise<unknown> {
   let start = 0;
@@ -206,7 +204,7 @@ export async function parseJsonInTurns(bytes: Buffer): Promise<unknown> {
   const scanner = new Scanner(bytes, start);
   while (!scanner.done) {
     // A turn first: the body was just put together in one piece, which took a while too.
-    await turn();
+    await nextTurn();
     scanner.scan(Math.min(bytes.length, scanner.at + SCAN_SLICE));
   }
   // The skeleton: the body with every split array's elements left out.
@@ -233,7 +231,7 @@ export async function parseJsonInTurns(bytes: Buffer): Promise<unknown> {
       const group = parsePiece(`[${bytes.toString('utf8', first, to)}]`, first, to) as unknown[];
       for (const v of group) values.push(v);
       g = last + 1;
-      await turn();
+      await nextTurn();
     }
     if (array.member === undefined) return values;
     const key = keys[array.member]!;
@@ -249,10 +247,6 @@ export async function parseJsonInTurns(bytes: Buffer): Promise<unknown> {
   return skeleton;
 }
 
-/**
- * Reads and parses in turns the JSON bodies of at least `minBytes` that express.json would read,
- * up to `limit` bytes; leaves the others to express.json, mounted after it.
- */
 /** A body that ended before its declared length, or went on past it: 400, as raw-body says it. */
 function sizeMismatch(expected: number, received: number): Error {
   return Object.assign(new Error('request size did not match content length'), {
@@ -300,6 +294,10 @@ function readBody(req: Request, length: number): Promise<Buffer> {
   });
 }
 
+/**
+ * Reads and parses in turns the JSON bodies of at least `minBytes` that express.json would read,
+ * up to `limit` bytes; leaves the others to express.json, mounted after it.
+ */
 export function jsonBodiesInTurns(options: { limit: number; minBytes: number }): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const length = Number(req.headers['content-length']);

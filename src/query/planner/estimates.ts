@@ -9,6 +9,7 @@
 import type { DocumentStore, Filter } from '../../store/port.ts';
 import { compileFilter } from '../../store/filter.ts';
 import { bodyTestFunction, foldAscii, type BodyTest } from './body-prefilter.ts';
+import { mapInTurns } from '../../turns.ts';
 
 export const SAMPLE_SIZE = 2000;
 const SAMPLE_TTL_MS = 10 * 60_000;
@@ -128,12 +129,7 @@ export class SelectivityEstimator {
   private async draw(collection: string, collectionSize: number): Promise<Sample> {
     const texts = await this.store.sampleTexts!(collection, this.sampleSize);
     // Parsed in turns: 2,000 texts of 2 KB take about 25 ms.
-    const docs: Array<Record<string, unknown>> = [];
-    for (let i = 0; i < texts.length; i += PARSED_PER_TURN) {
-      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-      for (const t of texts.slice(i, i + PARSED_PER_TURN))
-        docs.push(JSON.parse(t) as Record<string, unknown>);
-    }
+    const docs = await mapInTurns(texts, PARSED_PER_TURN, (t) => JSON.parse(t) as Record<string, unknown>);
     const sample: Sample = {
       texts,
       docs,

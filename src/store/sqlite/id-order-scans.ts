@@ -12,32 +12,16 @@ import type { IdOrderStrategy } from './page-queries.ts';
 import type { SqlParam } from './statement-cache.ts';
 import { CHUNK, parseBody, type Row, type StoreContext } from './store-context.ts';
 import { textTestOf } from './text-regex-test.ts';
+import { Turns } from '../../turns.ts';
 
-/** Longest stretch a scan keeps the event loop before letting other requests run. */
-const TURN_MS = 10;
-/** The record scan offers a pause after every PAUSE_EVERY + 1 records it tests. */
+/**
+ * Scans read in chunks with no statement left open between records, so they can pause between
+ * records: the scan offers PAUSE, and a reader outside a transaction takes a turn when one is due
+ * (`Turns`). The record scan offers a pause after every PAUSE_EVERY + 1 records it tests.
+ */
 const PAUSE_EVERY = 63;
 export const PAUSE = Symbol('pause');
 export type Pause = typeof PAUSE;
-
-/**
- * Turn-taking for long scans: better-sqlite3 is synchronous, so a scan verifying 10^5 records
- * would hold the process for its whole length. Scans read in chunks with no statement left
- * open between records, so they can pause between records: the scan offers PAUSE, and a reader
- * outside a transaction takes it when TURN_MS have passed.
- */
-export class Turns {
-  private started = performance.now();
-
-  due(): boolean {
-    return performance.now() - this.started > TURN_MS;
-  }
-
-  async give(): Promise<void> {
-    await new Promise((resolve) => setImmediate(resolve));
-    this.started = performance.now();
-  }
-}
 
 export interface IdOrderQuery {
   collection: string;

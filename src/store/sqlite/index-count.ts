@@ -16,16 +16,15 @@
  */
 import { type Condition, type IndexPlan, type IndexValue, valueSql } from './attribute-index.ts';
 import { compareSqliteValues } from './index-walk-rows.ts';
-import { Turns } from './id-order-scans.ts';
+import { PacedSize, Turns } from '../../turns.ts';
 import { conditionsSql } from './attribute-plans.ts';
 import type { SqlParam } from './statement-cache.ts';
 import type { StoreContext } from './store-context.ts';
 
 /**
- * Time one page should take, ms: each page's rows are scaled from the last page's time, starting
- * at FIRST_PAGE_ROWS, between MIN_PAGE_ROWS and MAX_PAGE_ROWS. On a cold file a probe reads a page
- * of the file (tens of microseconds, not one), and fixed pages of 20,000 rows held the event loop
- * for most of a second.
+ * Time one page should take, ms (`PacedSize`, from FIRST_PAGE_ROWS rows, between MIN_PAGE_ROWS and
+ * MAX_PAGE_ROWS). On a cold file a probe reads a page of the file (tens of microseconds, not one),
+ * and fixed pages of 20,000 rows held the event loop for most of a second.
  */
 const PAGE_MS = 4;
 const FIRST_PAGE_ROWS = 1000;
@@ -88,7 +87,7 @@ export async function countOnIndex(
   const irregular = 'EXISTS (SELECT 1 FROM attr_irregular i WHERE i.key = x.key AND i.id = x.id)';
   const irregularIds = new Set<string>();
   let n = 0;
-  const size = { rows: options.pageRows ?? FIRST_PAGE_ROWS };
+  const size = new PacedSize(options.pageRows ?? FIRST_PAGE_ROWS, PAGE_MS, MIN_PAGE_ROWS, MAX_PAGE_ROWS);
   const pages = driverPages(ctx, key, driver, size);
   for (;;) {
     if (turns.due()) await turns.give();
@@ -106,12 +105,7 @@ export async function countOnIndex(
         .get(`SELECT x.id AS id ${where} AND ${irregular}`)
         .all(...page.params, ...restParams) as Array<{ id: string }>)
         irregularIds.add(row.id);
-    if (options.pageRows === undefined) {
-      const ms = Math.max(performance.now() - pageStart, 0.05);
-      // At most twice the rows of the last page: a page read from the cache says little of the next.
-      const rows = Math.min(2 * size.rows, (size.rows * PAGE_MS) / ms);
-      size.rows = Math.round(Math.min(MAX_PAGE_ROWS, Math.max(MIN_PAGE_ROWS, rows)));
-    }
+    if (options.pageRows === undefined) size.took(performance.now() - pageStart);
   }
 }
 
@@ -214,16 +208,11 @@ function boundsSql(lo: End | undefined, hi: End | undefined): { sql: string; par
 }
 
 /**
- * The driver's rows in (value, id) order as pages of at most `size.rows` rows, each one an index
+ * The driver's rows in (value, id) order as pages of at most `size.size` rows, each one an index
  * search: rows of values between two edges, or rows of one value between two ids (a value with
  * more rows than a page is read by id).
  */
-function* driverPages(
-  ctx: StoreContext,
-  key: number,
-  driver: Condition,
-  size: { rows: number },
-): Generator<Page> {
+function* driverPages(ctx: StoreContext, key: number, driver: Condition, size: PacedSize): Generator<Page> {
   for (const interval of intervalsOf(driver)) yield* intervalPages(ctx, key, interval, size);
 }
 
@@ -231,7 +220,7 @@ function* intervalPages(
   ctx: StoreContext,
   key: number,
   interval: { lo?: End; hi?: End },
-  size: { rows: number },
+  size: PacedSize,
 ): Generator<Page> {
   const { statements } = ctx;
   let lo = interval.lo;
@@ -243,7 +232,7 @@ function* intervalPages(
         `SELECT x.value AS value, x.id AS id FROM attr_index x WHERE x.key = ?${within.sql} ` +
           'ORDER BY x.value, x.id LIMIT 1 OFFSET ?',
       )
-      .get(key, ...within.params, size.rows - 1) as { value: IndexValue; id: string } | undefined;
+      .get(key, ...within.params, size.size - 1) as { value: IndexValue; id: string } | undefined;
     if (!edge) {
       yield { sql: `x.key = ?${within.sql}`, params: [key, ...within.params] };
       return;
@@ -259,7 +248,7 @@ function* intervalPages(
           'SELECT x.id FROM attr_index x WHERE x.key = ? AND x.value = ? AND x.id > ? ORDER BY x.id LIMIT 1 OFFSET ?',
         )
         .pluck()
-        .get(key, edge.value, after, size.rows - 1) as string | undefined;
+        .get(key, edge.value, after, size.size - 1) as string | undefined;
       if (end === undefined) {
         yield { sql: 'x.key = ? AND x.value = ? AND x.id > ?', params: [key, edge.value, after] };
         break;

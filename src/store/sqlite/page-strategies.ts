@@ -13,13 +13,13 @@ import { planIndex } from './attribute-index.ts';
 import { countRegexOnValues, VALUE_COUNT_LIMITS } from './value-regex-count.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
 import { countOnIndex } from './index-count.ts';
+import { Turns } from '../../turns.ts';
 import {
   attributeIndexScan,
   candidateIdsScan,
   eachMatch,
   idWalk,
   matchesInIdOrder,
-  Turns,
   visitMatches,
   type Pause,
 } from './id-order-scans.ts';
@@ -267,9 +267,9 @@ export async function countMatches(
       const counted = await countOnIndex(ctx, collection, plan);
       if (counted !== undefined) return counted;
     }
+    // An exact plan the index count declines: conditions on `id` alone.
     const exact = plan.exact ? candidateIdSql(ctx.estimates, collection, plan) : undefined;
     if (exact?.complete) {
-      compileFilter(filter); // same validation as every other read
       const { from, where, params } = exact;
       const row = ctx.statements
         .get(`SELECT count(DISTINCT x.id) AS n FROM ${from} WHERE ${where.join(' AND ')}`)

@@ -6,11 +6,12 @@
  * million records on a cold file took more than 100 ms as one statement.
  */
 import type { Database } from 'better-sqlite3';
+import { nextTurn, PacedSize } from '../../turns.ts';
 
 /**
- * Time one slice of a draw should take, ms: each slice's index entries are scaled from the last
- * slice's time (at most doubled), starting at FIRST_SLICE, between MIN_SLICE and MAX_SLICE. On a
- * cold file the first slice reads its bodies from disk: 20,000 entries took half a second there.
+ * Time one slice of a draw should take, ms (`PacedSize`, from FIRST_SLICE index entries, between
+ * MIN_SLICE and MAX_SLICE). On a cold file the first slice reads its bodies from disk: a fixed
+ * 20,000 entries took half a second there.
  */
 const SLICE_MS = 5;
 const FIRST_SLICE = 1000;
@@ -31,7 +32,7 @@ export async function sampleTexts(
   size: number,
   options: SampleOptions = {},
 ): Promise<string[]> {
-  let slice = options.slice ?? FIRST_SLICE;
+  const slice = new PacedSize(options.slice ?? FIRST_SLICE, SLICE_MS, MIN_SLICE, MAX_SLICE);
   const whole = collectionSize <= size;
   const stride = whole ? 1 : Math.max(1, Math.floor(collectionSize / size));
   const most = whole ? Infinity : size * 2;
@@ -45,7 +46,7 @@ export async function sampleTexts(
     const from = after === undefined ? '' : ' AND id > ?';
     const fromParams = after === undefined ? [] : [after];
     const edge = db
-      .prepare(`SELECT id FROM docs WHERE collection = ?${from} ORDER BY id LIMIT 1 OFFSET ${slice - 1}`)
+      .prepare(`SELECT id FROM docs WHERE collection = ?${from} ORDER BY id LIMIT 1 OFFSET ${slice.size - 1}`)
       .pluck()
       .get(collection, ...fromParams) as string | undefined;
     const upTo = edge === undefined ? '' : ' AND id <= ?';
@@ -59,12 +60,7 @@ export async function sampleTexts(
     }
     if (edge === undefined || texts.length >= most) return texts;
     after = edge;
-    if (options.slice === undefined) {
-      const ms = Math.max(performance.now() - started, 0.05);
-      slice = Math.round(
-        Math.min(MAX_SLICE, Math.max(MIN_SLICE, Math.min(2 * slice, (slice * SLICE_MS) / ms))),
-      );
-    }
-    await new Promise((resolve) => setImmediate(resolve));
+    if (options.slice === undefined) slice.took(performance.now() - started);
+    await nextTurn();
   }
 }

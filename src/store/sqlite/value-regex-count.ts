@@ -29,7 +29,7 @@
 import { compileFilter } from '../filter.ts';
 import type { Filter } from '../port.ts';
 import { INDEXED_PATHS, NO_KEY } from './attribute-index.ts';
-import { Turns } from './id-order-scans.ts';
+import { Turns } from '../../turns.ts';
 import { pathRegexOf } from './path-regex-count.ts';
 import { loadBodies } from './records.ts';
 import { parseBody, type StoreContext } from './store-context.ts';
