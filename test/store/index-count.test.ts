@@ -3,16 +3,13 @@
  * each equals the count over every record, pages of a few rows included (one value spread over
  * many pages, records with several values at the driving path), and no record is parsed.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilter } from '../../src/store/filter.ts';
 import type { Doc, Filter } from '../../src/store/port.ts';
-import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { planIndex } from '../../src/store/sqlite/attribute-index.ts';
 import { countOnIndex } from '../../src/store/sqlite/index-count.ts';
 import type { StoreContext } from '../../src/store/sqlite/store-context.ts';
+import { openTemporaryStore } from '../support/temporary-store.ts';
 
 const C = 'biosample_set';
 const CATEGORIES = ['Terrestrial', 'Aquatic', 'Plants'];
@@ -60,20 +57,11 @@ const FILTERS: Array<{ filter: Filter; paged: boolean }> = [
 ];
 
 describe('counts read off the attribute index in pages', () => {
-  let dir: string;
-  let store: SqliteDocumentStore;
-  let ctx: StoreContext;
+  const { store, dispose } = openTemporaryStore();
+  const ctx = (store as unknown as { context: StoreContext }).context;
 
-  beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'index-count-'));
-    store = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
-    await store.upsertMany(C, docs);
-    ctx = (store as unknown as { context: StoreContext }).context;
-  });
-  afterAll(async () => {
-    await store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  beforeAll(() => store.upsertMany(C, docs));
+  afterAll(dispose);
 
   for (const { filter, paged } of FILTERS) {
     it(`counts ${JSON.stringify(filter)} exactly`, async () => {
