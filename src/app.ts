@@ -187,8 +187,8 @@ export function buildApp(services: Services): express.Express {
   app.use(readRequestsAsOriginal(readUrl));
   // Changesheet uploads (multipart) are read here, by busboy, so the validator sees their field.
   app.use(fileUploads(services.config.maxBodyBytes, CHANGESHEET_UPLOADS));
-  cacheValidatorRoutes();
   const contract = withLinearPatterns(loadValidationDocument());
+  cacheValidatorRoutes(contract.document);
   const validator = OpenApiValidator.middleware({
     apiSpec: contract.document as any,
     // The contract's patterns, checked by re2js (see src/http/contract-patterns.ts).

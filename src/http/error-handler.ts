@@ -3,6 +3,7 @@
  * its kind and the body `{"detail": ...}` (with any members it carries); the framework's own
  * errors (body parsing, request and response validation) and lost connections are mapped here too.
  */
+import { parse as parseContentType } from 'content-type';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import {
   DomainError,
@@ -98,13 +99,22 @@ function validationDetail(err: ValidatorError, req: Request): string {
   return err.message ?? 'Invalid request';
 }
 
+/** The longest media type a 415's detail repeats. */
+const MEDIA_TYPE_SHOWN = 100;
+
+/** The sender's Content-Type as a 415 names it: its media type, not the whole header. */
+function sentMediaType(header: string | undefined): string {
+  const type = header === undefined ? '' : parseContentType(header).type;
+  if (type === '') return 'A body without a Content-Type header';
+  return `Content-Type ${type.length > MEDIA_TYPE_SHOWN ? `${type.slice(0, MEDIA_TYPE_SHOWN)}...` : type}`;
+}
+
 /** A 415 names the media types the operation takes. */
 function mediaTypeDetail(req: Request): string {
   const content = (req as Request & { openapi?: { schema?: { requestBody?: { content?: object } } } }).openapi
     ?.schema?.requestBody?.content;
   const expected = content ? Object.keys(content) : [];
-  const sent = req.headers['content-type']?.split(';')[0]?.trim();
-  const what = sent ? `Content-Type ${sent}` : 'A body without a Content-Type header';
+  const what = sentMediaType(req.headers['content-type']);
   const send = expected.length ? `; send ${expected.join(' or ')}` : '';
   return `${what} is not accepted by ${req.method} ${req.path}${send}`;
 }

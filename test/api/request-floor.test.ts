@@ -9,7 +9,13 @@ import helmet from 'helmet';
 import request from 'supertest';
 import { createTestApp, type TestApp } from '../support/server.ts';
 import { securityHeaders } from '../../src/http/security-headers.ts';
-import { literalFirstSegment } from '../../src/http/validator-route-cache.ts';
+import {
+  UNDECLARED_MEDIA_TYPE,
+  declaredMediaTypes,
+  literalFirstSegment,
+  validatorContentType,
+} from '../../src/http/validator-route-cache.ts';
+import { loadValidationDocument } from '../../src/http/openapi-documents.ts';
 import { loadConfig } from '../../src/config.ts';
 
 let t: TestApp;
@@ -65,6 +71,59 @@ describe('the compiled route lookup and the capability routers', () => {
     expect(literalFirstSegment('/:collection/x')).toBeUndefined();
     expect(literalFirstSegment('/{*rest}')).toBeUndefined();
     expect(literalFirstSegment('/')).toBe('');
+  });
+
+  it('gives the validator a media type the contract declares, a stand-in, or none: never the header', () => {
+    const declared = declaredMediaTypes(loadValidationDocument());
+    expect([...declared].sort()).toEqual([
+      'application/json',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data',
+    ]);
+    const seen = new Set<string | undefined>();
+    const headers = [
+      undefined,
+      '',
+      ' ',
+      'application/json',
+      'Application/JSON; Charset=UTF-8',
+      'multipart/form-data; boundary=----x1',
+      `a/b${';'.repeat(16_000)}`,
+      'a'.repeat(16_000),
+    ];
+    // Parameters and undeclared types that differ every time: each would have been a new compile.
+    for (let i = 0; i < 200; i++) headers.push(`application/json; p${i}=${i}`, `application/x-kind-${i}`);
+    for (const header of headers) seen.add(validatorContentType(header, declared));
+    expect([...seen].sort()).toEqual(
+      ['application/json', UNDECLARED_MEDIA_TYPE, 'multipart/form-data', undefined].sort(),
+    );
+    expect(validatorContentType('Application/JSON; Charset=UTF-8', declared)).toBe('application/json');
+    expect(validatorContentType('a'.repeat(16_000), declared)).toBe(UNDECLARED_MEDIA_TYPE);
+    expect(validatorContentType(' ', declared)).toBeUndefined();
+  });
+
+  it('answers alike whatever parameters the Content-Type carries, and names an undeclared type in a 415', async () => {
+    for (const header of ['application/json', 'application/json; charset=utf-8; q=1', 'text/x-other; a=b']) {
+      const res = await request(t.app)
+        .get('/nmdcschema/collection_names')
+        .set('Content-Type', header)
+        .expect(200);
+      expect(res.body).toContain('biosample_set');
+    }
+    const valid = await request(t.app)
+      .post('/metadata/json:validate')
+      .set('Content-Type', 'application/json; charset=utf-8; x=1')
+      .send('{}')
+      .expect(200);
+    expect(valid.body).toEqual({ result: 'All Okay!' });
+    const refused = await request(t.app)
+      .post('/metadata/json:validate')
+      .set('Content-Type', `application/${'x'.repeat(300)}`)
+      .send('{}')
+      .expect(415);
+    expect(refused.body.detail).toBe(
+      `Content-Type application/${'x'.repeat(88)}... is not accepted by POST /metadata/json:validate; send application/json`,
+    );
   });
 
   it('finds templated operations with their decoded path parameters', async () => {

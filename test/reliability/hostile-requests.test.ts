@@ -225,6 +225,27 @@ describe('requests that held the event loop', () => {
     expect(versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
   });
 
+  it('reads a Content-Type or Accept of 16,000 semicolons without holding the loop, on a read and on a body', async () => {
+    const header = `a/b${';'.repeat(16_000)}`;
+    // The Accept header is read by the response validator (on in tests, as in development).
+    for (const name of ['content-type', 'accept']) {
+      const read = await whileHandled('/nmdcschema/collection_names', { headers: { [name]: header } });
+      expect(read.status, name).toBe(200);
+      expect(read.body).toContain('biosample_set');
+      expect(read.versionWaitMs, name).toBeLessThan(VERSION_BOUND_MS);
+    }
+    const body = await whileHandled('/metadata/json:validate', {
+      method: 'POST',
+      headers: { 'content-type': header },
+      body: '{}',
+    });
+    expect(body.status).toBe(415);
+    expect(body.body.detail).toBe(
+      'Content-Type a/b is not accepted by POST /metadata/json:validate; send application/json',
+    );
+    expect(body.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+  });
+
   it('runs $regex "^(a+)+$" in a $match after the first stage on the linear-time engine', async () => {
     const { status, body, versionWaitMs } = await aggregate([
       { $limit: 1 },
