@@ -105,7 +105,9 @@ describe('process faults', () => {
     });
     expect(check.stdout).toContain('index is exact');
     expect(check.status).toBe(0);
-  }, 60_000);
+    // Two server starts (about 4 s each alone, twice that in a full suite on 2 cores), the burst at
+    // production bcrypt cost and a check-index process: 12 s alone, 14-21 s in full suites.
+  }, 90_000);
 
   it('finishes an in-flight request on SIGTERM and exits 0', async () => {
     const server = restarted ?? (await startServer({ DATA_DIR: dataDir() }));
