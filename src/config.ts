@@ -117,6 +117,13 @@ export interface Config {
    * service keeps answering meanwhile (src/store/sqlite/write-thread.ts). `WRITE_THREAD`, default true.
    */
   writeThread: boolean;
+  /**
+   * The heap of each process aggregation pipelines run in, MiB (src/metadata/pipeline-processes.ts):
+   * a pipeline that needs more is a 422. `AGGREGATE_MEMORY_MB`, default 1024.
+   */
+  aggregateMemoryMb: number;
+  /** How long one aggregation pipeline may run, seconds (a 422 beyond). `AGGREGATE_TIME_LIMIT_SECONDS`, default 60. */
+  aggregateTimeLimitSeconds: number;
 }
 
 /** Which origins CORS allows: exact origins, or a pattern matched against the whole origin. */
@@ -319,6 +326,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validateResponses: boolean(env, 'VALIDATE_RESPONSES', env.NODE_ENV !== 'production'),
     fastPath: boolean(env, 'FAST_PATH', true),
     writeThread: boolean(env, 'WRITE_THREAD', true),
+    aggregateMemoryMb: integer(env, 'AGGREGATE_MEMORY_MB', 1024, 64, 64 * 1024),
+    aggregateTimeLimitSeconds: integer(env, 'AGGREGATE_TIME_LIMIT_SECONDS', 60, 1, 24 * 3600),
   };
 }
 

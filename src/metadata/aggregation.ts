@@ -6,18 +6,30 @@
  * MongoDB document has one (pipelines group on it); records of collections without ids have only
  * `_id`, their store key.
  */
-import { Unprocessable, UnsupportedQuery } from '../errors.ts';
+import { Unprocessable } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { isCollectionName } from '../schema/nmdc.ts';
 import type { Doc, Filter } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { shownRecord } from '../store/record-keys.ts';
-import { linearStages, runLinearPipeline } from './pipeline-engine.ts';
+import type { PipelineProcesses } from './pipeline-processes.ts';
 
 export type Stage = Record<string, unknown>;
 
 /** A `$lookup` without `localField`/`foreignField` reads the whole foreign collection, up to this many records. */
 export const LOOKUP_COLLECTION_LIMIT = 50_000;
+
+/**
+ * Records a pipeline may read from its collection (after a leading `$match`): they are held in the
+ * service's memory while the pipeline runs (10^5 biosamples are about 500 MiB of it).
+ */
+export const AGGREGATE_RECORD_LIMIT = 100_000;
+
+/**
+ * Records a `$lookup` stage may join in all: the joined records of every record, counted once per
+ * record they join (each is a copy in the stage's output).
+ */
+export const LOOKUP_JOIN_LIMIT = 1_000_000;
 
 /** Stages an administrator's pipeline may use: no writes ($out, $merge) and no code execution. */
 const ALLOWED_STAGES = new Set([
@@ -138,14 +150,13 @@ function asPipelineDocument(collection: string): (doc: Doc) => Doc {
   };
 }
 
-function runStages(stages: Stage[], docs: Doc[]): Doc[] {
-  if (stages.length === 0) return docs;
-  try {
-    return runLinearPipeline(stages, docs);
-  } catch (err) {
-    if (err instanceof UnsupportedQuery) throw err;
-    throw new Unprocessable(`Aggregation failed: ${(err as Error).message}`);
-  }
+/** Refuses a `$lookup` that would join more than LOOKUP_JOIN_LIMIT records in all. */
+function checkJoin(joined: number): void {
+  if (joined > LOOKUP_JOIN_LIMIT)
+    throw new Unprocessable(
+      `$lookup would join ${joined} records in all, more than the ${LOOKUP_JOIN_LIMIT} one may; ` +
+        'narrow the records before it (a $match) or the records it joins (localField and foreignField)',
+    );
 }
 
 /** Every value at a dotted path, arrays flattened, as `$lookup` compares them; `null` when there is none. */
@@ -157,7 +168,16 @@ function valuesAt(doc: unknown, path: string[]): unknown[] {
 }
 
 export class AggregationRunner {
-  constructor(private readonly reader: CollectionsReader) {}
+  constructor(
+    private readonly reader: CollectionsReader,
+    private readonly processes: PipelineProcesses,
+  ) {}
+
+  /** Stages over records, in a pipeline process (pipeline-processes.ts). */
+  private async runStages(stages: Stage[], docs: Doc[]): Promise<Doc[]> {
+    if (stages.length === 0) return docs;
+    return (await this.processes.run([{ stages, docs }]))[0]!;
+  }
 
   async run(collection: string, pipeline: Stage[]): Promise<Doc[]> {
     // A leading $match is answered by the planner (indexes) when it is a plain filter; the rest,
@@ -165,19 +185,25 @@ export class AggregationRunner {
     const first = pipeline[0];
     const leading =
       first && '$match' in first && isPlainFilter(first.$match) ? (first.$match as Filter) : undefined;
-    let docs = (await this.reader.find([collection], leading ?? {}, {})).map(asPipelineDocument(collection));
+    const read = await this.reader.find([collection], leading ?? {}, { limit: AGGREGATE_RECORD_LIMIT + 1 });
+    if (read.length > AGGREGATE_RECORD_LIMIT)
+      throw new Unprocessable(
+        `The pipeline would read more than ${AGGREGATE_RECORD_LIMIT} records of ${collection}; ` +
+          'begin it with a $match that narrows them (a leading $match is answered by the indexes)',
+      );
+    let docs = read.map(asPipelineDocument(collection));
     let pending: Stage[] = [];
-    // Every regular expression of the other stages runs on the linear-time engine.
-    for (const stage of linearStages(leading ? pipeline.slice(1) : pipeline)) {
+    // The pipeline processes run every regular expression on the linear-time engine.
+    for (const stage of leading ? pipeline.slice(1) : pipeline) {
       if (!('$lookup' in stage)) {
         pending.push(stage);
         continue;
       }
-      docs = runStages(pending, docs);
+      docs = await this.runStages(pending, docs);
       pending = [];
       docs = await this.lookup(docs, stage.$lookup as Record<string, any>);
     }
-    return runStages(pending, docs);
+    return this.runStages(pending, docs);
   }
 
   private async lookup(docs: Doc[], spec: Record<string, any>): Promise<Doc[]> {
@@ -189,7 +215,8 @@ export class AggregationRunner {
     if (localField === undefined || foreignField === undefined) {
       // Only a pipeline: every foreign record is a candidate for every record.
       const foreign = await this.readForeign(from, {}, true);
-      return runStages([{ $lookup: { ...spec, from: foreign } }], docs);
+      checkJoin(docs.length * foreign.length);
+      return this.runStages([{ $lookup: { ...spec, from: foreign } }], docs);
     }
     const locals = docs.map((doc) => valuesAt(doc, localField.split('.')));
     const wanted = new Set<unknown>();
@@ -199,26 +226,32 @@ export class AggregationRunner {
     }
     const foreign =
       wanted.size === 0 ? [] : await this.readForeign(from, { [foreignField]: { $in: [...wanted] } });
-    if (spec.pipeline === undefined) return runStages([{ $lookup: { ...spec, from: foreign } }], docs);
-    // The concise form (both a join on fields and a pipeline): the pipeline sees only the foreign
-    // records that join this record, so each record is joined on its own.
-    const byValue = new Map<string, Doc[]>();
+    // Each record joins the foreign records holding one of its values.
+    const byValue = new Map<string, Set<Doc>>();
     for (const doc of foreign) {
       const values = valuesAt(doc, foreignField.split('.'));
       for (const v of values.length === 0 ? [null] : values) {
         const key = JSON.stringify(v ?? null);
-        const list = byValue.get(key) ?? [];
-        if (!list.includes(doc)) list.push(doc);
-        byValue.set(key, list);
+        const set = byValue.get(key) ?? new Set<Doc>();
+        set.add(doc);
+        byValue.set(key, set);
       }
     }
-    const { localField: _l, foreignField: _f, ...rest } = spec;
-    return docs.flatMap((doc, i) => {
+    const joinedOf = (i: number): Set<Doc> => {
       const joined = new Set<Doc>();
       for (const v of locals[i]!.length === 0 ? [null] : locals[i]!)
         for (const f of byValue.get(JSON.stringify(v ?? null)) ?? []) joined.add(f);
-      return runStages([{ $lookup: { ...rest, from: [...joined] } }], [doc]);
-    });
+      return joined;
+    };
+    checkJoin(docs.reduce((n, _doc, i) => n + joinedOf(i).size, 0));
+    if (spec.pipeline === undefined) return this.runStages([{ $lookup: { ...spec, from: foreign } }], docs);
+    // The concise form (both a join on fields and a pipeline): the pipeline sees only the foreign
+    // records that join this record, so each record is joined on its own.
+    const { localField: _l, foreignField: _f, ...rest } = spec;
+    const results = await this.processes.run(
+      docs.map((doc, i) => ({ stages: [{ $lookup: { ...rest, from: [...joinedOf(i)] } }], docs: [doc] })),
+    );
+    return results.flat();
   }
 
   /** Records of a schema collection; any other name (accounts, runtime state) reads as an empty collection. */

@@ -11,9 +11,16 @@ import { checkFieldPath } from '../query/guard/field-names.ts';
 import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { checkCollectionName } from './schema-endpoints.ts';
-import { loadContinuation, saveContinuation } from './paging-state.ts';
+import {
+  CONTINUATION_TTL_SECONDS,
+  loadContinuation,
+  newContinuationKey,
+  saveContinuation,
+} from './paging-state.ts';
 import { AggregationRunner, checkPipeline } from './aggregation.ts';
+import type { PipelineProcesses } from './pipeline-processes.ts';
 import { shownRecord } from '../store/record-keys.ts';
+import { Turns } from '../turns.ts';
 import type { WriteCommands, WriteOptions } from './write-commands.ts';
 import { deleteStatementsOf, updateStatementsOf } from './write-statements.ts';
 
@@ -36,8 +43,80 @@ interface QueryCursorState {
   remaining: number | null;
   /** The batch size the cursor was opened with: a `getMore` without its own keeps it (as the original). */
   batchSize: number;
-  /** Aggregation results not yet returned (aggregate cursors only). */
+  /** Aggregation results not yet returned (aggregate cursors saved by earlier versions). */
   pending?: Doc[];
+  /** An aggregation's results, kept in chunks (`AggregateResults`); `offset` counts those returned. */
+  results?: StoredResults;
+}
+
+/** The JSON text of the aggregation results per stored chunk, at least (chunks hold whole records). */
+const RESULTS_CHUNK_CHARS = 1024 * 1024;
+/**
+ * Seconds an aggregation's stored results are kept: written once, they outlive the cursor's hour
+ * of inactivity however long a client keeps paging them.
+ */
+const RESULTS_TTL_SECONDS = 4 * CONTINUATION_TTL_SECONDS['query-cursor'];
+
+/** Where an aggregation's stored results are: their key, count, and the first result of each chunk. */
+interface StoredResults {
+  key: string;
+  total: number;
+  starts: number[];
+}
+
+/**
+ * An aggregation's results beyond its first batch, kept in the state store in chunks of about
+ * RESULTS_CHUNK_CHARS written once: a `getMore` reads the chunks its batch spans (each used to
+ * rewrite all the results left, and the results of one run may be 64 MiB).
+ */
+class AggregateResults {
+  constructor(private readonly state: StateStore) {}
+
+  async save(results: Doc[]): Promise<StoredResults> {
+    const key = newContinuationKey();
+    const starts: number[] = [];
+    const turns = new Turns();
+    let start = 0;
+    let chars = 0;
+    const store = async (end: number) => {
+      starts.push(start);
+      await this.state.put(
+        'query-results',
+        `${key}.${starts.length - 1}`,
+        results.slice(start, end),
+        RESULTS_TTL_SECONDS,
+      );
+      start = end;
+      chars = 0;
+    };
+    for (let i = 0; i < results.length; i++) {
+      chars += JSON.stringify(results[i]).length;
+      if (chars >= RESULTS_CHUNK_CHARS) await store(i + 1);
+      if (turns.due()) await turns.give();
+    }
+    if (start < results.length) await store(results.length);
+    return { key, total: results.length, starts };
+  }
+
+  /** Results `from` (inclusive) to `to` (exclusive). */
+  async read({ key, total, starts }: StoredResults, from: number, to: number): Promise<Doc[]> {
+    const out: Doc[] = [];
+    for (let chunk = 0; chunk < starts.length; chunk++) {
+      const start = starts[chunk]!;
+      const end = starts[chunk + 1] ?? total;
+      if (end <= from || start >= to) continue;
+      const docs = await this.state.get<Doc[]>('query-results', `${key}.${chunk}`);
+      if (!docs)
+        throw new NotFound('The results of this aggregation cursor have expired; run the aggregation again');
+      out.push(...docs.slice(Math.max(0, from - start), to - start));
+    }
+    return out;
+  }
+
+  async forget({ key, starts }: StoredResults): Promise<void> {
+    for (let chunk = 0; chunk < starts.length; chunk++)
+      await this.state.delete('query-results', `${key}.${chunk}`);
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -117,6 +196,7 @@ const COMMAND_ALLOWANCES = {
 
 export class QueryCommands {
   private readonly aggregation: AggregationRunner;
+  private readonly results: AggregateResults;
 
   constructor(
     private readonly reader: CollectionsReader,
@@ -124,8 +204,10 @@ export class QueryCommands {
     private readonly writes: WriteCommands,
     private readonly databaseName: string,
     private readonly permissions: CommandPermissions,
+    pipelines: PipelineProcesses,
   ) {
-    this.aggregation = new AggregationRunner(reader);
+    this.aggregation = new AggregationRunner(reader, pipelines);
+    this.results = new AggregateResults(state);
   }
 
   /**
@@ -203,7 +285,7 @@ export class QueryCommands {
     const batchSize = positiveInt(command.batchSize, 'batchSize', state.batchSize ?? DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
     await this.state.delete('query-cursor', key);
-    const shown = state.pending ? batch : this.shown(state.collection, batch);
+    const shown = state.pending || state.results ? batch : this.shown(state.collection, batch);
     return this.cursor('nextBatch', shown, id, state.collection);
   }
 
@@ -216,7 +298,12 @@ export class QueryCommands {
     let batch: Doc[];
     let more: boolean;
     let lastKeys: unknown[] | null = null;
-    if (state.pending) {
+    if (state.results) {
+      const { total } = state.results;
+      batch = await this.results.read(state.results, state.offset, Math.min(total, state.offset + want));
+      more = state.offset + batch.length < total;
+      if (!more) await this.results.forget(state.results).catch(() => undefined);
+    } else if (state.pending) {
       batch = state.pending.slice(0, want);
       more = state.pending.length > want;
       state = { ...state, pending: state.pending.slice(want) };
@@ -301,6 +388,8 @@ export class QueryCommands {
     const results = await this.aggregation.run(collection, checkPipeline(command.pipeline));
     const cursorOptions = isObject(command.cursor) ? command.cursor : {};
     const batchSize = positiveInt(cursorOptions.batchSize, 'cursor.batchSize', DEFAULT_AGGREGATE_BATCH);
+    const first = results.slice(0, batchSize === 0 ? DEFAULT_FIND_BATCH : batchSize);
+    if (first.length === results.length) return this.cursor('firstBatch', first, null, collection);
     const state: QueryCursorState = {
       owner: principal.subject,
       collection,
@@ -308,14 +397,14 @@ export class QueryCommands {
       sort: null,
       projection: null,
       exclude: null,
-      offset: 0,
-      lastId: null,
+      offset: first.length,
+      lastId: first[first.length - 1]!.id ?? null,
       remaining: null,
       batchSize,
-      pending: results,
+      results: await this.results.save(results),
     };
-    const { batch, id } = await this.nextBatch(state, batchSize);
-    return this.cursor('firstBatch', batch, id, collection);
+    const id = await saveContinuation<QueryCursorState>(this.state, 'query-cursor', state);
+    return this.cursor('firstBatch', first, id, collection);
   }
 
   private async update(command: Command, principal: Principal, options: WriteOptions) {

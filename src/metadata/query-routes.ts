@@ -6,6 +6,10 @@ import { IncomingReferences } from '../validation/incoming-references.ts';
 import { CollectionsReader } from './collections-reader.ts';
 import { QueryCommands } from './query-commands.ts';
 import { WriteCommands } from './write-commands.ts';
+import { PipelineProcesses } from './pipeline-processes.ts';
+
+/** Aggregation pipelines run at once (each in a process of its own); more wait for one to end. */
+const PIPELINE_PROCESSES = 2;
 
 /** `POST /queries:run` (bearer token required). */
 export function queriesRouter(deps: Services): express.Router {
@@ -22,6 +26,11 @@ export function queriesRouter(deps: Services): express.Router {
     ),
     deps.store.databaseName,
     deps.allowances,
+    new PipelineProcesses({
+      memoryMb: deps.config.aggregateMemoryMb,
+      timeMs: deps.config.aggregateTimeLimitSeconds * 1000,
+      processes: PIPELINE_PROCESSES,
+    }),
   );
   const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();

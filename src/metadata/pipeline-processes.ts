@@ -1,0 +1,242 @@
+/**
+ * Aggregation stages run in child processes of their own (pipeline-child.ts), never on the
+ * service's event loop. mingo runs a pipeline synchronously and keeps whatever its expressions
+ * build: `{$project: {a: {$range: [0, 10000000]}}}` over sixty records exhausted the service's heap
+ * and ended its process, and a `$group` over 10^5 records held every other request for 200 ms. A
+ * child has a heap of its own (`memoryMb`) and a time limit (`timeMs`): a pipeline over either is
+ * a 422 that says which, the child's end costs the service nothing, and one is started again when
+ * next needed. Records go to the child, and results come back, as JSON text in chunks, serialised
+ * and parsed in turns.
+ *
+ * At most `processes` children run at once (each runs one pipeline at a time); more pipelines wait.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { Unprocessable, UnsupportedQuery } from '../errors.ts';
+import type { Doc } from '../store/port.ts';
+import { Turns } from '../turns.ts';
+import type { ChildJob, FromChild, ToChild } from './pipeline-child.ts';
+
+export interface PipelineLimits {
+  /** The heap of each child process, MiB (`--max-old-space-size`). */
+  memoryMb: number;
+  /** How long one pipeline may run, ms. */
+  timeMs: number;
+  /** Children running at once. */
+  processes: number;
+}
+
+/** One run of stages over records. */
+export interface PipelineJob {
+  stages: Array<Record<string, unknown>>;
+  docs: Doc[];
+}
+
+/** Records per chunk sent to a child. */
+const RECORDS_PER_CHUNK = 500;
+
+const BOOT = new URL('../process-boot.mjs', import.meta.url);
+const CHILD = new URL('./pipeline-child.ts', import.meta.url).href;
+
+/** A child process and the run it is doing. */
+class PipelineChild {
+  readonly process: ChildProcess;
+  /** Resolves once the child has loaded its modules; rejects if it ends first. */
+  private readonly ready: Promise<void>;
+  private listener: ((message: FromChild) => void) | undefined;
+  private ended: ((why: Error) => void) | undefined;
+  /** True once the process has ended, or been told to. */
+  exited = false;
+
+  constructor(private readonly limits: PipelineLimits) {
+    this.process = fork(BOOT, [CHILD], {
+      execArgv: [`--max-old-space-size=${limits.memoryMb}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    // The child's stderr carries V8's report when its heap runs out: drained, not kept.
+    this.process.stderr?.resume();
+    this.idle();
+    this.ready = new Promise((resolve, reject) => {
+      this.listener = (message) => {
+        if (message.type === 'ready') resolve();
+      };
+      this.ended = reject;
+    });
+    this.ready.catch(() => undefined);
+    this.process.on('message', (message: FromChild) => this.listener?.(message));
+    this.process.on('exit', (code, signal) => {
+      this.exited = true;
+      this.ended?.(
+        // V8 ends a process whose heap is exhausted with SIGABRT, and one asked for an array or
+        // string over its largest size with SIGTRAP.
+        signal === 'SIGABRT' || signal === 'SIGTRAP' || code === 134 || code === 133
+          ? new Unprocessable(
+              `The aggregation needed more than the ${this.limits.memoryMb} MiB its process may use; ` +
+                'narrow it (a leading $match, $project or $limit) or raise AGGREGATE_MEMORY_MB',
+            )
+          : new Unprocessable(
+              `The aggregation's process ended before answering (${signal ?? `exit code ${code}`})`,
+            ),
+      );
+    });
+    this.process.on('error', (err) => this.ended?.(err));
+  }
+
+  /** Lets the service's process exit while this child waits for work. */
+  private idle(): void {
+    this.process.unref();
+    (this.process.channel as { unref?: () => void } | undefined)?.unref?.();
+  }
+
+  private busy(): void {
+    this.process.ref();
+    (this.process.channel as { ref?: () => void } | undefined)?.ref?.();
+  }
+
+  async run(jobs: PipelineJob[]): Promise<Doc[][]> {
+    this.busy();
+    try {
+      await this.ready;
+      return await this.exchange(jobs);
+    } finally {
+      this.listener = undefined;
+      this.ended = undefined;
+      if (!this.exited) this.idle();
+    }
+  }
+
+  private exchange(jobs: PipelineJob[]): Promise<Doc[][]> {
+    return new Promise<Doc[][]>((resolve, reject) => {
+      const results: Doc[][] = jobs.map(() => []);
+      const chunks: Array<{ job: number; text: string }> = [];
+      let finished = false;
+      let done = false;
+      const timer = setTimeout(() => {
+        this.exited = true; // from now on: its exit is on its way
+        this.process.kill('SIGKILL');
+        fail(
+          new Unprocessable(
+            `The aggregation ran for more than ${this.limits.timeMs / 1000} s, the most one may; ` +
+              'narrow it (a leading $match, $project or $limit) or raise AGGREGATE_TIME_LIMIT_SECONDS',
+          ),
+        );
+      }, this.limits.timeMs);
+      const fail = (err: Error) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(timer);
+        reject(err);
+      };
+      this.ended = fail;
+      // Results are parsed in turns as they come; `done` settles once all are parsed.
+      const turns = new Turns();
+      let parsing = false;
+      const parse = async () => {
+        if (parsing) return;
+        parsing = true;
+        try {
+          while (chunks.length > 0 && !finished) {
+            const { job, text } = chunks.shift()!;
+            for (const doc of JSON.parse(text) as Doc[]) results[job]!.push(doc);
+            if (turns.due()) await turns.give();
+          }
+          if (done && chunks.length === 0 && !finished) {
+            finished = true;
+            clearTimeout(timer);
+            resolve(results);
+          }
+        } catch (err) {
+          fail(err as Error);
+        } finally {
+          parsing = false;
+        }
+      };
+      this.listener = (message) => {
+        if (message.type === 'results') chunks.push({ job: message.job, text: message.text });
+        else if (message.type === 'done') done = true;
+        else if (message.type === 'error') {
+          fail(
+            message.unsupported
+              ? new UnsupportedQuery(message.message)
+              : new Unprocessable(`Aggregation failed: ${message.message}`),
+          );
+          return;
+        } else return;
+        void parse();
+      };
+      this.send(jobs).catch(fail);
+    });
+  }
+
+  /**
+   * The jobs' records, and the records their `$lookup` stages join, as numbered sets in chunks
+   * (serialised in turns), then the jobs naming their sets.
+   */
+  private async send(jobs: PipelineJob[]): Promise<void> {
+    const turns = new Turns();
+    const sets = new Map<Doc[], number>();
+    const pending: Doc[][] = [];
+    const setOf = (docs: Doc[]): number => {
+      let set = sets.get(docs);
+      if (set === undefined) {
+        sets.set(docs, (set = sets.size));
+        pending.push(docs);
+      }
+      return set;
+    };
+    const childJobs: ChildJob[] = jobs.map(({ stages, docs }) => ({
+      input: setOf(docs),
+      stages: stages.map((stage) => {
+        const lookup = stage.$lookup as Record<string, unknown> | undefined;
+        if (!lookup || !Array.isArray(lookup.from)) return stage;
+        return { $lookup: { ...lookup, from: { $records: setOf(lookup.from as Doc[]) } } };
+      }),
+    }));
+    for (const [set, docs] of pending.entries()) {
+      for (let i = 0; i < docs.length; i += RECORDS_PER_CHUNK) {
+        this.post({ type: 'records', set, text: JSON.stringify(docs.slice(i, i + RECORDS_PER_CHUNK)) });
+        if (turns.due()) await turns.give();
+      }
+    }
+    this.post({ type: 'run', jobs: childJobs });
+  }
+
+  private post(message: ToChild): void {
+    if (this.exited) throw new Unprocessable("The aggregation's process ended before answering");
+    this.process.send(message);
+  }
+}
+
+/** The children, started on first use, at most `limits.processes` at once. */
+export class PipelineProcesses {
+  private readonly idle: PipelineChild[] = [];
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(readonly limits: PipelineLimits) {}
+
+  /** Each job's results, in its order; the jobs run in one child, one after another. */
+  async run(jobs: PipelineJob[]): Promise<Doc[][]> {
+    if (this.running >= this.limits.processes)
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running++;
+    let child: PipelineChild | undefined;
+    try {
+      child = this.idle.pop() ?? new PipelineChild(this.limits);
+      if (child.exited) child = new PipelineChild(this.limits);
+      return await child.run(jobs);
+    } finally {
+      if (child && !child.exited) this.idle.push(child);
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** Ends the idle children (a running one ends when the service's process does). */
+  close(): void {
+    for (const child of this.idle.splice(0)) {
+      child.exited = true;
+      child.process.kill();
+    }
+  }
+}
