@@ -24,7 +24,14 @@ function buildTree(paths: string[]): Tree {
   return tree;
 }
 
-function applyTree(value: unknown, tree: Tree): unknown {
+/** A tree's members, listed once: a projection of 10,000 paths listed them again for every record. */
+type Compiled = Array<[string, Compiled | true]>;
+
+function compileTree(tree: Tree): Compiled {
+  return Object.entries(tree).map(([key, sub]) => [key, sub === true ? true : compileTree(sub)]);
+}
+
+function applyTree(value: unknown, tree: Compiled): unknown {
   if (Array.isArray(value)) {
     return value
       .filter((el) => Array.isArray(el) || (el !== null && typeof el === 'object'))
@@ -32,7 +39,7 @@ function applyTree(value: unknown, tree: Tree): unknown {
   }
   const source = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [key, sub] of Object.entries(tree)) {
+  for (const [key, sub] of tree) {
     if (!(key in source)) continue;
     const v = source[key];
     if (sub === true) out[key] = v;
@@ -44,7 +51,7 @@ function applyTree(value: unknown, tree: Tree): unknown {
 /** Returns a projector for a list of paths, or identity when there is no projection. */
 export function compileProjection(projection: Projection): (doc: Doc) => Doc {
   if (!projection || projection.length === 0) return (doc) => doc;
-  const tree = buildTree(['id', ...projection.filter((p) => p !== '_id')]);
+  const tree = compileTree(buildTree(['id', ...projection.filter((p) => p !== '_id')]));
   return (doc) => applyTree(doc, tree) as Doc;
 }
 

@@ -71,6 +71,24 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The message for a rule broken at `place` (a JSON pointer into the payload). */
+/**
+ * Schema errors of one record described in messages, at most: a record of 250,000 array items each
+ * breaking a pattern made 250,000 messages (47 MB of answer for a 1 MB body) and held the event
+ * loop for half a second writing them.
+ */
+export const RECORD_ERRORS_DESCRIBED = 1000;
+
+/**
+ * The first RECORD_ERRORS_DESCRIBED errors of a record, or all of them when an `anyOf` error comes
+ * after those: its branches' errors, listed before it, are described with it (rule-messages.ts).
+ */
+function listedErrors<E extends { keyword: string }>(errors: E[]): E[] {
+  if (errors.length <= RECORD_ERRORS_DESCRIBED) return errors;
+  for (let i = RECORD_ERRORS_DESCRIBED; i < errors.length; i++)
+    if (errors[i]!.keyword === 'anyOf') return errors;
+  return errors.slice(0, RECORD_ERRORS_DESCRIBED);
+}
+
 function placedMessage(v: RuleViolation, place: string, id: string | undefined): string {
   const where = v.placed ? v.text : `${v.text} in ${place}${v.path}`;
   return id !== undefined && v.path !== '/id' ? `${where} (id '${id}')` : where;
@@ -126,8 +144,14 @@ export class DatabaseCheck {
     if ('problem' in cls) messages.push(placedMessage(cls.problem, place, id));
     else {
       const errors = classErrors(cls.name, record);
-      if (errors.length > 0)
-        for (const v of ruleViolations(errors, classErrors)) messages.push(placedMessage(v, place, id));
+      const listed = listedErrors(errors);
+      if (listed.length > 0)
+        for (const v of ruleViolations(listed, classErrors)) messages.push(placedMessage(v, place, id));
+      if (listed.length < errors.length)
+        messages.push(
+          `... and ${errors.length - listed.length} more schema errors in ${place} ` +
+            `(the first ${listed.length} are described)`,
+        );
     }
     for (const v of unitViolations(record, place)) messages.push(placedMessage(v, place, id));
     if (id !== undefined) {

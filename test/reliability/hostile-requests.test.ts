@@ -246,6 +246,40 @@ describe('requests that held the event loop', () => {
     expect(body.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
   });
 
+  it('validates a record of 10,000 unexpected properties without holding the loop, describing 1,000', async () => {
+    const record: Record<string, unknown> = { id: 'nmdc:bsm-11-hostile2', type: 'nmdc:Biosample' };
+    for (let i = 0; i < 10_000; i++) record[`f${i}`] = 1;
+    const handled = await whileHandled('/metadata/json:validate', asJson({ biosample_set: [record] }));
+    expect(handled.status).toBe(200);
+    const messages = handled.body.detail.biosample_set as string[];
+    // The message naming unexpected properties was written again for each name: 90 s for 30,000.
+    expect(messages.find((m) => m.startsWith('Additional properties'))).toMatch(
+      /^Additional properties are not allowed \('f0', 'f1', .*, 'f994' were unexpected\) in \/biosample_set\/0/,
+    );
+    expect(messages.at(-1)).toBe(
+      '... and 9005 more schema errors in /biosample_set/0 (the first 1000 are described)',
+    );
+    expect(handled.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+  });
+
+  it('runs 5,000 update statements and a 10,000-path projection without holding the loop', async () => {
+    const updates = Array.from({ length: 5000 }, (_, i) => ({
+      q: { id: `nmdc:bsm-11-none${i}` },
+      u: { $set: { name: 'x' } },
+    }));
+    const update = await whileHandled('/queries:run', asJson({ update: 'biosample_set', updates }, true));
+    expect(update.body).toEqual({ ok: 1, n: 0, nModified: 0 });
+    expect(update.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+    const projection = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`f${i}`, 1]));
+    projection.name = 1;
+    const find = await whileHandled(
+      '/queries:run',
+      asJson({ find: 'biosample_set', filter: {}, projection }, true),
+    );
+    expect(find.body.cursor.firstBatch).toEqual([{ id: biosample.id, name: biosample.name }]);
+    expect(find.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+  });
+
   it('runs $regex "^(a+)+$" in a $match after the first stage on the linear-time engine', async () => {
     const { status, body, versionWaitMs } = await aggregate([
       { $limit: 1 },

@@ -15,6 +15,8 @@ export function checkOperand(operator: string, operand: unknown, at: string): vo
     case '$nor':
       if (!Array.isArray(operand) || operand.length === 0 || !operand.every(isPlainObject))
         fail('a non-empty array of filter objects');
+      else if (operand.length > FILTER_LIMITS.maxClauses)
+        fail(`at most ${FILTER_LIMITS.maxClauses} filter objects`);
       break;
     case '$in':
     case '$nin':

@@ -59,6 +59,11 @@ describe('guardFilter', () => {
     ).toContain('pattern of at most');
     const ids = Array.from({ length: FILTER_LIMITS.maxListSize + 1 }, (_, i) => String(i));
     expect(refusal(() => guardFilter({ id: { $in: ids } })).detail).toContain('at most');
+    const clauses = Array.from({ length: FILTER_LIMITS.maxClauses + 1 }, (_, i) => ({ name: `n${i}` }));
+    expect(refusal(() => guardFilter({ $or: clauses })).detail).toBe(
+      '$or at top level needs at most 1000 filter objects',
+    );
+    expect(() => guardFilter({ $or: clauses.slice(1) })).not.toThrow();
   });
 
   it('refuses prototype keys anywhere in a path', () => {
