@@ -11,6 +11,7 @@
  * store keeps it) is written as it is, unparsed (`answerJsonText`).
  */
 import express, { type Response } from 'express';
+import { nextTurn, Turns } from '../turns.ts';
 
 const expressJson = express.response.json;
 
@@ -19,22 +20,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Whether `res.json` would write exactly what `answerJson` writes for a body Express can send. */
 function plain(res: Response): boolean {
-  if (res.json !== expressJson || res.statusCode !== 200 || res.headersSent) return false;
-  const settings = res.app.settings as Record<string, unknown>;
-  if (
-    settings['json replacer'] !== undefined ||
-    settings['json spaces'] !== undefined ||
-    settings['json escape'] ||
-    typeof settings['etag fn'] === 'function'
-  )
-    return false;
-  const headers = res.req.headers;
-  return (
-    headers['if-none-match'] === undefined &&
-    headers['if-modified-since'] === undefined &&
-    !res.hasHeader('content-type') &&
-    !res.hasHeader('transfer-encoding')
-  );
+  return res.json === expressJson && largeAnswerable(res);
 }
 
 /** Answers `value` as JSON, byte for byte as `res.json(value)` does. */
@@ -60,4 +46,132 @@ function write(res: Response, body: string): void {
   res.writeHead(200);
   if (res.req.method === 'HEAD') res.end();
   else res.end(body, 'utf8');
+}
+
+/** Array elements in an answer from which `answerLargeJson` writes it in turns. */
+const LARGE_ANSWER_ELEMENTS = 1000;
+/** Characters of JSON text per piece written (and encoded) at once. */
+const PIECE_CHARS = 1024 * 1024;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null &&
+  typeof v === 'object' &&
+  !Array.isArray(v) &&
+  typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+
+/** Elements of the arrays of `value`, its members' and theirs (three levels), as far as `atLeast`. */
+function arrayElements(value: unknown, atLeast: number, depth = 0): number {
+  if (depth > 2) return 0;
+  if (Array.isArray(value)) return value.length;
+  if (!isPlainObject(value)) return 0;
+  let n = 0;
+  for (const member of Object.values(value)) {
+    n += arrayElements(member, atLeast - n, depth + 1);
+    if (n >= atLeast) break;
+  }
+  return n;
+}
+
+/**
+ * `JSON.stringify(value)` in pieces of about PIECE_CHARS, made in turns: the arrays of the value,
+ * of its members and of theirs are written an element at a time (an answer of 10^5 records is
+ * over 100 MB, and its one `JSON.stringify` held the event loop for a second or more).
+ */
+export async function jsonPiecesInTurns(value: unknown): Promise<string[]> {
+  const pieces: string[] = [];
+  let piece: string[] = [];
+  let chars = 0;
+  const turns = new Turns();
+  const add = (text: string) => {
+    piece.push(text);
+    chars += text.length;
+    if (chars >= PIECE_CHARS) {
+      pieces.push(piece.join(''));
+      piece = [];
+      chars = 0;
+    }
+  };
+  const walk = async (v: unknown, depth: number): Promise<void> => {
+    if (depth <= 2 && Array.isArray(v)) {
+      add('[');
+      for (let i = 0; i < v.length; i++) {
+        // As JSON.stringify: an element without JSON text (undefined, a function) is null.
+        const text = JSON.stringify(v[i]) as string | undefined;
+        add(i === 0 ? (text ?? 'null') : `,${text ?? 'null'}`);
+        if (turns.due()) await turns.give();
+      }
+      add(']');
+    } else if (depth <= 2 && isPlainObject(v)) {
+      add('{');
+      let first = true;
+      for (const [key, member] of Object.entries(v)) {
+        // As JSON.stringify: a member without JSON text is left out.
+        if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+        add(`${first ? '' : ','}${JSON.stringify(key)}:`);
+        first = false;
+        await walk(member, depth + 1);
+      }
+      add('}');
+    } else add(JSON.stringify(v) ?? 'null');
+  };
+  await walk(value, 0);
+  if (piece.length > 0) pieces.push(piece.join(''));
+  return pieces;
+}
+
+/**
+ * Answers `value` as `answerJson` does; one holding more than LARGE_ANSWER_ELEMENTS array
+ * elements (a page of records, a cursor's batch) is made and written in turns, a piece at a time,
+ * with the same status, headers and body (it is not checked against the contract on the way out,
+ * where responses are).
+ */
+export async function answerLargeJson(res: Response, value: unknown): Promise<void> {
+  if (arrayElements(value, LARGE_ANSWER_ELEMENTS) < LARGE_ANSWER_ELEMENTS || !largeAnswerable(res))
+    return answerJson(res, value);
+  const pieces = await jsonPiecesInTurns(value);
+  let bytes = 0;
+  for (const piece of pieces) bytes += Buffer.byteLength(piece);
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', String(bytes));
+  res.writeHead(200);
+  if (res.req.method === 'HEAD') return void res.end();
+  for (const piece of pieces) {
+    if (res.destroyed) return;
+    if (res.write(piece, 'utf8')) await nextTurn();
+    else await drained(res);
+  }
+  res.end();
+}
+
+/** Resolves once `res` can take more, or is closed. */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** As `plain`, but `res.json` may be the response validator's (large answers are not checked). */
+function largeAnswerable(res: Response): boolean {
+  if (res.statusCode !== 200 || res.headersSent) return false;
+  const settings = res.app.settings as Record<string, unknown>;
+  if (
+    settings['json replacer'] !== undefined ||
+    settings['json spaces'] !== undefined ||
+    settings['json escape'] ||
+    typeof settings['etag fn'] === 'function'
+  )
+    return false;
+  const headers = res.req.headers;
+  return (
+    headers['if-none-match'] === undefined &&
+    headers['if-modified-since'] === undefined &&
+    !res.hasHeader('content-type') &&
+    !res.hasHeader('transfer-encoding')
+  );
 }

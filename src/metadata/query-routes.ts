@@ -2,6 +2,7 @@ import express from 'express';
 import type { Services } from '../services.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { guardsOf } from '../http/guards.ts';
+import { answerLargeJson } from '../http/answer.ts';
 import { IncomingReferences } from '../validation/incoming-references.ts';
 import { CollectionsReader } from './collections-reader.ts';
 import { QueryCommands } from './query-commands.ts';
@@ -37,7 +38,10 @@ export function queriesRouter(deps: Services): express.Router {
   router.post('/queries\\:run', requireUser, async (req, res) => {
     // `allow_broken_refs=true`: update and delete may leave references dangling (2.13.0).
     const allowBrokenRefs = String(req.query.allow_broken_refs) === 'true';
-    res.json(await commands.run(req.body, res.locals.principal as Principal, { allowBrokenRefs }));
+    await answerLargeJson(
+      res,
+      await commands.run(req.body, res.locals.principal as Principal, { allowBrokenRefs }),
+    );
   });
   return router;
 }

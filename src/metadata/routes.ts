@@ -16,7 +16,7 @@ import {
   isCollectionName,
 } from '../schema/nmdc.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
-import { answerJson, answerJsonText } from '../http/answer.ts';
+import { answerJson, answerJsonText, answerLargeJson } from '../http/answer.ts';
 import { Exporter } from './export.ts';
 import { exportCollection } from './export-routes.ts';
 
@@ -120,7 +120,7 @@ export function metadataRouter(deps: Services): express.Router {
     ),
   );
   router.get('/nmdcschema/:collection_name', async (req, res) =>
-    answerJson(res, await schema.list(req.params.collection_name, listParams(req))),
+    answerLargeJson(res, await schema.list(req.params.collection_name, listParams(req))),
   );
   return router;
 }
