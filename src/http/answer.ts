@@ -137,14 +137,15 @@ export async function answerLargeJson(res: Response, value: unknown): Promise<vo
   if (res.req.method === 'HEAD') return void res.end();
   for (const piece of pieces) {
     if (res.destroyed) return;
-    if (res.write(piece, 'utf8')) await nextTurn();
-    else await drained(res);
+    await writeChunk(res, piece);
+    await nextTurn();
   }
   res.end();
 }
 
-/** Resolves once `res` can take more, or is closed. */
-function drained(res: Response): Promise<void> {
+/** Writes, then waits while the client is slow to read (or until it has gone away). */
+export function writeChunk(res: Response, text: string): Promise<void> {
+  if (res.write(text)) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);

@@ -2,30 +2,17 @@
  * The provenance graph (Metadata access): linked instances, a study's data objects, and a
  * workflow execution's related resources. The walks live in src/provenance/.
  */
-import express, { type Request, type Response } from 'express';
+import express, { type Request } from 'express';
 import type { Services } from '../services.ts';
 import { ProvenanceGraph } from './graph.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
+import { writeChunk } from '../http/answer.ts';
 
 /** Above this many data objects the answer is written as it is read, group by group. */
 export const STREAM_DATA_OBJECTS_ABOVE = 2000;
 
 const queryList = (value: unknown): string[] =>
   Array.isArray(value) ? value.map(String) : typeof value === 'string' ? [value] : [];
-
-/** Writes, then waits while the client is slow to read (or until it has gone away). */
-function writeChunk(res: Response, text: string): Promise<void> {
-  if (res.write(text)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
 
 export function provenanceRouter(deps: Services): express.Router {
   const graph = new ProvenanceGraph(deps.edgeIndex, deps.store, deps.store.state);
