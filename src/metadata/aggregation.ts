@@ -8,7 +8,8 @@
  */
 import { Unprocessable } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
-import { isCollectionName } from '../schema/nmdc.ts';
+import { isCollectionName, UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
+import { Turns } from '../turns.ts';
 import type { Doc, Filter } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { shownRecord } from '../store/record-keys.ts';
@@ -150,6 +151,13 @@ function asPipelineDocument(collection: string): (doc: Doc) => Doc {
   };
 }
 
+function tooManyRecords(collection: string): Unprocessable {
+  return new Unprocessable(
+    `The pipeline would read more than ${AGGREGATE_RECORD_LIMIT} records of ${collection}; ` +
+      'begin it with a $match that narrows them (a leading $match is answered by the indexes)',
+  );
+}
+
 /** Refuses a `$lookup` that would join more than LOOKUP_JOIN_LIMIT records in all. */
 function checkJoin(joined: number): void {
   if (joined > LOOKUP_JOIN_LIMIT)
@@ -167,11 +175,34 @@ function valuesAt(doc: unknown, path: string[]): unknown[] {
   return valuesAt(doc[path[0]!], path.slice(1));
 }
 
+/** A collection's records as the store keeps them (JSON text), in id order, when the store can. */
+export type StoredTexts = (collection: string) => AsyncIterable<string[]> | undefined;
+
 export class AggregationRunner {
   constructor(
     private readonly reader: CollectionsReader,
     private readonly processes: PipelineProcesses,
+    private readonly storedTexts?: StoredTexts,
   ) {}
+
+  /**
+   * Every record of `collection` as stored, in id order, when the store gives them so (at most
+   * AGGREGATE_RECORD_LIMIT): they go to the pipeline process as they are, neither parsed nor
+   * serialised again here (at 10^5 biosamples, 2 s of this process's CPU).
+   */
+  private async stored(collection: string): Promise<string[] | undefined> {
+    if (UNIDENTIFIED_COLLECTIONS.has(collection)) return undefined;
+    const scan = this.storedTexts?.(collection);
+    if (!scan) return undefined;
+    const texts: string[] = [];
+    const turns = new Turns();
+    for await (const batch of scan) {
+      for (const text of batch) texts.push(text);
+      if (texts.length > AGGREGATE_RECORD_LIMIT) throw tooManyRecords(collection);
+      if (turns.due()) await turns.give();
+    }
+    return texts;
+  }
 
   /** Stages over records, in a pipeline process (pipeline-processes.ts). */
   private async runStages(stages: Stage[], docs: Doc[]): Promise<Doc[]> {
@@ -185,25 +216,34 @@ export class AggregationRunner {
     const first = pipeline[0];
     const leading =
       first && '$match' in first && isPlainFilter(first.$match) ? (first.$match as Filter) : undefined;
-    const read = await this.reader.find([collection], leading ?? {}, { limit: AGGREGATE_RECORD_LIMIT + 1 });
-    if (read.length > AGGREGATE_RECORD_LIMIT)
-      throw new Unprocessable(
-        `The pipeline would read more than ${AGGREGATE_RECORD_LIMIT} records of ${collection}; ` +
-          'begin it with a $match that narrows them (a leading $match is answered by the indexes)',
-      );
-    let docs = read.map(asPipelineDocument(collection));
+    const stages = leading ? pipeline.slice(1) : pipeline;
+    // The whole collection, and a first stage that runs in the pipeline process: stored texts.
+    let stored =
+      !leading && stages.length > 0 && !('$lookup' in stages[0]!) ? await this.stored(collection) : undefined;
+    let docs: Doc[] = [];
+    if (!stored) {
+      const read = await this.reader.find([collection], leading ?? {}, { limit: AGGREGATE_RECORD_LIMIT + 1 });
+      if (read.length > AGGREGATE_RECORD_LIMIT) throw tooManyRecords(collection);
+      docs = read.map(asPipelineDocument(collection));
+    }
+    const runPending = async (pending: Stage[]): Promise<Doc[]> => {
+      if (!stored) return this.runStages(pending, docs);
+      const [out] = await this.processes.run([{ stages: pending, docs: [], stored }]);
+      stored = undefined;
+      return out!;
+    };
     let pending: Stage[] = [];
     // The pipeline processes run every regular expression on the linear-time engine.
-    for (const stage of leading ? pipeline.slice(1) : pipeline) {
+    for (const stage of stages) {
       if (!('$lookup' in stage)) {
         pending.push(stage);
         continue;
       }
-      docs = await this.runStages(pending, docs);
+      docs = await runPending(pending);
       pending = [];
       docs = await this.lookup(docs, stage.$lookup as Record<string, any>);
     }
-    return this.runStages(pending, docs);
+    return runPending(pending);
   }
 
   private async lookup(docs: Doc[], spec: Record<string, any>): Promise<Doc[]> {

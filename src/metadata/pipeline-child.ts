@@ -20,8 +20,12 @@ export interface ChildJob {
   stages: Array<Record<string, unknown>>;
 }
 
-/** What the service sends: sets of records, in chunks, then the jobs over them. */
-export type ToChild = { type: 'records'; set: number; text: string } | { type: 'run'; jobs: ChildJob[] };
+/**
+ * What the service sends: sets of records, in chunks, then the jobs over them. Records `stored`
+ * are as the store keeps them (with their ids) and are given `_id` here, as a pipeline sees them.
+ */
+export type ToChild =
+  { type: 'records'; set: number; text: string; stored?: boolean } | { type: 'run'; jobs: ChildJob[] };
 
 /** What this process answers. */
 export type FromChild =
@@ -112,7 +116,8 @@ function run(jobs: ChildJob[]): void {
 process.on('message', (message: ToChild) => {
   if (message.type === 'records') {
     const set = (sets[message.set] ??= []);
-    for (const doc of JSON.parse(message.text) as Doc[]) set.push(doc);
+    for (const doc of JSON.parse(message.text) as Doc[])
+      set.push(message.stored ? { _id: doc.id, ...doc } : doc);
   } else run(message.jobs);
 });
 // The service gone, this process has nothing left to do.

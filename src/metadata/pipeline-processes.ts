@@ -29,6 +29,11 @@ export interface PipelineLimits {
 export interface PipelineJob {
   stages: Array<Record<string, unknown>>;
   docs: Doc[];
+  /**
+   * Instead of `docs`: the records as the store keeps them (each `JSON.stringify` of a record with
+   * an id), sent as they are; the pipeline sees each with `_id`, its id.
+   */
+  stored?: string[];
 }
 
 /** Records per chunk sent to a child. */
@@ -174,27 +179,30 @@ class PipelineChild {
    */
   private async send(jobs: PipelineJob[]): Promise<void> {
     const turns = new Turns();
-    const sets = new Map<Doc[], number>();
-    const pending: Doc[][] = [];
-    const setOf = (docs: Doc[]): number => {
-      let set = sets.get(docs);
+    const sets = new Map<Doc[] | string[], number>();
+    const pending: Array<{ records: Doc[] | string[]; stored: boolean }> = [];
+    const setOf = (records: Doc[] | string[], stored = false): number => {
+      let set = sets.get(records);
       if (set === undefined) {
-        sets.set(docs, (set = sets.size));
-        pending.push(docs);
+        sets.set(records, (set = sets.size));
+        pending.push({ records, stored });
       }
       return set;
     };
-    const childJobs: ChildJob[] = jobs.map(({ stages, docs }) => ({
-      input: setOf(docs),
+    const childJobs: ChildJob[] = jobs.map(({ stages, docs, stored }) => ({
+      input: stored ? setOf(stored, true) : setOf(docs),
       stages: stages.map((stage) => {
         const lookup = stage.$lookup as Record<string, unknown> | undefined;
         if (!lookup || !Array.isArray(lookup.from)) return stage;
         return { $lookup: { ...lookup, from: { $records: setOf(lookup.from as Doc[]) } } };
       }),
     }));
-    for (const [set, docs] of pending.entries()) {
-      for (let i = 0; i < docs.length; i += RECORDS_PER_CHUNK) {
-        this.post({ type: 'records', set, text: JSON.stringify(docs.slice(i, i + RECORDS_PER_CHUNK)) });
+    for (const [set, { records, stored }] of pending.entries()) {
+      for (let i = 0; i < records.length; i += RECORDS_PER_CHUNK) {
+        const chunk = records.slice(i, i + RECORDS_PER_CHUNK);
+        // Stored records are JSON text already: joined, not serialised again.
+        const text = stored ? `[${(chunk as string[]).join(',')}]` : JSON.stringify(chunk);
+        this.post({ type: 'records', set, text, ...(stored ? { stored } : {}) });
         if (turns.due()) await turns.give();
       }
     }

@@ -17,7 +17,7 @@ import {
   newContinuationKey,
   saveContinuation,
 } from './paging-state.ts';
-import { AggregationRunner, checkPipeline } from './aggregation.ts';
+import { AggregationRunner, checkPipeline, type StoredTexts } from './aggregation.ts';
 import type { PipelineProcesses } from './pipeline-processes.ts';
 import { shownRecord } from '../store/record-keys.ts';
 import { Turns } from '../turns.ts';
@@ -205,8 +205,9 @@ export class QueryCommands {
     private readonly databaseName: string,
     private readonly permissions: CommandPermissions,
     pipelines: PipelineProcesses,
+    storedTexts?: StoredTexts,
   ) {
-    this.aggregation = new AggregationRunner(reader, pipelines);
+    this.aggregation = new AggregationRunner(reader, pipelines, storedTexts);
     this.results = new AggregateResults(state);
   }
 

@@ -11,6 +11,8 @@ import { PipelineProcesses } from './pipeline-processes.ts';
 
 /** Aggregation pipelines run at once (each in a process of its own); more wait for one to end. */
 const PIPELINE_PROCESSES = 2;
+/** Records read from the store per step of a whole collection's read for a pipeline. */
+const STORED_TEXTS_BATCH = 1000;
 
 /** `POST /queries:run` (bearer token required). */
 export function queriesRouter(deps: Services): express.Router {
@@ -32,6 +34,7 @@ export function queriesRouter(deps: Services): express.Router {
       timeMs: deps.config.aggregateTimeLimitSeconds * 1000,
       processes: PIPELINE_PROCESSES,
     }),
+    deps.store.scanTexts && ((collection) => deps.store.scanTexts!(collection, STORED_TEXTS_BATCH)),
   );
   const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();

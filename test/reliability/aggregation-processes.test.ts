@@ -58,6 +58,13 @@ describe('aggregation pipelines in processes of their own', () => {
     ]);
   });
 
+  it('gives a pipeline over the whole collection its records as stored, each with _id, in id order', async () => {
+    const res = await aggregate([{ $limit: 3 }, { $project: { name: 1 } }]).expect(200);
+    expect(res.body.cursor.firstBatch).toEqual(
+      [0, 1, 2].map((i) => ({ _id: `nmdc:bsm-11-agg00${i}`, name: `Core ${i}` })),
+    );
+  });
+
   it('pages results stored in chunks with getMore, each result once and in order', async () => {
     // 60 results of 32 KiB each: about 2 MiB of JSON, more than one stored chunk.
     const pad = {
