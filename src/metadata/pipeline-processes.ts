@@ -39,6 +39,9 @@ export interface PipelineJob {
 /** Records per chunk sent to a child. */
 const RECORDS_PER_CHUNK = 500;
 
+/** How long a child waits for work before it ends, ms. */
+const IDLE_MS = 30_000;
+
 const BOOT = new URL('../process-boot.mjs', import.meta.url);
 const CHILD = new URL('./pipeline-child.ts', import.meta.url).href;
 
@@ -51,6 +54,7 @@ class PipelineChild {
   private ended: ((why: Error) => void) | undefined;
   /** True once the process has ended, or been told to. */
   exited = false;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly limits: PipelineLimits) {
     this.process = fork(BOOT, [CHILD], {
@@ -87,15 +91,30 @@ class PipelineChild {
     this.process.on('error', (err) => this.ended?.(err));
   }
 
-  /** Lets the service's process exit while this child waits for work. */
+  /**
+   * Lets the service's process exit while this child waits for work, and ends the child once it
+   * has waited IDLE_MS (its heap may hold what its last pipeline built).
+   */
   private idle(): void {
     this.process.unref();
     (this.process.channel as { unref?: () => void } | undefined)?.unref?.();
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.end(), IDLE_MS);
+    this.idleTimer.unref();
   }
 
   private busy(): void {
+    clearTimeout(this.idleTimer);
     this.process.ref();
     (this.process.channel as { ref?: () => void } | undefined)?.ref?.();
+  }
+
+  /** Ends the process (it is not used again). */
+  end(): void {
+    clearTimeout(this.idleTimer);
+    if (this.exited) return;
+    this.exited = true;
+    this.process.kill();
   }
 
   async run(jobs: PipelineJob[]): Promise<Doc[][]> {
@@ -118,6 +137,7 @@ class PipelineChild {
       let done = false;
       const timer = setTimeout(() => {
         this.exited = true; // from now on: its exit is on its way
+        clearTimeout(this.idleTimer);
         this.process.kill('SIGKILL');
         fail(
           new Unprocessable(
@@ -242,9 +262,6 @@ export class PipelineProcesses {
 
   /** Ends the idle children (a running one ends when the service's process does). */
   close(): void {
-    for (const child of this.idle.splice(0)) {
-      child.exited = true;
-      child.process.kill();
-    }
+    for (const child of this.idle.splice(0)) child.end();
   }
 }
