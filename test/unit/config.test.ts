@@ -169,4 +169,18 @@ describe('Elasticsearch settings', () => {
       /ELASTICSEARCH_BULK_BYTES must be an integer between 65536 and 94371840/,
     );
   });
+
+  it('reads the aggregation processes limits, refusing values no process could run with', () => {
+    const defaults = loadConfig({});
+    expect([defaults.aggregateMemoryMb, defaults.aggregateTimeLimitSeconds]).toEqual([1024, 60]);
+    const set = loadConfig({ AGGREGATE_MEMORY_MB: '4096', AGGREGATE_TIME_LIMIT_SECONDS: '600' });
+    expect([set.aggregateMemoryMb, set.aggregateTimeLimitSeconds]).toEqual([4096, 600]);
+    for (const bad of ['32', '1e9', 'lots', '-1'])
+      expect(() => loadConfig({ AGGREGATE_MEMORY_MB: bad })).toThrow(
+        new ConfigError(`AGGREGATE_MEMORY_MB must be an integer between 64 and 65536, got "${bad}"`),
+      );
+    expect(() => loadConfig({ AGGREGATE_TIME_LIMIT_SECONDS: '0' })).toThrow(
+      /AGGREGATE_TIME_LIMIT_SECONDS must be an integer between 1 and 86400/,
+    );
+  });
 });
