@@ -70,7 +70,6 @@ export function collectionsFor(range: string): readonly string[] {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The message for a rule broken at `place` (a JSON pointer into the payload). */
 /**
  * Schema errors of one record described in messages, at most: a record of 250,000 array items each
  * breaking a pattern made 250,000 messages (47 MB of answer for a 1 MB body) and held the event
@@ -89,6 +88,7 @@ function listedErrors<E extends { keyword: string }>(errors: E[]): E[] {
   return errors.slice(0, RECORD_ERRORS_DESCRIBED);
 }
 
+/** The message for a rule broken at `place` (a JSON pointer into the payload). */
 function placedMessage(v: RuleViolation, place: string, id: string | undefined): string {
   const where = v.placed ? v.text : `${v.text} in ${place}${v.path}`;
   return id !== undefined && v.path !== '/id' ? `${where} (id '${id}')` : where;
