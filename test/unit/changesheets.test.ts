@@ -485,6 +485,20 @@ describe('refusing a bad changesheet (400, naming line and column)', () => {
     );
   });
 
+  it("a line with more than 10,000 separators, counted by the file's lines (quoted line breaks too)", () => {
+    const csv =
+      'id,action,attribute,value\n' +
+      'nmdc:sty-11-8fb6t785,update,description,"two\nlines, with a comma"\n' +
+      `nmdc:sty-11-8fb6t785,update,name,"${','.repeat(9_997)}"\n` +
+      `,${','.repeat(10_000)}\n`;
+    expect(refusal(csv, 'fix.csv')).toBe(
+      "line 5: the line has more than 10000 separators (','); a changesheet row has the columns id, action, attribute and value",
+    );
+    // 10,000 on a line are read (three between cells, the rest inside a quoted value).
+    const withoutLastLine = csv.slice(0, csv.lastIndexOf('\n', csv.length - 2) + 1);
+    expect(apply(withoutLastLine, 'fix.csv')['nmdc:sty-11-8fb6t785']!.name).toBe(','.repeat(9_997));
+  });
+
   it('rows with more fields than the header', () => {
     expect(
       refusal(
