@@ -159,14 +159,14 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
     const check = new DatabaseCheck(store);
     const held: Array<{ collection: string; record: Record<string, unknown> }> = [];
     for await (const r of read)
-      if (checkRecord(r, source, check, reject) && summary.rejected.length === 0)
+      if ((await checkRecord(r, source, check, reject)) && summary.rejected.length === 0)
         held.push({ collection: r.collection, record: r.record as Record<string, unknown> });
     if (summary.rejected.length === 0) await checkReferences(check, () => source, reject);
     if (summary.rejected.length === 0)
       for (const { collection, record } of held) await write(collection, record);
   } else {
     for await (const r of read)
-      if (checkRecord(r, source, undefined, reject))
+      if (await checkRecord(r, source, undefined, reject))
         await write(r.collection, r.record as Record<string, unknown>);
   }
   for (const collection of [...batches.keys()]) await flush(collection);

@@ -60,12 +60,12 @@ const idOf = (record: unknown): string | undefined => {
  * Checks one read record: the schema checks (when `check` is given) and the loader's own id
  * rules; the problems found, each reported through `reject`.
  */
-export function checkRecord(
+export async function checkRecord(
   read: ReadRecord,
   source: string,
   check: DatabaseCheck | undefined,
   reject: (r: RejectedRecord) => void,
-): boolean {
+): Promise<boolean> {
   const { collection, position } = read;
   if (read.unreadable !== undefined) {
     reject({ source, position, reason: read.unreadable });
@@ -75,7 +75,7 @@ export function checkRecord(
   const at = id === undefined ? {} : { id };
   if (check) {
     const messages = isCollectionName(collection)
-      ? check.record(collection, read.index, read.record)
+      ? await check.record(collection, read.index, read.record)
       : [`'${collection}' is not a known schema collection name`];
     for (const reason of messages) reject({ source, position, ...at, reason });
     if (messages.length > 0) return false;
@@ -129,7 +129,7 @@ export async function checkInputs(
     for await (const read of readRecords(inputs[origin]!.open(), format, { bytes: 0 })) {
       records++;
       bySource[source]++;
-      checkRecord(read, source, check, reject);
+      await checkRecord(read, source, check, reject);
     }
   }
   // As the original: references are checked once every record passed the schema.

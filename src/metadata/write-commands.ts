@@ -266,7 +266,7 @@ async function checkSchema(
 ): Promise<void> {
   const messages: string[] = [];
   for (const [k, t] of changed.entries()) {
-    messages.push(...check.record(collection, k, t.after));
+    messages.push(...(await check.record(collection, k, t.after)));
     if (messages.length >= MESSAGES_LISTED) break;
     await turn();
   }

@@ -71,16 +71,27 @@ function bytesNestDeeper(bytes: Buffer, max: number): boolean {
 
 /** Whether a parsed value nests deeper than `max` (without recursion, so any depth is safe). */
 export function valueNestsDeeper(value: unknown, max = MAX_NESTING_DEPTH): boolean {
+  return valuesWithin(value, max) === undefined;
+}
+
+/**
+ * How many values a parsed value holds, itself, its objects, arrays and their members included
+ * (`{"a": [1, 2]}` holds 4), or undefined when it nests deeper than `max`. One walk, without
+ * recursion.
+ */
+export function valuesWithin(value: unknown, max = MAX_NESTING_DEPTH): number | undefined {
+  let values = 1;
   let level: unknown[] = [value];
   for (let depth = 0; level.length > 0; depth++) {
     const next: unknown[] = [];
     for (const v of level) {
       if (v === null || typeof v !== 'object') continue;
-      if (depth + 1 > max) return true;
-      for (const child of Array.isArray(v) ? v : Object.values(v))
-        if (child !== null && typeof child === 'object') next.push(child);
+      if (depth + 1 > max) return undefined;
+      const children = Array.isArray(v) ? v : Object.values(v);
+      values += children.length;
+      for (const child of children) if (child !== null && typeof child === 'object') next.push(child);
     }
     level = next;
   }
-  return false;
+  return values;
 }

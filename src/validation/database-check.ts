@@ -12,9 +12,11 @@ import type { DocumentStore } from '../store/port.ts';
 import { classAndDescendants } from '../schema/class-tree.ts';
 import { referenceSlotsOf } from '../schema/reference-slots.ts';
 import { COLLECTION_NAMES } from '../schema/nmdc.ts';
-import { classErrors, rangeClassesOf } from './json-schema.ts';
-import { pyRepr, ruleViolations, type RuleViolation } from './rule-messages.ts';
-import { nestingRefusal, valueNestsDeeper } from '../store/nesting.ts';
+import { rangeClassesOf } from './json-schema.ts';
+import { pyRepr, type RuleViolation } from './rule-messages.ts';
+import { nestingRefusal, valuesWithin } from '../store/nesting.ts';
+import { LARGE_RECORD_VALUES, schemaViolations } from './schema-violations.ts';
+import { schemaViolationsOnThread } from './validation-thread.ts';
 import { unitViolations } from './storage-units.ts';
 
 /** One problem, with the record's place in the payload. */
@@ -70,24 +72,6 @@ export function collectionsFor(range: string): readonly string[] {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/**
- * Schema errors of one record described in messages, at most: a record of 250,000 array items each
- * breaking a pattern made 250,000 messages (47 MB of answer for a 1 MB body) and held the event
- * loop for half a second writing them.
- */
-export const RECORD_ERRORS_DESCRIBED = 1000;
-
-/**
- * The first RECORD_ERRORS_DESCRIBED errors of a record, or all of them when an `anyOf` error comes
- * after those: its branches' errors, listed before it, are described with it (rule-messages.ts).
- */
-function listedErrors<E extends { keyword: string }>(errors: E[]): E[] {
-  if (errors.length <= RECORD_ERRORS_DESCRIBED) return errors;
-  for (let i = RECORD_ERRORS_DESCRIBED; i < errors.length; i++)
-    if (errors[i]!.keyword === 'anyOf') return errors;
-  return errors.slice(0, RECORD_ERRORS_DESCRIBED);
-}
-
 /** The message for a rule broken at `place` (a JSON pointer into the payload). */
 function placedMessage(v: RuleViolation, place: string, id: string | undefined): string {
   const where = v.placed ? v.text : `${v.text} in ${place}${v.path}`;
@@ -131,26 +115,28 @@ export class DatabaseCheck {
    * Checks one record of a Database collection at `index` in it: the messages of every rule it
    * breaks (none when it passes). `collection` must be a Database collection name.
    */
-  record(collection: string, index: number, record: unknown): string[] {
+  async record(collection: string, index: number, record: unknown): Promise<string[]> {
     const place = `/${collection}/${index}`;
     if (!isPlainObject(record)) {
       return [`${pyRepr(record)} is not of type 'object' in ${place}`];
     }
     // Before any recursive walk: a record nested thousands of levels would overflow the stack.
-    if (valueNestsDeeper(record)) return [nestingRefusal(`The record at ${place}`)];
+    const values = valuesWithin(record);
+    if (values === undefined) return [nestingRefusal(`The record at ${place}`)];
     const id = typeof record.id === 'string' ? record.id : undefined;
     const messages: string[] = [];
     const cls = this.classOf(collection, record);
     if ('problem' in cls) messages.push(placedMessage(cls.problem, place, id));
     else {
-      const errors = classErrors(cls.name, record);
-      const listed = listedErrors(errors);
-      if (listed.length > 0)
-        for (const v of ruleViolations(listed, classErrors)) messages.push(placedMessage(v, place, id));
-      if (listed.length < errors.length)
+      const found =
+        values > LARGE_RECORD_VALUES
+          ? await schemaViolationsOnThread(cls.name, record)
+          : schemaViolations(cls.name, record);
+      for (const v of found.violations) messages.push(placedMessage(v, place, id));
+      if (found.undescribed > 0)
         messages.push(
-          `... and ${errors.length - listed.length} more schema errors in ${place} ` +
-            `(the first ${listed.length} are described)`,
+          `... and ${found.undescribed} more schema errors in ${place} ` +
+            `(the first ${found.described} are described)`,
         );
     }
     for (const v of unitViolations(record, place)) messages.push(placedMessage(v, place, id));

@@ -59,7 +59,7 @@ export class MetadataValidator {
         continue;
       }
       for (let i = 0; i < records.length; i++) {
-        for (const m of check.record(name, i, records[i])) messages.push(m);
+        for (const m of await check.record(name, i, records[i])) messages.push(m);
         if (turns.due()) await turns.give();
       }
     }

@@ -159,6 +159,11 @@ beforeAll(async () => {
   // paid here with harmless requests, not by the hostile ones.
   const warmUps: Array<[string, RequestInit]> = [
     ['/metadata/json:validate', asJson({ biosample_set: [biosample] })],
+    // A large record, checked on the validation thread: the thread starts and compiles once here.
+    [
+      '/metadata/json:validate',
+      asJson({ biosample_set: [{ ...biosample, alternative_identifiers: Array(20_000).fill('x:y') }] }),
+    ],
     // A long value, not the hostile one: RE2 and the answer's serialisation meet long text once first.
     [
       '/metadata/changesheets:validate',
@@ -281,6 +286,29 @@ describe('requests that held the event loop', () => {
     );
     expect(messages.at(-1)).toBe(
       '... and 9005 more schema errors in /biosample_set/0 (the first 1000 are described)',
+    );
+    expect(handled.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+  });
+
+  it('validates a record of 250,000 array items each breaking a pattern without holding the loop', async () => {
+    // Ajv checks a record in one step, building every error first: 150-300 ms on the event loop.
+    // Such a record is checked on the validation thread.
+    const record = {
+      ...biosample,
+      id: 'nmdc:bsm-11-hostile3',
+      alternative_identifiers: Array(250_000).fill('x'),
+    };
+    const handled = await whileHandled('/metadata/json:validate', asJson({ biosample_set: [record] }));
+    expect(handled.status).toBe(200);
+    const messages = handled.body.detail.biosample_set as string[];
+    expect(messages[0]).toMatch(
+      /^'x' does not match '\^\[a-zA-Z0-9\].*' in \/biosample_set\/0\/alternative_identifiers\/0 \(id 'nmdc:bsm-11-hostile3'\)$/,
+    );
+    expect(messages[999]).toMatch(
+      /^'x' does not match .* in \/biosample_set\/0\/alternative_identifiers\/999 /,
+    );
+    expect(messages.at(-1)).toBe(
+      '... and 249000 more schema errors in /biosample_set/0 (the first 1000 are described)',
     );
     expect(handled.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
   });

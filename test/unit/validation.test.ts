@@ -12,6 +12,7 @@ import {
   type ValidationOutcome,
 } from '../../src/validation/index.ts';
 import type { Doc, DocumentStore, Filter } from '../../src/store/port.ts';
+import { LARGE_RECORD_VALUES } from '../../src/validation/schema-violations.ts';
 
 /** A store holding `records` by collection, answering the validator's id lookups and counting them. */
 function storeWith(records: Record<string, string[]> = {}) {
@@ -100,6 +101,33 @@ describe('MetadataValidator', () => {
         ],
       },
     });
+  });
+
+  it('describes a record of more than 10,000 values (checked on the validation thread) as it does a small one', async () => {
+    const v = new MetadataValidator(storeWith().store);
+    const bad = (ids: number) =>
+      biosample('nmdc:bsm-11-aaaa0001', 'nmdc:sty-11-aaaa0001', {
+        lat_lon: { latitude: 'north', type: 'nmdc:GeolocationValue' },
+        env_medium: 'soil',
+        colour: 'brown',
+        alternative_identifiers: [...Array.from({ length: ids }, (_, i) => `ex:${i}`), 'not an identifier'],
+      });
+    const small = await v.validateDatabase({ biosample_set: [bad(10)] });
+    const large = await v.validateDatabase({ biosample_set: [bad(LARGE_RECORD_VALUES)] });
+    const messages = (o: ValidationOutcome) => (o.valid ? [] : o.detail.biosample_set!);
+    expect(messages(small)).toHaveLength(6);
+    expect(messages(large)).toEqual(
+      messages(small).map((m) =>
+        m.replace('alternative_identifiers/10 ', `alternative_identifiers/${LARGE_RECORD_VALUES} `),
+      ),
+    );
+    expect(
+      messages(large).find((m) => m.startsWith("'not an identifier' does not match '^[a-zA-Z0-9]")),
+    ).toMatch(
+      new RegExp(
+        ` in /biosample_set/0/alternative_identifiers/${LARGE_RECORD_VALUES} \\(id 'nmdc:bsm-11-aaaa0001'\\)$`,
+      ),
+    );
   });
 
   it("refuses an id that does not follow its class's pattern (the original's `nmdc:OTHER-00-000001` case)", async () => {
