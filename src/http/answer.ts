@@ -11,6 +11,7 @@
  * store keeps it) is written as it is, unparsed (`answerJsonText`).
  */
 import express, { type Response } from 'express';
+import { JsonText } from '../json-text.ts';
 import { nextTurn, Turns } from '../turns.ts';
 
 const expressJson = express.response.json;
@@ -59,17 +60,33 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   !Array.isArray(v) &&
   typeof (v as { toJSON?: unknown }).toJSON !== 'function';
 
-/** Elements of the arrays of `value`, its members' and theirs (three levels), as far as `atLeast`. */
-function arrayElements(value: unknown, atLeast: number, depth = 0): number {
-  if (depth > 2) return 0;
-  if (Array.isArray(value)) return value.length;
-  if (!isPlainObject(value)) return 0;
-  let n = 0;
-  for (const member of Object.values(value)) {
-    n += arrayElements(member, atLeast - n, depth + 1);
-    if (n >= atLeast) break;
-  }
-  return n;
+/**
+ * The size of `value` as far as `answerLargeJson` looks: the elements of its arrays, its members'
+ * and theirs (three levels), and the characters of the JsonTexts among them.
+ */
+function sizeOf(value: unknown, depth = 0): { elements: number; textChars: number } {
+  const size = { elements: 0, textChars: 0 };
+  const visit = (v: unknown, d: number) => {
+    if (v instanceof JsonText) size.textChars += v.text.length;
+    else if (d > 2) return;
+    else if (Array.isArray(v)) {
+      size.elements += v.length;
+      for (const element of v) if (element instanceof JsonText) size.textChars += element.text.length;
+    } else if (isPlainObject(v)) for (const member of Object.values(v)) visit(member, d + 1);
+  };
+  visit(value, depth);
+  return size;
+}
+
+/** `value` with each JsonText among its first three levels parsed (an answer small enough for `res.json`). */
+function withTextsParsed(value: unknown, depth = 0): unknown {
+  if (value instanceof JsonText) return JSON.parse(value.text);
+  if (depth > 3) return value;
+  if (Array.isArray(value)) return value.map((v) => withTextsParsed(v, depth + 1));
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(value)) out[key] = withTextsParsed(member, depth + 1);
+  return out;
 }
 
 /**
@@ -92,11 +109,14 @@ export async function jsonPiecesInTurns(value: unknown): Promise<string[]> {
     }
   };
   const walk = async (v: unknown, depth: number): Promise<void> => {
-    if (depth <= 2 && Array.isArray(v)) {
+    if (v instanceof JsonText) add(v.text);
+    else if (depth <= 2 && Array.isArray(v)) {
       add('[');
       for (let i = 0; i < v.length; i++) {
+        const element: unknown = v[i];
         // As JSON.stringify: an element without JSON text (undefined, a function) is null.
-        const text = JSON.stringify(v[i]) as string | undefined;
+        const text =
+          element instanceof JsonText ? element.text : (JSON.stringify(element) as string | undefined);
         add(i === 0 ? (text ?? 'null') : `,${text ?? 'null'}`);
         if (turns.due()) await turns.give();
       }
@@ -121,13 +141,14 @@ export async function jsonPiecesInTurns(value: unknown): Promise<string[]> {
 
 /**
  * Answers `value` as `answerJson` does; one holding more than LARGE_ANSWER_ELEMENTS array
- * elements (a page of records, a cursor's batch) is made and written in turns, a piece at a time,
- * with the same status, headers and body (it is not checked against the contract on the way out,
- * where responses are).
+ * elements (a page of records, a cursor's batch) or more than PIECE_CHARS of JsonText is made and
+ * written in turns, a piece at a time, with the same status, headers and body (it is not checked
+ * against the contract on the way out, where responses are). JsonTexts are written as they are.
  */
 export async function answerLargeJson(res: Response, value: unknown): Promise<void> {
-  if (arrayElements(value, LARGE_ANSWER_ELEMENTS) < LARGE_ANSWER_ELEMENTS || !largeAnswerable(res))
-    return answerJson(res, value);
+  const { elements, textChars } = sizeOf(value);
+  if ((elements < LARGE_ANSWER_ELEMENTS && textChars < PIECE_CHARS) || !largeAnswerable(res))
+    return answerJson(res, textChars > 0 ? withTextsParsed(value) : value);
   const pieces = await jsonPiecesInTurns(value);
   let bytes = 0;
   for (const piece of pieces) bytes += Buffer.byteLength(piece);

@@ -9,6 +9,7 @@
 import { Unprocessable } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { isCollectionName, UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
+import { JsonText } from '../json-text.ts';
 import { Turns } from '../turns.ts';
 import type { Doc, Filter } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
@@ -178,6 +179,17 @@ function valuesAt(doc: unknown, path: string[]): unknown[] {
 /** A collection's records as the store keeps them (JSON text), in id order, when the store can. */
 export type StoredTexts = (collection: string) => AsyncIterable<string[]> | undefined;
 
+/** Records as their JSON texts, serialised in turns. */
+async function textsOf(docs: Doc[]): Promise<JsonText[]> {
+  const texts: JsonText[] = [];
+  const turns = new Turns();
+  for (const doc of docs) {
+    texts.push(new JsonText(JSON.stringify(doc)));
+    if (turns.due()) await turns.give();
+  }
+  return texts;
+}
+
 export class AggregationRunner {
   constructor(
     private readonly reader: CollectionsReader,
@@ -210,7 +222,11 @@ export class AggregationRunner {
     return (await this.processes.run([{ stages, docs }]))[0]!;
   }
 
-  async run(collection: string, pipeline: Stage[]): Promise<Doc[]> {
+  /**
+   * The pipeline's results, each as its JSON text: the final stages' come from their process as
+   * text and are answered as they are.
+   */
+  async run(collection: string, pipeline: Stage[]): Promise<JsonText[]> {
     // A leading $match is answered by the planner (indexes) when it is a plain filter; the rest,
     // and a $match with aggregation expressions, runs on the matches.
     const first = pipeline[0];
@@ -243,7 +259,11 @@ export class AggregationRunner {
       pending = [];
       docs = await this.lookup(docs, stage.$lookup as Record<string, any>);
     }
-    return runPending(pending);
+    if (pending.length === 0) return textsOf(docs);
+    const [out] = await this.processes.runTexts([
+      stored ? { stages: pending, docs: [], stored } : { stages: pending, docs },
+    ]);
+    return out!;
   }
 
   private async lookup(docs: Doc[], spec: Record<string, any>): Promise<Doc[]> {

@@ -30,11 +30,11 @@ export type ToChild =
 /** What this process answers. */
 export type FromChild =
   | { type: 'ready' }
-  | { type: 'results'; job: number; text: string }
+  | { type: 'results'; job: number; texts: string[] }
   | { type: 'done' }
   | { type: 'error'; unsupported: boolean; message: string };
 
-/** The JSON text of the results per message, at least (a message holds whole records). */
+/** The JSON text of the results per message, at least (a message holds whole records, each its own text). */
 const CHUNK_CHARS = 1024 * 1024;
 /** The longest a result record may be as JSON text: MongoDB's document limit, 16 MiB. */
 export const RESULT_RECORD_CHARS = 16 * 1024 * 1024;
@@ -91,7 +91,7 @@ function run(jobs: ChildJob[]): void {
       let chunk: string[] = [];
       let chars = 0;
       const flush = () => {
-        send({ type: 'results', job, text: `[${chunk.join(',')}]` });
+        send({ type: 'results', job, texts: chunk });
         chunk = [];
         chars = 0;
       };

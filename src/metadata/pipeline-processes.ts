@@ -5,14 +5,16 @@
  * and ended its process, and a `$group` over 10^5 records held every other request for 200 ms. A
  * child has a heap of its own (`memoryMb`) and a time limit (`timeMs`): a pipeline over either is
  * a 422 that says which, the child's end costs the service nothing, and one is started again when
- * next needed. Records go to the child, and results come back, as JSON text in chunks, serialised
- * and parsed in turns.
+ * next needed. Records go to the child as JSON text in chunks, serialised in turns; results come
+ * back as each record's JSON text, kept as it is (`runTexts`, a pipeline's final results, answered
+ * as that text) or parsed in turns (`run`, results the service reads further).
  *
  * At most `processes` children run at once (each runs one pipeline at a time); more pipelines wait.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { Unprocessable, UnsupportedQuery } from '../errors.ts';
 import type { Doc } from '../store/port.ts';
+import { JsonText } from '../json-text.ts';
 import { Turns } from '../turns.ts';
 import type { ChildJob, FromChild, ToChild } from './pipeline-child.ts';
 
@@ -117,11 +119,11 @@ class PipelineChild {
     this.process.kill();
   }
 
-  async run(jobs: PipelineJob[]): Promise<Doc[][]> {
+  async run<R extends Doc | JsonText>(jobs: PipelineJob[], result: (text: string) => R): Promise<R[][]> {
     this.busy();
     try {
       await this.ready;
-      return await this.exchange(jobs);
+      return await this.exchange(jobs, result);
     } finally {
       this.listener = undefined;
       this.ended = undefined;
@@ -129,10 +131,10 @@ class PipelineChild {
     }
   }
 
-  private exchange(jobs: PipelineJob[]): Promise<Doc[][]> {
-    return new Promise<Doc[][]>((resolve, reject) => {
-      const results: Doc[][] = jobs.map(() => []);
-      const chunks: Array<{ job: number; text: string }> = [];
+  private exchange<R>(jobs: PipelineJob[], result: (text: string) => R): Promise<R[][]> {
+    return new Promise<R[][]>((resolve, reject) => {
+      const results: R[][] = jobs.map(() => []);
+      const chunks: Array<{ job: number; texts: string[] }> = [];
       let finished = false;
       let done = false;
       const timer = setTimeout(() => {
@@ -161,9 +163,11 @@ class PipelineChild {
         parsing = true;
         try {
           while (chunks.length > 0 && !finished) {
-            const { job, text } = chunks.shift()!;
-            for (const doc of JSON.parse(text) as Doc[]) results[job]!.push(doc);
-            if (turns.due()) await turns.give();
+            const { job, texts } = chunks.shift()!;
+            for (const text of texts) {
+              results[job]!.push(result(text));
+              if (turns.due()) await turns.give();
+            }
           }
           if (done && chunks.length === 0 && !finished) {
             finished = true;
@@ -177,7 +181,7 @@ class PipelineChild {
         }
       };
       this.listener = (message) => {
-        if (message.type === 'results') chunks.push({ job: message.job, text: message.text });
+        if (message.type === 'results') chunks.push({ job: message.job, texts: message.texts });
         else if (message.type === 'done') done = true;
         else if (message.type === 'error') {
           fail(
@@ -244,7 +248,19 @@ export class PipelineProcesses {
   constructor(readonly limits: PipelineLimits) {}
 
   /** Each job's results, in its order; the jobs run in one child, one after another. */
-  async run(jobs: PipelineJob[]): Promise<Doc[][]> {
+  run(jobs: PipelineJob[]): Promise<Doc[][]> {
+    return this.runIn(jobs, (text) => JSON.parse(text) as Doc);
+  }
+
+  /** `run`, each result as its JSON text (not parsed here). */
+  runTexts(jobs: PipelineJob[]): Promise<JsonText[][]> {
+    return this.runIn(jobs, (text) => new JsonText(text));
+  }
+
+  private async runIn<R extends Doc | JsonText>(
+    jobs: PipelineJob[],
+    result: (text: string) => R,
+  ): Promise<R[][]> {
     if (this.running >= this.limits.processes)
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.running++;
@@ -252,7 +268,7 @@ export class PipelineProcesses {
     try {
       child = this.idle.pop() ?? new PipelineChild(this.limits);
       if (child.exited) child = new PipelineChild(this.limits);
-      return await child.run(jobs);
+      return await child.run(jobs, result);
     } finally {
       if (child && !child.exited) this.idle.push(child);
       this.running--;

@@ -21,6 +21,7 @@ import { AggregationRunner, checkPipeline, type StoredTexts } from './aggregatio
 import type { PipelineProcesses } from './pipeline-processes.ts';
 import { shownRecord } from '../store/record-keys.ts';
 import { Turns } from '../turns.ts';
+import { JsonText } from '../json-text.ts';
 import type { WriteCommands, WriteOptions } from './write-commands.ts';
 import { deleteStatementsOf, updateStatementsOf } from './write-statements.ts';
 
@@ -64,15 +65,19 @@ interface StoredResults {
   starts: number[];
 }
 
+/** A cursor's batch: records, or an aggregation's results as their JSON texts. */
+type Batch = Array<Doc | JsonText>;
+
 /**
  * An aggregation's results beyond its first batch, kept in the state store in chunks of about
- * RESULTS_CHUNK_CHARS written once: a `getMore` reads the chunks its batch spans (each used to
- * rewrite all the results left, and the results of one run may be 64 MiB).
+ * RESULTS_CHUNK_CHARS written once, each result as its JSON text (neither parsed nor serialised
+ * again here): a `getMore` reads the chunks its batch spans (each used to rewrite all the results
+ * left, and the results of one run may be 64 MiB).
  */
 class AggregateResults {
   constructor(private readonly state: StateStore) {}
 
-  async save(results: Doc[]): Promise<StoredResults> {
+  async save(results: JsonText[]): Promise<StoredResults> {
     const key = newContinuationKey();
     const starts: number[] = [];
     const turns = new Turns();
@@ -80,18 +85,15 @@ class AggregateResults {
     let chars = 0;
     const store = async (end: number) => {
       starts.push(start);
-      await this.state.put(
-        'query-results',
-        `${key}.${starts.length - 1}`,
-        results.slice(start, end),
-        RESULTS_TTL_SECONDS,
-      );
+      const texts = results.slice(start, end).map((r) => r.text);
+      await this.state.put('query-results', `${key}.${starts.length - 1}`, texts, RESULTS_TTL_SECONDS);
       start = end;
       chars = 0;
     };
     for (let i = 0; i < results.length; i++) {
-      chars += JSON.stringify(results[i]).length;
+      chars += results[i]!.text.length;
       if (chars >= RESULTS_CHUNK_CHARS) await store(i + 1);
+      // Each chunk is written on the event loop (about 5 ms a megabyte).
       if (turns.due()) await turns.give();
     }
     if (start < results.length) await store(results.length);
@@ -99,16 +101,18 @@ class AggregateResults {
   }
 
   /** Results `from` (inclusive) to `to` (exclusive). */
-  async read({ key, total, starts }: StoredResults, from: number, to: number): Promise<Doc[]> {
-    const out: Doc[] = [];
+  async read({ key, total, starts }: StoredResults, from: number, to: number): Promise<Batch> {
+    const out: Batch = [];
     for (let chunk = 0; chunk < starts.length; chunk++) {
       const start = starts[chunk]!;
       const end = starts[chunk + 1] ?? total;
       if (end <= from || start >= to) continue;
-      const docs = await this.state.get<Doc[]>('query-results', `${key}.${chunk}`);
-      if (!docs)
+      // Texts; chunks kept by earlier versions hold the records themselves.
+      const kept = await this.state.get<Array<string | Doc>>('query-results', `${key}.${chunk}`);
+      if (!kept)
         throw new NotFound('The results of this aggregation cursor have expired; run the aggregation again');
-      out.push(...docs.slice(Math.max(0, from - start), to - start));
+      for (const r of kept.slice(Math.max(0, from - start), to - start))
+        out.push(typeof r === 'string' ? new JsonText(r) : r);
     }
     return out;
   }
@@ -117,6 +121,12 @@ class AggregateResults {
     for (let chunk = 0; chunk < starts.length; chunk++)
       await this.state.delete('query-results', `${key}.${chunk}`);
   }
+}
+
+/** The id of a batch's last record (a find pages on from it); null after an aggregation's results. */
+function lastIdOf(batch: Batch): string | null {
+  const last = batch[batch.length - 1];
+  return last === undefined || last instanceof JsonText ? null : last.id;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -215,13 +225,13 @@ export class QueryCommands {
    * A cursor answer: 2.13.0 clients read `batch`, 1.2.0 clients `firstBatch` or `nextBatch`; both
    * carry the same records.
    */
-  private cursor(key: 'firstBatch' | 'nextBatch', batch: Doc[], id: string | null, collection: string) {
+  private cursor(key: 'firstBatch' | 'nextBatch', batch: Batch, id: string | null, collection: string) {
     return { ok: 1, cursor: { [key]: batch, batch, id, ns: `${this.databaseName}.${collection}` } };
   }
 
   /** A find's batch as answers show records (without the store keys of collections that have no ids). */
-  private shown(collection: string, batch: Doc[]): Doc[] {
-    return batch.map((doc) => shownRecord(collection, doc));
+  private shown(collection: string, batch: Batch): Batch {
+    return batch.map((doc) => (doc instanceof JsonText ? doc : shownRecord(collection, doc)));
   }
 
   private async requireAllowance(principal: Principal, command: keyof typeof COMMAND_ALLOWANCES) {
@@ -293,10 +303,10 @@ export class QueryCommands {
   private async nextBatch(
     state: QueryCursorState,
     batchSize: number,
-  ): Promise<{ batch: Doc[]; id: string | null }> {
+  ): Promise<{ batch: Batch; id: string | null }> {
     const size = batchSize === 0 ? DEFAULT_FIND_BATCH : batchSize;
     const want = state.remaining === null ? size : Math.min(size, state.remaining);
-    let batch: Doc[];
+    let batch: Batch;
     let more: boolean;
     let lastKeys: unknown[] | null = null;
     if (state.results) {
@@ -317,17 +327,17 @@ export class QueryCommands {
           : { afterId: state.lastId ?? undefined }),
         limit: want + 1,
       });
-      batch = found.docs.slice(0, want);
-      lastKeys = found.keys?.[batch.length - 1] ?? null;
+      const docs = found.docs.slice(0, want);
+      lastKeys = found.keys?.[docs.length - 1] ?? null;
       more = found.docs.length > want;
-      if (state.exclude) batch = batch.map((d) => dropFields(d, state.exclude!));
+      batch = state.exclude ? docs.map((d) => dropFields(d, state.exclude!)) : docs;
     }
     const remaining = state.remaining === null ? null : state.remaining - batch.length;
     if (!more || remaining === 0 || batch.length === 0) return { batch, id: null };
     const id = await saveContinuation<QueryCursorState>(this.state, 'query-cursor', {
       ...state,
       offset: state.offset + batch.length,
-      lastId: batch[batch.length - 1]!.id,
+      lastId: lastIdOf(batch),
       lastKeys,
       remaining,
     });
@@ -399,7 +409,7 @@ export class QueryCommands {
       projection: null,
       exclude: null,
       offset: first.length,
-      lastId: first[first.length - 1]!.id ?? null,
+      lastId: null,
       remaining: null,
       batchSize,
       results: await this.results.save(results),

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import express from 'express';
 import request from 'supertest';
 import { answerLargeJson, jsonPiecesInTurns } from '../../../src/http/answer.ts';
+import { JsonText } from '../../../src/json-text.ts';
 
 const tricky = {
   a: [1, 'two', null, undefined, () => 3, { b: undefined, c: [undefined, Symbol('s')] }],
@@ -57,5 +58,39 @@ describe('JSON answers made in turns', () => {
     expect(ours.headers['content-length']).toBe(theirs.headers['content-length']);
     const head = await request(app).head('/large').expect(200);
     expect(head.headers['content-length']).toBe(theirs.headers['content-length']);
+  });
+
+  it('writes values given as JSON text as they are, and parses them for res.json when the answer is small', async () => {
+    const records = [{ id: 'a', s: 'é "q"' }, { n: [1, 2.5, null] }];
+    const batch = records.map((r) => new JsonText(JSON.stringify(r)));
+    const cursor = (b: unknown[]) => ({ ok: 1, cursor: { firstBatch: b, batch: b, id: null } });
+    expect((await jsonPiecesInTurns(cursor(batch))).join('')).toBe(JSON.stringify(cursor(records)));
+    // As a caller unaware of them would write them: the same JSON.
+    expect(JSON.stringify(cursor(batch))).toBe(JSON.stringify(cursor(records)));
+    // Over a megabyte of text: written in turns, never given to res.json.
+    const large = Array.from({ length: 40 }, (_, i) => ({ i, a: 'x'.repeat(30_000) }));
+    const app = express();
+    app.set('etag', false);
+    let jsonCalls: unknown[] = [];
+    app.get('/:size', (req, res) => {
+      const json = res.json.bind(res);
+      res.json = (body: unknown) => {
+        jsonCalls.push(body);
+        return json(body);
+      };
+      const texts = (req.params.size === 'large' ? large : records).map(
+        (r) => new JsonText(JSON.stringify(r)),
+      );
+      void answerLargeJson(res, cursor(texts));
+    });
+    const big = await request(app).get('/large').expect(200);
+    expect(big.text).toBe(JSON.stringify(cursor(large)));
+    expect(big.headers['content-length']).toBe(String(Buffer.byteLength(big.text)));
+    expect(jsonCalls).toEqual([]);
+    // Small: res.json (which the response validator checks) is given the parsed records.
+    jsonCalls = [];
+    const small = await request(app).get('/small').expect(200);
+    expect(small.text).toBe(JSON.stringify(cursor(records)));
+    expect(jsonCalls).toEqual([cursor(records)]);
   });
 });
