@@ -58,7 +58,16 @@ const RESULTS_CHUNK_CHARS = 1024 * 1024;
  */
 const RESULTS_TTL_SECONDS = 4 * CONTINUATION_TTL_SECONDS['query-cursor'];
 
-/** Where an aggregation's stored results are: their key, count, and the first result of each chunk. */
+/**
+ * The longest part of a result record's text kept in one chunk: a record may be 16 MiB of JSON, and
+ * a value MongoDB keeps at most 16 MiB of BSON with its key and expiry.
+ */
+const RESULT_PART_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Where an aggregation's stored results are: their key, count, and the first result of each chunk
+ * (chunks that start at the same result hold its parts, in order).
+ */
 interface StoredResults {
   key: string;
   total: number;
@@ -81,38 +90,62 @@ class AggregateResults {
     const key = newContinuationKey();
     const starts: number[] = [];
     const turns = new Turns();
-    let start = 0;
-    let chars = 0;
-    const store = async (end: number) => {
-      starts.push(start);
-      const texts = results.slice(start, end).map((r) => r.text);
+    const put = async (first: number, texts: string[]) => {
+      starts.push(first);
       await this.state.put('query-results', `${key}.${starts.length - 1}`, texts, RESULTS_TTL_SECONDS);
-      start = end;
-      chars = 0;
-    };
-    for (let i = 0; i < results.length; i++) {
-      chars += results[i]!.text.length;
-      if (chars >= RESULTS_CHUNK_CHARS) await store(i + 1);
       // Each chunk is written on the event loop (about 5 ms a megabyte).
       if (turns.due()) await turns.give();
+    };
+    let start = 0;
+    let chars = 0;
+    for (let i = 0; i < results.length; i++) {
+      const { text } = results[i]!;
+      if (text.length > RESULT_PART_CHARS) {
+        // A record kept in parts, one chunk each, all starting at it.
+        if (start < i) await put(start, results.slice(start, i).map((r) => r.text));
+        for (let at = 0; at < text.length; at += RESULT_PART_CHARS)
+          await put(i, [text.slice(at, at + RESULT_PART_CHARS)]);
+        start = i + 1;
+        chars = 0;
+        continue;
+      }
+      chars += text.length;
+      if (chars >= RESULTS_CHUNK_CHARS) {
+        await put(start, results.slice(start, i + 1).map((r) => r.text));
+        start = i + 1;
+        chars = 0;
+      }
     }
-    if (start < results.length) await store(results.length);
+    if (start < results.length) await put(start, results.slice(start).map((r) => r.text));
     return { key, total: results.length, starts };
   }
 
   /** Results `from` (inclusive) to `to` (exclusive). */
   async read({ key, total, starts }: StoredResults, from: number, to: number): Promise<Batch> {
     const out: Batch = [];
+    const kept = async (chunk: number) => {
+      // Texts; chunks kept by earlier versions hold the records themselves.
+      const found = await this.state.get<Array<string | Doc>>('query-results', `${key}.${chunk}`);
+      if (!found)
+        throw new NotFound('The results of this aggregation cursor have expired; run the aggregation again');
+      return found;
+    };
     for (let chunk = 0; chunk < starts.length; chunk++) {
       const start = starts[chunk]!;
-      const end = starts[chunk + 1] ?? total;
-      if (end <= from || start >= to) continue;
-      // Texts; chunks kept by earlier versions hold the records themselves.
-      const kept = await this.state.get<Array<string | Doc>>('query-results', `${key}.${chunk}`);
-      if (!kept)
-        throw new NotFound('The results of this aggregation cursor have expired; run the aggregation again');
-      for (const r of kept.slice(Math.max(0, from - start), to - start))
-        out.push(typeof r === 'string' ? new JsonText(r) : r);
+      // Chunks starting at the same record are its parts.
+      let last = chunk;
+      while (starts[last + 1] === start) last++;
+      const end = starts[last + 1] ?? total;
+      if (end > from && start < to) {
+        if (last > chunk) {
+          const parts: string[] = [];
+          for (let c = chunk; c <= last; c++) parts.push((await kept(c))[0] as string);
+          out.push(new JsonText(parts.join('')));
+        } else
+          for (const r of (await kept(chunk)).slice(Math.max(0, from - start), to - start))
+            out.push(typeof r === 'string' ? new JsonText(r) : r);
+      }
+      chunk = last;
     }
     return out;
   }

@@ -379,6 +379,50 @@ describe('requests that held the event loop', () => {
     expect(more.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
   });
 
+  it('keeps an 8 MiB result record for getMore in parts no larger than MongoDB keeps a value', async () => {
+    const doubled = (times: number) => ({
+      $reduce: { input: { $range: [0, times] }, initialValue: 'x', in: { $concat: ['$$value', '$$value'] } },
+    });
+    const kept: number[] = [];
+    const state = t.store.state;
+    const put = state.put.bind(state);
+    state.put = async (kind, key, value, ttl) => {
+      if (kind === 'query-results') kept.push(JSON.stringify(value).length);
+      return put(kind, key, value, ttl);
+    };
+    try {
+      const first = await whileHandled(
+        '/queries:run',
+        asJson(
+          {
+            aggregate: 'biosample_set',
+            pipeline: [
+              { $limit: 1 },
+              { $project: { _id: 0, r: { $range: [0, 3] } } },
+              { $unwind: '$r' },
+              { $project: { r: 1, s: { $cond: [{ $eq: ['$r', 1] }, doubled(23), 'small'] } } },
+            ],
+            cursor: { batchSize: 1 },
+          },
+          true,
+        ),
+      );
+      expect(first.body.cursor.firstBatch).toEqual([{ r: 0, s: 'small' }]);
+      const more = await whileHandled(
+        '/queries:run',
+        asJson({ getMore: first.body.cursor.id, batchSize: 2 }, true),
+      );
+      expect(more.body.cursor.nextBatch.map((d: { r: number }) => d.r)).toEqual([1, 2]);
+      expect(more.body.cursor.nextBatch[0].s).toBe('x'.repeat(2 ** 23));
+      expect(more.body.cursor.nextBatch[1].s).toBe('small');
+      // The record before, three parts of the 8 MiB record (4 MiB each at most), the record after.
+      expect(kept).toHaveLength(5);
+      expect(Math.max(...kept)).toBeLessThan(4 * 1024 * 1024 + 16);
+    } finally {
+      state.put = put;
+    }
+  });
+
   it('runs $regexMatch, $regexFind and $regexFindAll on the linear-time engine, empty matches included', async () => {
     const { status, body, versionWaitMs } = await aggregate([
       { $limit: 1 },
