@@ -102,7 +102,11 @@ class AggregateResults {
       const { text } = results[i]!;
       if (text.length > RESULT_PART_CHARS) {
         // A record kept in parts, one chunk each, all starting at it.
-        if (start < i) await put(start, results.slice(start, i).map((r) => r.text));
+        if (start < i)
+          await put(
+            start,
+            results.slice(start, i).map((r) => r.text),
+          );
         for (let at = 0; at < text.length; at += RESULT_PART_CHARS)
           await put(i, [text.slice(at, at + RESULT_PART_CHARS)]);
         start = i + 1;
@@ -111,12 +115,19 @@ class AggregateResults {
       }
       chars += text.length;
       if (chars >= RESULTS_CHUNK_CHARS) {
-        await put(start, results.slice(start, i + 1).map((r) => r.text));
+        await put(
+          start,
+          results.slice(start, i + 1).map((r) => r.text),
+        );
         start = i + 1;
         chars = 0;
       }
     }
-    if (start < results.length) await put(start, results.slice(start).map((r) => r.text));
+    if (start < results.length)
+      await put(
+        start,
+        results.slice(start).map((r) => r.text),
+      );
     return { key, total: results.length, starts };
   }
 
