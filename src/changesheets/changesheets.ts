@@ -15,6 +15,7 @@ import { Conflict, Unprocessable } from '../errors.ts';
 import { MetadataValidator } from '../validation/index.ts';
 import { OBJECTS, objectRecord, type StoredObject, type StoredObjects } from '../objects/stored-objects.ts';
 import { ChangesheetProblems } from './problems.ts';
+import { Turns } from '../turns.ts';
 import { readSheetInTurns, type Sheet, type SheetRow, type SheetUpload } from './sheet.ts';
 import { BlockPlanner, blocksOf, type PlannedUpdate } from './plan.ts';
 import { UpdateConflict, applyStatement, sameValue, type UpdateStatement } from './update-operators.ts';
@@ -159,6 +160,7 @@ export function changesOf(
 
 export class Changesheets {
   private readonly validator: MetadataValidator;
+  private readonly turns = new Turns();
 
   constructor(
     private readonly store: DocumentStore,
@@ -237,6 +239,8 @@ export class Changesheets {
     ids: string[],
   ): Promise<void> {
     for (let i = 0; i < ids.length; i += LOOKUP_BATCH) {
+      // The embedded store answers synchronously: a turn between lookups when they run long.
+      if (this.turns.due()) await this.turns.give();
       const docs = await this.store.find(collection, { id: { $in: ids.slice(i, i + LOOKUP_BATCH) } });
       for (const doc of docs) if (!found.has(doc.id)) found.set(doc.id, { collection, doc });
     }

@@ -13,6 +13,7 @@ import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
 import type { Doc, DocumentStore, Filter } from '../store/port.ts';
 import { shownRecord } from '../store/record-keys.ts';
 import type { CollectionsReader } from './collections-reader.ts';
+import { Turns } from '../turns.ts';
 
 export const EXPORT_FORMATS = ['ndjson', 'json', 'csv', 'tsv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -85,8 +86,12 @@ export class Exporter {
   /** Matching records in id order, a batch at a time, as answers show them. */
   async *records(request: Omit<ExportRequest, 'format'>): AsyncGenerator<Doc[]> {
     const { collection, filter, projection } = request;
+    // The store answers a batch synchronously: without a turn, batch after batch (and the caller's
+    // work on each) ran on the event loop with nothing between them (at 10^5, 130-160 ms).
+    const turns = new Turns();
     let afterId: string | undefined;
     for (;;) {
+      if (turns.due()) await turns.give();
       const batch = await this.reader.find([collection], filter, {
         projection,
         afterId,

@@ -17,6 +17,7 @@ import { pyRepr, type RuleViolation } from './rule-messages.ts';
 import { nestingRefusal, valuesWithin } from '../store/nesting.ts';
 import { LARGE_RECORD_VALUES, schemaViolations } from './schema-violations.ts';
 import { schemaViolationsOnThread } from './validation-thread.ts';
+import { Turns } from '../turns.ts';
 import { unitViolations } from './storage-units.ts';
 
 /** One problem, with the record's place in the payload. */
@@ -197,10 +198,13 @@ export class DatabaseCheck {
         ids.add(r.target);
       }
     const stored = new Map<string, Set<string>>();
+    const turns = new Turns();
     for (const [collection, ids] of wanted) {
       const found = new Set<string>();
       const all = [...ids];
       for (let i = 0; i < all.length; i += LOOKUP_BATCH) {
+        // The embedded store answers synchronously: a turn between lookups when they run long.
+        if (turns.due()) await turns.give();
         const docs = await this.store.find(
           collection,
           { id: { $in: all.slice(i, i + LOOKUP_BATCH) } },

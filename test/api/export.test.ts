@@ -238,6 +238,37 @@ describe('Exporter', () => {
     clearInterval(finish);
   });
 
+  it('takes turns between batches of a table export, which reads the records twice', async () => {
+    // A reader answering at once, as the embedded store does, each batch costing 4 ms.
+    const reader = countingReader(EXPORT_BATCH * 30);
+    const find = reader.find.bind(reader);
+    reader.find = async (...args: Parameters<typeof find>) => {
+      const until = performance.now() + 4;
+      while (performance.now() < until);
+      return find(...args);
+    };
+    const exporter = new Exporter(reader as unknown as CollectionsReader, {} as never);
+    let longest = 0;
+    let last = performance.now();
+    let counting = true;
+    const tick = () => {
+      longest = Math.max(longest, performance.now() - last);
+      last = performance.now();
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const written: string[] = [];
+    const count = await exporter.write(request('csv'), async (text) => void written.push(text));
+    // One more turn, so the stretch since the last one is counted too.
+    await new Promise((resolve) => setImmediate(resolve));
+    counting = false;
+    expect(count).toBe(EXPORT_BATCH * 30);
+    expect(written[0]).toBe('id,v\r\n');
+    expect(written.join('').split('\r\n')).toHaveLength(EXPORT_BATCH * 30 + 2);
+    // 60 batches of 4 ms: without turns between them, one stretch of 240 ms.
+    expect(longest).toBeLessThan(100);
+  });
+
   it('flattens values for tables', () => {
     expect(
       flattenRecord({
