@@ -15,7 +15,7 @@ import { COLLECTION_NAMES } from '../schema/nmdc.ts';
 import { rangeClassesOf } from './json-schema.ts';
 import { pyRepr, type RuleViolation } from './rule-messages.ts';
 import { nestingRefusal, valuesWithin } from '../store/nesting.ts';
-import { LARGE_RECORD_VALUES, schemaViolations } from './schema-violations.ts';
+import { LARGE_RECORD_VALUES, MAX_RECORD_VALUES, schemaViolations } from './schema-violations.ts';
 import { schemaViolationsOnThread } from './validation-thread.ts';
 import { Turns } from '../turns.ts';
 import { unitViolations } from './storage-units.ts';
@@ -124,6 +124,11 @@ export class DatabaseCheck {
     // Before any recursive walk: a record nested thousands of levels would overflow the stack.
     const values = valuesWithin(record);
     if (values === undefined) return [nestingRefusal(`The record at ${place}`)];
+    if (values > MAX_RECORD_VALUES)
+      return [
+        `The record at ${place} holds ${values} values, more than the ${MAX_RECORD_VALUES} a record may ` +
+          "(MongoDB's 16 MiB document limit)",
+      ];
     const id = typeof record.id === 'string' ? record.id : undefined;
     const messages: string[] = [];
     const cls = this.classOf(collection, record);

@@ -21,6 +21,15 @@ export const RECORD_ERRORS_DESCRIBED = 1000;
  */
 export const LARGE_RECORD_VALUES = 10_000;
 
+/**
+ * Most values a record may hold. MongoDB keeps a document of at most 16 MiB, and a value takes at
+ * least 3 bytes of it (its type, a one-character name and its end), so no stored record holds
+ * more; a record's schema check keeps an error of about 280 bytes per failing value, and a
+ * record of tens of millions of them (a body of tens of MB, with MAX_BODY_BYTES raised for large
+ * submissions) would exhaust the heap and end the process.
+ */
+export const MAX_RECORD_VALUES = 6_000_000;
+
 export interface SchemaViolations {
   violations: RuleViolation[];
   /** How many errors those describe, and how many more there were. */

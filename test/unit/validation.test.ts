@@ -12,7 +12,7 @@ import {
   type ValidationOutcome,
 } from '../../src/validation/index.ts';
 import type { Doc, DocumentStore, Filter } from '../../src/store/port.ts';
-import { LARGE_RECORD_VALUES } from '../../src/validation/schema-violations.ts';
+import { LARGE_RECORD_VALUES, MAX_RECORD_VALUES } from '../../src/validation/schema-violations.ts';
 
 /** A store holding `records` by collection, answering the validator's id lookups and counting them. */
 function storeWith(records: Record<string, string[]> = {}) {
@@ -128,6 +128,25 @@ describe('MetadataValidator', () => {
         ` in /biosample_set/0/alternative_identifiers/${LARGE_RECORD_VALUES} \\(id 'nmdc:bsm-11-aaaa0001'\\)$`,
       ),
     );
+  });
+
+  it('refuses a record of more than 6,000,000 values before checking it against the schema', async () => {
+    const v = new MetadataValidator(storeWith().store);
+    // The record, its three members and the list's items: one value more than allowed. Its
+    // schema check would keep an error per null (about 1.6 GB).
+    const record = {
+      id: 'nmdc:bsm-11-aaaa0001',
+      type: 'nmdc:Biosample',
+      alternative_identifiers: Array<null>(MAX_RECORD_VALUES - 3).fill(null),
+    };
+    expect(await v.validateDatabase({ biosample_set: [record] })).toEqual({
+      valid: false,
+      detail: {
+        biosample_set: [
+          "The record at /biosample_set/0 holds 6000001 values, more than the 6000000 a record may (MongoDB's 16 MiB document limit)",
+        ],
+      },
+    });
   });
 
   it("refuses an id that does not follow its class's pattern (the original's `nmdc:OTHER-00-000001` case)", async () => {
