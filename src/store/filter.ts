@@ -160,9 +160,77 @@ const re2Operator = (selector: string, value: unknown) => {
 /** The query operator that tests a compiled re2js pattern, for mingo contexts. */
 export const RE2_QUERY_OPERATORS = { [RE2_OPERATOR]: re2Operator };
 
-const context = Context.init().addQueryOps(
-  RE2_QUERY_OPERATORS as unknown as Parameters<Context['addQueryOps']>[0],
-);
+type Scalar = string | number | boolean;
+const isScalar = (v: unknown): v is Scalar =>
+  typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean';
+
+/**
+ * Lists from which `$in` and `$nin` of plain values test a Set built once per filter. mingo
+ * builds a hash of the list for every record it tests: a find of 5,000 ids by `$in` among their
+ * 5,000 records took 49 s.
+ */
+const SET_FROM = 16;
+const IN_SET_OPERATOR = '$inSet';
+const NIN_SET_OPERATOR = '$ninSet';
+
+/**
+ * `$in` over a Set of strings, numbers and booleans, as MongoDB tests it: a value at the path (any
+ * of them, through arrays of objects) that is one of them, or an array holding one.
+ */
+const inSetOperator = (selector: string, value: unknown) => {
+  const set = value as Set<Scalar>;
+  const segments = selector.split('.');
+  return (obj: Record<string, unknown>) => {
+    const found: unknown[] = [];
+    valuesAt(obj, segments, 0, found);
+    return found.some((v) => (Array.isArray(v) ? v.some((e) => set.has(e as Scalar)) : set.has(v as Scalar)));
+  };
+};
+
+const SET_QUERY_OPERATORS = {
+  [IN_SET_OPERATOR]: inSetOperator,
+  // MongoDB's $nin: no value at the path is one of them (a missing path matches).
+  [NIN_SET_OPERATOR]: (selector: string, value: unknown) => {
+    const test = inSetOperator(selector, value);
+    return (obj: Record<string, unknown>) => !test(obj);
+  },
+};
+
+const context = Context.init().addQueryOps({
+  ...RE2_QUERY_OPERATORS,
+  ...SET_QUERY_OPERATORS,
+} as unknown as Parameters<Context['addQueryOps']>[0]);
+
+/** A field's operators with each long `$in` or `$nin` of plain values made a Set operator. */
+function fieldOperatorsWithSets(ops: Record<string, unknown>): Record<string, unknown> {
+  // An object that is not all operators is a value the field must equal.
+  if (!Object.keys(ops).every((k) => k.startsWith('$'))) return ops;
+  const out: Record<string, unknown> = {};
+  for (const [op, operand] of Object.entries(ops)) {
+    if (
+      (op === '$in' || op === '$nin') &&
+      Array.isArray(operand) &&
+      operand.length >= SET_FROM &&
+      operand.every(isScalar)
+    )
+      out[op === '$in' ? IN_SET_OPERATOR : NIN_SET_OPERATOR] = new Set(operand);
+    else if (op === '$not' && isPlainObject(operand)) out[op] = fieldOperatorsWithSets(operand);
+    else out[op] = operand;
+  }
+  return out;
+}
+
+/** The filter with long `$in` and `$nin` lists of its fields (and of `$and`, `$or`, `$nor` clauses) as Sets. */
+function withInSets(filter: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(filter)) {
+    if ((key === '$and' || key === '$or' || key === '$nor') && Array.isArray(value))
+      out[key] = value.map((clause) => (isPlainObject(clause) ? withInSets(clause) : clause));
+    else if (!key.startsWith('$') && isPlainObject(value)) out[key] = fieldOperatorsWithSets(value);
+    else out[key] = value;
+  }
+  return out;
+}
 
 /** Rewrites `{$regex, $options}` (at any depth: $not, $elemMatch, $and/$or/$nor) to the re2js operator. */
 export function rewriteRegexes(node: unknown): unknown {
@@ -206,7 +274,7 @@ const predicateCache = new Map<string, Predicate>();
 export function compileFilter(filter: Filter): Predicate {
   if (Object.keys(filter).length === 0) return () => true;
   return remembered(predicateCache, JSON.stringify(filter), () => {
-    const query = new Query(rewriteRegexes(filter) as Record<string, unknown>, {
+    const query = new Query(withInSets(rewriteRegexes(filter) as Record<string, unknown>), {
       context,
       idKey: 'id',
       useStrictMode: true,

@@ -76,10 +76,11 @@ export interface ExecutionStats {
 /** What the attribute index knows of a filter (see `DocumentStore.conditionEstimates`). */
 export interface AttributeIndexEstimates {
   /**
-   * One per condition: a short description, its entry count (capped at `cap`), and whether its
-   * entries come in id order (equality), so a walk along them can stop early.
+   * One per condition: a short description, its entry count (capped at `cap`, unless `counted`:
+   * the count of ids an `id` condition names, exact at any size), and whether its entries come in
+   * id order (equality), so a walk along them can stop early.
    */
-  conditions: Array<{ condition: string; entries: number; ordered: boolean }>;
+  conditions: Array<{ condition: string; entries: number; ordered: boolean; counted?: boolean }>;
   /** True when the conditions alone decide the filter (no record needs the full check). */
   exact: boolean;
   cap: number;

@@ -132,6 +132,27 @@ describe('QueryPlanner', () => {
     expect(draws).toBe(1);
   });
 
+  it('reads the records an id list names by their keys, however many more than the capped counts', async () => {
+    const { store } = recordingStore(100_000, 0);
+    const estimates = (counted: boolean) => () => ({
+      conditions: [
+        { condition: 'id in [8000 values]', entries: 8000, ordered: true, ...(counted ? { counted } : {}) },
+      ],
+      exact: true,
+      cap: 5000,
+    });
+    const planner = new QueryPlanner(store, fixedIndex({}));
+    const filter = { id: { $in: Array.from({ length: 8000 }, (_, i) => `nmdc:bsm-11-${i}`) } };
+    // Taken for a count that reached the cap, the 8,000 ids stood for every record: a walk of
+    // all 100,000 checked each against the list.
+    Object.assign(store, { conditionEstimates: estimates(false) });
+    expect((await planner.planFind(C, filter, {}, 'page')).chosen.path).toBe('id-walk');
+    Object.assign(store, { conditionEstimates: estimates(true) });
+    const plan = await planner.planFind(C, filter, {}, 'page');
+    expect(plan.chosen.path).toBe('attribute-index');
+    expect(plan.chosen.keysExamined).toBe(8000);
+  });
+
   it('reads the candidates of a predicate the sample finds rare, intersecting AND-ed predicates', async () => {
     const { store, finds } = recordingStore(100_000, 0);
     const index = fixedIndex({ abc: ids('a', 'b', 'c'), xyz: ids('b', 'c', 'd') });

@@ -155,6 +155,25 @@ describe('SQLite store specifics', () => {
     }));
   }
 
+  it('estimates an id list by the ids it names, at any length, and a capped count as capped', async () => {
+    const { store, dispose } = openTemporaryStore();
+    try {
+      await store.upsertMany('biosample_set', biosamples(10));
+      const many = Array.from({ length: 8000 }, (_, i) => `nmdc:bsm-11-${i}`);
+      const estimates = store.conditionEstimates('biosample_set', {
+        id: { $in: many },
+        ecosystem_category: 'Terrestrial',
+      });
+      expect(estimates.cap).toBe(5000);
+      expect(estimates.conditions).toEqual([
+        { condition: expect.stringContaining('id'), entries: 8000, ordered: true, counted: true },
+        { condition: expect.stringContaining('ecosystem_category'), entries: 9, ordered: true },
+      ]);
+    } finally {
+      await dispose();
+    }
+  });
+
   it('answers a query on an indexed attribute without parsing every record', async () => {
     const { store, dispose } = openTemporaryStore();
     try {

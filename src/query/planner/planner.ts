@@ -218,9 +218,15 @@ export class QueryPlanner {
     if (attr?.exact && attr.conditions.length > 0) {
       // The index decides the filter: its entry counts bound the matches, exactly for one
       // condition below the cap, and are read now (a sample may predate the records).
-      const fewest = Math.min(...attr.conditions.map((c) => Math.floor(c.entries)));
-      if (fewest >= attr.cap) inputs.matches = Math.max(inputs.matches, attr.cap);
-      else inputs.matches = attr.conditions.length === 1 ? fewest : Math.min(inputs.matches, fewest);
+      // Counts that reached the cap bound nothing; the ids an `id` condition names always do.
+      const bounds = attr.conditions
+        .filter((c) => c.counted || c.entries < attr.cap)
+        .map((c) => Math.floor(c.entries));
+      if (bounds.length === 0) inputs.matches = Math.max(inputs.matches, attr.cap);
+      else {
+        const fewest = Math.min(...bounds);
+        inputs.matches = attr.conditions.length === 1 ? fewest : Math.min(inputs.matches, fewest);
+      }
       inputs.size = Math.max(inputs.size, inputs.matches);
     }
     const paths: PathEstimate[] = [idWalkCost(inputs)];
@@ -228,7 +234,8 @@ export class QueryPlanner {
     else paths.push(candidateCost(inputs, Math.max(1, Math.ceil((known?.matches ?? size) * 1.1))));
     if (attr && attr.conditions.length > 0) {
       const best = attr.conditions.reduce((a, b) => (b.entries < a.entries ? b : a));
-      const entries = best.entries >= attr.cap ? Math.max(attr.cap, inputs.matches) : best.entries;
+      const entries =
+        !best.counted && best.entries >= attr.cap ? Math.max(attr.cap, inputs.matches) : best.entries;
       paths.push(attributeIndexCost(inputs, entries, attr.exact, best.ordered));
     } else if (this.store.conditionEstimates) {
       paths.push(notApplicable('attribute-index', 'no equality or range condition on an indexed path'));

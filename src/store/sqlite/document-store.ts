@@ -333,6 +333,8 @@ export class SqliteDocumentStore implements DocumentStore {
         condition: describeCondition(c),
         entries: this.context.estimates.estimate(collection, c),
         ordered: c.path === 'id' || c.op === 'eq',
+        // The ids an `id` condition names: at most that many records, however many.
+        ...(c.path === 'id' && (c.op === 'eq' || c.op === 'in') ? { counted: true } : {}),
       })),
       exact: plan.exact && candidateIdSql(this.context.estimates, collection, plan).complete,
       cap: ESTIMATE_CAP,
