@@ -4,7 +4,10 @@
  * loader) keep search results and lineage exact. With the embedded indexes the store's write hook
  * already wrote them in the same transaction and the second step is a no-op.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type {
+  CheckedChange,
+  CheckedChangeResult,
   DocumentStore,
   Doc,
   Filter,
@@ -172,6 +175,27 @@ export class RecordWriter {
     const value = await this.store.readModifyWrite(keys, decide);
     await this.afterWrite();
     return value;
+  }
+
+  /**
+   * `change` if its records are still as expected (`DocumentStore.writeIfUnchanged`, or the same
+   * decision in the store's read-modify-write), then the other indexes catch up.
+   */
+  async writeIfUnchanged(change: CheckedChange): Promise<CheckedChangeResult> {
+    const { expected, writes, deletes } = change;
+    const result = this.store.writeIfUnchanged
+      ? await this.store.writeIfUnchanged(change)
+      : await this.store.readModifyWrite(
+          [...expected, ...deletes].map(({ collection, id }) => ({ collection, id })),
+          (current): ReadModifyWriteDecision<CheckedChangeResult> => {
+            const changed = expected.findIndex((e, i) => !isDeepStrictEqual(current[i] ?? null, e.doc));
+            if (changed >= 0) return { writes: [], value: { changed, deleted: 0 } };
+            const deleted = current.slice(expected.length).filter((d) => d !== null).length;
+            return { writes, deletes, value: { changed: -1, deleted } };
+          },
+        );
+    if (result.changed < 0) await this.afterWrite();
+    return result;
   }
 
   /**

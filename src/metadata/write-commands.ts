@@ -18,7 +18,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { Unprocessable } from '../errors.ts';
 import { PacedSize, TURN_MS, Turns } from '../turns.ts';
-import type { Doc, DocumentStore, Filter, ReadModifyWriteDecision, RecordKey } from '../store/port.ts';
+import type { CheckedChange, CheckedChangeResult, Doc, DocumentStore, Filter } from '../store/port.ts';
 import { compileFilter } from '../store/filter.ts';
 import { shownRecord } from '../store/record-keys.ts';
 import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
@@ -27,15 +27,12 @@ import type { BrokenReference, IncomingReferences } from '../validation/incoming
 import type { CollectionsReader } from './collections-reader.ts';
 import type { DeleteStatement, UpdateStatement } from './write-statements.ts';
 import { applyUpdate, upsertBase } from './update-operators.ts';
-import { decide, planWrite, type Touched, type WritePlan } from './write-plan.ts';
+import { changedSinceRead, checkedChangeOf, planWrite, type Touched, type WritePlan } from './write-plan.ts';
 import { brokenByDelete, brokenByUpdate, invalidAfterUpdate } from './write-refusals.ts';
 
 /** The writes a command needs (RecordWriter in search/writer.ts). */
 export interface RecordWrites {
-  readModifyWrite<T>(
-    keys: RecordKey[],
-    decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
-  ): Promise<T>;
+  writeIfUnchanged(change: CheckedChange): Promise<CheckedChangeResult>;
   delete(collection: string, filter: Filter, limit?: number): Promise<string[]>;
 }
 
@@ -110,8 +107,14 @@ export class WriteCommands {
       const broken = await this.references.heldTo(collection, ids, changing, BROKEN_REFERENCES_LISTED);
       if (broken.length > 0) throw brokenByDelete(broken);
     }
-    const deleted = await this.writes.delete(collection, { id: { $in: ids } });
-    return { ok: 1, n: deleted.length };
+    if (UNIDENTIFIED_COLLECTIONS.has(collection)) {
+      const deleted = await this.writes.delete(collection, { id: { $in: ids } });
+      return { ok: 1, n: deleted.length };
+    }
+    // By their keys, off the event loop when the store can (2,000 records held it 0.3 s).
+    const deletes = ids.map((id) => ({ collection, id }));
+    const { deleted } = await this.writes.writeIfUnchanged({ expected: [], writes: [], deletes });
+    return { ok: 1, n: deleted };
   }
 
   async update(collection: string, statements: UpdateStatement[], options: WriteOptions) {
@@ -196,7 +199,9 @@ export class WriteCommands {
     for (const id of plan.gone) gone.add(keyOf(collection, id));
     await this.ensureNewIdsFree(collection, plan);
     await this.checkReferences(check, collection, changed, plan, options);
-    await this.writes.readModifyWrite(plan.keys, (current) => decide(collection, plan, current));
+    // Written if no record changed since it was read (off the event loop when the store can).
+    const { changed: at } = await this.writes.writeIfUnchanged(checkedChangeOf(collection, plan));
+    if (at >= 0) throw changedSinceRead(collection, plan, at);
     return { ok: 1, n, nModified, ...(upserted.length ? { upserted } : {}) };
   }
 

@@ -2,9 +2,8 @@
  * The write an update command ends with: what it reads, writes and deletes in one transaction,
  * and the decision taken there (nothing changed since the records were read, then the writes).
  */
-import { isDeepStrictEqual } from 'node:util';
 import { Conflict } from '../errors.ts';
-import type { Doc, ReadModifyWriteDecision, RecordKey } from '../store/port.ts';
+import type { CheckedChange, Doc, RecordKey } from '../store/port.ts';
 import { keyedRecord } from '../store/record-keys.ts';
 import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
 
@@ -65,21 +64,21 @@ export function planWrite(collection: string, changed: Touched[]): WritePlan {
   return { keys, expected, writes, deletes, gone: gone.filter((id) => !remaining.has(id)), added };
 }
 
-/** The write's decision: nothing changed since the records were read, then the writes. */
-export function decide(
-  collection: string,
-  plan: WritePlan,
-  current: Array<Doc | null>,
-): ReadModifyWriteDecision<null> {
-  plan.keys.forEach((key, i) => {
-    const now = current[i] ?? null;
-    const then = plan.expected[i] ?? null;
-    if (!isDeepStrictEqual(now, then))
-      throw new Conflict(
-        then === null
-          ? `A record with the id '${key.id}' was written to ${collection} while this update was checked: run it again`
-          : `The record '${key.id}' of ${collection} changed while this update was checked: run it again`,
-      );
-  });
-  return { writes: [{ collection, docs: plan.writes }], deletes: plan.deletes, value: null };
+/** The change the plan writes if its records are still as they were read. */
+export function checkedChangeOf(collection: string, plan: WritePlan): CheckedChange {
+  return {
+    expected: plan.keys.map((key, i) => ({ ...key, doc: plan.expected[i] ?? null })),
+    writes: [{ collection, docs: plan.writes }],
+    deletes: plan.deletes,
+  };
+}
+
+/** The refusal when the record at `at` of the plan's keys changed since it was read. */
+export function changedSinceRead(collection: string, plan: WritePlan, at: number): Conflict {
+  const key = plan.keys[at]!;
+  return new Conflict(
+    (plan.expected[at] ?? null) === null
+      ? `A record with the id '${key.id}' was written to ${collection} while this update was checked: run it again`
+      : `The record '${key.id}' of ${collection} changed while this update was checked: run it again`,
+  );
 }

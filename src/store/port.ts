@@ -115,6 +115,26 @@ export interface RecordKey {
   id: string;
 }
 
+/**
+ * A change written only if records are still as they were read (`DocumentStore.writeIfUnchanged`):
+ * `readModifyWrite` with its decision made ahead, so a store can write it off the event loop.
+ */
+export interface CheckedChange {
+  /** Records as they must still be, `doc` null for one that must still be absent. */
+  expected: Array<RecordKey & { doc: Doc | null }>;
+  /** Upserts by id (whole records). */
+  writes: Array<{ collection: string; docs: Doc[] }>;
+  /** Records deleted before the writes (absent ones are skipped). */
+  deletes: RecordKey[];
+}
+
+/** What `writeIfUnchanged` did: the position in `expected` of a record that changed (nothing written), or -1. */
+export interface CheckedChangeResult {
+  changed: number;
+  /** Records the deletes found and deleted. */
+  deleted: number;
+}
+
 /** What `readModifyWrite` writes, decided from the records it read. */
 export interface ReadModifyWriteDecision<T> {
   /** Upserts by id (whole records), written in the same transaction as the read. */
@@ -219,6 +239,12 @@ export interface DocumentStore {
     keys: RecordKey[],
     decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
   ): Promise<T>;
+  /**
+   * `change`, in one transaction, if every record of `change.expected` is still as given; else
+   * nothing. A store may write a large change off the event loop (the embedded store's writing
+   * thread). Without it, callers use `readModifyWrite`.
+   */
+  writeIfUnchanged?(change: CheckedChange): Promise<CheckedChangeResult>;
   /** Delete matching records; returns the deleted ids. */
   deleteMany(collection: string, filter: Filter, limit?: number): Promise<string[]>;
   collectionStats(): Promise<CollectionStats[]>;

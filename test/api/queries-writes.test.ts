@@ -11,13 +11,11 @@ import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import type { Doc } from '../../src/store/port.ts';
+import type { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { createTestApp, passwordToken, type TestApp } from '../support/server.ts';
-import { QueryPlanner } from '../../src/query/planner/planner.ts';
-import { CollectionsReader } from '../../src/metadata/collections-reader.ts';
-import { WriteCommands, type RecordWrites } from '../../src/metadata/write-commands.ts';
 import { updateStatementsOf } from '../../src/metadata/write-statements.ts';
-import { IncomingReferences } from '../../src/validation/incoming-references.ts';
 import { Conflict } from '../../src/errors.ts';
+import { commandsRacedBy } from '../support/racing-writes.ts';
 
 setBcryptCost(4);
 
@@ -450,18 +448,8 @@ describe('updates are checked, applied to copies and validated against the schem
   it('writes nothing and answers 409 when a record changes between the check and the write', async () => {
     const { bsmA, bsmB } = await seedGraph();
     // Someone else's write lands just before this command's transaction.
-    const racing: RecordWrites = {
-      readModifyWrite: async (keys, decide) => {
-        await writer.upsert('biosample_set', [{ ...bsmB, description: 'written meanwhile' }]);
-        return writer.readModifyWrite(keys, decide);
-      },
-      delete: (collection, filter) => writer.delete(collection, filter),
-    };
-    const commands = new WriteCommands(
-      new CollectionsReader(new QueryPlanner(t.store, t.searchIndex)),
-      t.store,
-      racing,
-      new IncomingReferences(t.store, t.edgeIndex),
+    const commands = commandsRacedBy(t, writer, () =>
+      writer.upsert('biosample_set', [{ ...bsmB, description: 'written meanwhile' }]),
     );
     const statements = await updateStatementsOf({
       updates: [
@@ -684,5 +672,75 @@ describe('references left dangling are refused unless allow_broken_refs=true, as
         target_collection: 'workflow_execution_set',
       },
     ]);
+  });
+});
+
+describe('updates and deletes of 1,000 records or more go to the writing thread', () => {
+  const writesOnThread = () => (t.store as SqliteDocumentStore).counters.writesOnThread;
+
+  /** A study and `n` biosamples of it, tagged so each test has its own. */
+  async function seedMany(n: number) {
+    const tag = randomBytes(3).toString('hex');
+    const study = studyDoc(`nmdc:sty-11-m${tag}`);
+    const samples = Array.from({ length: n }, (_, i) =>
+      biosampleDoc(`nmdc:bsm-11-m${tag}${String(i).padStart(4, '0')}`, study.id, { samp_name: tag }),
+    );
+    await writer.upsert('study_set', [study]);
+    await writer.upsert('biosample_set', samples);
+    return { tag, samples };
+  }
+
+  it('updates 1,200 records there, the indexes following, and deletes 1,100 of them', async () => {
+    const { tag, samples } = await seedMany(1200);
+    const before = writesOnThread();
+    const res = await run({
+      update: 'biosample_set',
+      updates: [{ q: { samp_name: tag }, u: { $set: { name: `renamed ${tag}` } }, multi: true }],
+    });
+    expect(res.body).toEqual({ ok: 1, n: 1200, nModified: 1200 });
+    expect(writesOnThread()).toBe(before + 1);
+    const stored = await t.store.find('biosample_set', { samp_name: tag });
+    expect(stored).toHaveLength(1200);
+    expect(stored.every((d) => d.name === `renamed ${tag}`)).toBe(true);
+    // The search index was written in the same transaction, on the thread.
+    const found = await run({
+      count: 'biosample_set',
+      query: { name: { $regex: `^renamed ${tag}$` } },
+    });
+    expect(found.body).toEqual({ ok: 1, n: 1200 });
+
+    const ids = samples.slice(0, 1100).map((d) => d.id);
+    const del = await run({ delete: 'biosample_set', deletes: [{ q: { id: { $in: ids } }, limit: 0 }] });
+    expect(del.body).toEqual({ ok: 1, n: 1100 });
+    expect(writesOnThread()).toBe(before + 2);
+    expect(await t.store.count('biosample_set', { samp_name: tag })).toBe(100);
+    const left = await run({ count: 'biosample_set', query: { name: { $regex: `^renamed ${tag}$` } } });
+    expect(left.body).toEqual({ ok: 1, n: 100 });
+  });
+
+  it('writes nothing there and answers 409 when one of 1,200 records changed since it was read', async () => {
+    const { tag, samples } = await seedMany(1200);
+    const changed = samples[700]!;
+    // Someone else's write lands just before this command's write.
+    const commands = commandsRacedBy(t, writer, () =>
+      writer.upsert('biosample_set', [{ ...changed, description: 'written meanwhile' }]),
+    );
+    const before = writesOnThread();
+    const statements = await updateStatementsOf({
+      updates: [{ q: { samp_name: tag }, u: { $set: { name: 'never written' } }, multi: true }],
+    });
+    const error = await commands
+      .update('biosample_set', statements, { allowBrokenRefs: false })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(Conflict);
+    expect(error.detail).toBe(
+      `The record '${changed.id}' of biosample_set changed while this update was checked: run it again`,
+    );
+    expect(writesOnThread()).toBe(before + 1);
+    expect(await t.store.count('biosample_set', { name: 'never written' })).toBe(0);
+    expect(await t.store.getById('biosample_set', changed.id)).toEqual({
+      ...changed,
+      description: 'written meanwhile',
+    });
   });
 });

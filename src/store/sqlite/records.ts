@@ -8,7 +8,15 @@ import type { Database as Db } from 'better-sqlite3';
 import { cleanDocs } from '../clean-docs.ts';
 import { keysByCollection } from '../record-keys.ts';
 import { preparePrivateDatabaseFile } from '../private-files.ts';
-import type { Doc, ReadModifyWriteDecision, RecordKey, WriteResult } from '../port.ts';
+import { isDeepStrictEqual } from 'node:util';
+import type {
+  CheckedChange,
+  CheckedChangeResult,
+  Doc,
+  ReadModifyWriteDecision,
+  RecordKey,
+  WriteResult,
+} from '../port.ts';
 import { removeEntries } from './attribute-index.ts';
 import { AttributeBatch } from './attribute-writes.ts';
 import type { ChangeLog } from './change-log.ts';
@@ -221,18 +229,42 @@ export class RecordWrites {
           return body === undefined ? null : parseBody(this.ctx, body);
         });
         const { writes, deletes = [], value } = decide(current);
-        for (const [collection, ids] of keysByCollection(deletes)) {
-          const victims: Doc[] = [];
-          for (const id of ids) {
-            const body = bodyOf(this.ctx.statements, collection, id);
-            if (body !== undefined) victims.push(parseBody(this.ctx, body));
-          }
-          this.deleteInTransaction(collection, victims);
-        }
-        for (const { collection, docs } of writes) this.upsertInTransaction(collection, cleanDocs(docs));
+        this.applyInTransaction(writes, deletes);
         return value;
       })
       .immediate();
+  }
+
+  /** `DocumentStore.writeIfUnchanged` in one transaction on this connection. */
+  writeIfUnchanged(change: CheckedChange): CheckedChangeResult {
+    return this.ctx.db
+      .transaction((): CheckedChangeResult => {
+        const changed = change.expected.findIndex(({ collection, id, doc }) => {
+          const body = bodyOf(this.ctx.statements, collection, id);
+          return !isDeepStrictEqual(body === undefined ? null : parseBody(this.ctx, body), doc);
+        });
+        if (changed >= 0) return { changed, deleted: 0 };
+        return { changed: -1, deleted: this.applyInTransaction(change.writes, change.deletes) };
+      })
+      .immediate();
+  }
+
+  /** Deletes (those present), then upserts, inside the caller's transaction; the number deleted. */
+  private applyInTransaction(
+    writes: Array<{ collection: string; docs: Doc[] }>,
+    deletes: RecordKey[],
+  ): number {
+    let deleted = 0;
+    for (const [collection, ids] of keysByCollection(deletes)) {
+      const victims: Doc[] = [];
+      for (const id of ids) {
+        const body = bodyOf(this.ctx.statements, collection, id);
+        if (body !== undefined) victims.push(parseBody(this.ctx, body));
+      }
+      deleted += this.deleteInTransaction(collection, victims).length;
+    }
+    for (const { collection, docs } of writes) this.upsertInTransaction(collection, cleanDocs(docs));
+    return deleted;
   }
 
   /**

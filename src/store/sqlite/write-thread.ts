@@ -13,8 +13,9 @@
  * needs no lock on them, and the write then names the staged records instead of posting them again.
  */
 import { parentPort, Worker, workerData } from 'node:worker_threads';
-import type { Doc, WriteResult } from '../port.ts';
+import type { CheckedChange, CheckedChangeResult, Doc, RecordKey, WriteResult } from '../port.ts';
 import { joinTexts, splitTexts, type JoinedTexts } from './joined-texts.ts';
+import { nextTurn } from '../../turns.ts';
 import type { HeldWrite } from './records.ts';
 
 export interface WriteThreadOptions {
@@ -61,7 +62,20 @@ type Message =
   | { type: 'write'; id: number; entries: Entry[] }
   /** A write whose transaction stays open until its ending (see `WriteThread.hold`). */
   | { type: 'hold'; id: number; entries: Entry[] }
+  /** A write made only if records are still as expected (see `WriteThread.writeIfUnchanged`). */
+  | {
+      type: 'checked';
+      id: number;
+      /** The records' keys (as JSON text), and each one's text as it must still be (`null`: absent). */
+      keys: string;
+      expected: JoinedTexts;
+      deletes: RecordKey[];
+      entries: Entry[];
+    }
   | Ending;
+
+/** What the thread answers a write with. */
+type ThreadResult = WriteResult | CheckedChangeResult;
 
 interface ThreadError {
   name: string;
@@ -70,7 +84,7 @@ interface ThreadError {
 }
 
 type Reply =
-  | { id: number; result: WriteResult; error?: undefined }
+  | { id: number; result: ThreadResult; error?: undefined }
   | { id: number; error: ThreadError }
   /** A hold's records are written and its transaction open. */
   | { id: number; held: true; error?: undefined; result?: undefined }
@@ -78,7 +92,7 @@ type Reply =
   | { ready: true };
 
 interface Waiting {
-  resolve(result: WriteResult | undefined): void;
+  resolve(result: ThreadResult | undefined): void;
   reject(err: Error): void;
 }
 
@@ -128,7 +142,7 @@ export class WriteThread {
   private readonly waiting = new Map<number, Waiting>();
   /** Staged texts (by array) and the thread that holds them. */
   private readonly staged = new Map<string[], { stage: number; collection: string; worker: Worker }>();
-  private readonly inFlight = new Set<Promise<WriteResult | undefined>>();
+  private readonly inFlight = new Set<Promise<ThreadResult | undefined>>();
   /** Holds not yet ended, by id: `close` rolls them back. */
   private readonly held = new Set<number>();
   private next = 1;
@@ -183,7 +197,43 @@ export class WriteThread {
     const worker = this.start();
     const id = this.next++;
     return this.request(worker, id, { type: 'write', id, entries: this.entriesOf(writes, worker) }).then(
-      (result) => result ?? NOTHING_WRITTEN,
+      (result) => (result as WriteResult | undefined) ?? NOTHING_WRITTEN,
+    );
+  }
+
+  /**
+   * `DocumentStore.writeIfUnchanged` on the thread, in one transaction there: `expected` as the
+   * records' texts, `writes` as each record's `JSON.stringify`.
+   */
+  async writeIfUnchanged(change: {
+    keys: RecordKey[];
+    /** Each record's text as it must still be: `JSON.stringify` of it, `null` when absent. */
+    expected: string[];
+    writes: Array<{ collection: string; texts: string[] }>;
+    deletes: RecordKey[];
+  }): Promise<CheckedChangeResult> {
+    const worker = this.start();
+    const id = this.next++;
+    // Strings are posted as they are; thousands of small objects cost the posting thread more.
+    const keys = JSON.stringify(change.keys);
+    const expected = joinTexts(change.expected);
+    await nextTurn();
+    const entries = this.entriesOf(change.writes, worker);
+    const { deletes } = change;
+    return (await this.request(worker, id, {
+      type: 'checked',
+      id,
+      keys,
+      expected,
+      deletes,
+      entries,
+    })) as CheckedChangeResult;
+  }
+
+  /** True when a change of this many records goes to the thread. */
+  takesRecords(records: number): boolean {
+    return (
+      !this.closed && !this.unavailable && records >= (this.options.minRecords ?? WRITE_THREAD_MIN_RECORDS)
     );
   }
 
@@ -235,7 +285,7 @@ export class WriteThread {
         await this.request(worker, id, { type: 'abort', id, hold });
         throw err;
       }
-      return (await this.request(worker, id, message)) ?? NOTHING_WRITTEN;
+      return ((await this.request(worker, id, message)) as WriteResult | undefined) ?? NOTHING_WRITTEN;
     };
     return {
       finish: (more) => end((id) => ({ type: 'finish', id, hold, entries: this.entriesOf(more, worker) })),
@@ -256,8 +306,8 @@ export class WriteThread {
   }
 
   /** Posts a message the thread answers under `id`. */
-  private request(worker: Worker, id: number, message: Message): Promise<WriteResult | undefined> {
-    const answered = new Promise<WriteResult | undefined>((resolve, reject) => {
+  private request(worker: Worker, id: number, message: Message): Promise<ThreadResult | undefined> {
+    const answered = new Promise<ThreadResult | undefined>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       worker.ref();
       worker.postMessage(message);
@@ -325,6 +375,7 @@ export interface ThreadStore {
     writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
   ): Promise<WriteResult>;
   beginAtomically(): Promise<HeldWrite>;
+  writeIfUnchanged(change: CheckedChange): Promise<CheckedChangeResult>;
   addWriteHook(hook: { onUpsert(collection: string, docs: Doc[]): void; onDelete(): void }): void;
 }
 
@@ -397,6 +448,27 @@ export function serveWrites(
       parentPort!.postMessage({ id, result } satisfies Reply);
     } catch (err) {
       fail(id, err);
+    } finally {
+      for (const s of used) for (const a of s.ahead) a.release();
+    }
+  };
+
+  /** A change written only if the records are still as expected (parsed here, off the event loop). */
+  const checked = async (m: Extract<Message, { type: 'checked' }>): Promise<void> => {
+    const used: Array<{ ahead: StagedWrite[] }> = [];
+    try {
+      const writes = (await recordsOf(m.entries, used)).map(({ collection, docs }) => ({ collection, docs }));
+      const texts = splitTexts(m.expected);
+      const expected = (JSON.parse(m.keys) as RecordKey[]).map(({ collection, id }, i) => ({
+        collection,
+        id,
+        doc: JSON.parse(texts[i]!) as Doc | null,
+      }));
+      fault?.reset();
+      const result = await store.writeIfUnchanged({ expected, writes, deletes: m.deletes });
+      parentPort!.postMessage({ id: m.id, result } satisfies Reply);
+    } catch (err) {
+      fail(m.id, err);
     } finally {
       for (const s of used) for (const a of s.ahead) a.release();
     }
@@ -477,7 +549,9 @@ export function serveWrites(
     } else {
       // One write at a time, in the order posted; a held one until its ending.
       const { id, entries } = m;
-      queue = queue.then(() => (m.type === 'hold' ? hold(id, entries) : write(id, entries)));
+      queue = queue.then(() =>
+        m.type === 'hold' ? hold(id, entries) : m.type === 'checked' ? checked(m) : write(id, entries),
+      );
     }
   });
 }
