@@ -141,7 +141,10 @@ class AggregateResults {
         throw new NotFound('The results of this aggregation cursor have expired; run the aggregation again');
       return found;
     };
+    const turns = new Turns();
     for (let chunk = 0; chunk < starts.length; chunk++) {
+      // Each chunk is read and parsed on the event loop (a few ms a megabyte).
+      if (turns.due()) await turns.give();
       const start = starts[chunk]!;
       // Chunks starting at the same record are its parts.
       let last = chunk;

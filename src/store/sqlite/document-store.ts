@@ -455,8 +455,9 @@ export class SqliteDocumentStore implements DocumentStore {
    */
   async writeIfUnchanged(change: CheckedChange): Promise<CheckedChangeResult> {
     const thread = this.writeThread;
-    const records =
-      change.expected.length + change.deletes.length + change.writes.reduce((n, w) => n + w.docs.length, 0);
+    // The records it touches: those written are mostly those read (an update's).
+    const written = change.writes.reduce((n, w) => n + w.docs.length, 0);
+    const records = Math.max(change.expected.length, written) + change.deletes.length;
     if (thread?.takesRecords(records)) {
       const keys = change.expected.map(({ collection, id }) => ({ collection, id }));
       const expected = await mapInTurns(change.expected, SERIALISED_PER_TURN, ({ doc }) =>
