@@ -160,7 +160,6 @@ export function changesOf(
 
 export class Changesheets {
   private readonly validator: MetadataValidator;
-  private readonly turns = new Turns();
 
   constructor(
     private readonly store: DocumentStore,
@@ -224,11 +223,12 @@ export class Changesheets {
       wanted.push(id);
       likely.set(collection, wanted);
     }
-    for (const [collection, wanted] of likely) await this.findInto(found, collection, wanted);
+    const turns = new Turns();
+    for (const [collection, wanted] of likely) await this.findInto(found, collection, wanted, turns);
     for (const collection of IDENTIFIED_COLLECTIONS) {
       const remaining = ids.filter((id) => !found.has(id) && collectionOfId(id) !== collection);
       if (remaining.length === 0) break;
-      await this.findInto(found, collection, remaining);
+      await this.findInto(found, collection, remaining, turns);
     }
     return found;
   }
@@ -237,10 +237,11 @@ export class Changesheets {
     found: Map<string, { collection: string; doc: Doc }>,
     collection: string,
     ids: string[],
+    turns = new Turns(),
   ): Promise<void> {
     for (let i = 0; i < ids.length; i += LOOKUP_BATCH) {
       // The embedded store answers synchronously: a turn between lookups when they run long.
-      if (this.turns.due()) await this.turns.give();
+      if (turns.due()) await turns.give();
       const docs = await this.store.find(collection, { id: { $in: ids.slice(i, i + LOOKUP_BATCH) } });
       for (const doc of docs) if (!found.has(doc.id)) found.set(doc.id, { collection, doc });
     }

@@ -69,11 +69,6 @@ function bytesNestDeeper(bytes: Buffer, max: number): boolean {
   return false;
 }
 
-/** Whether a parsed value nests deeper than `max` (without recursion, so any depth is safe). */
-export function valueNestsDeeper(value: unknown, max = MAX_NESTING_DEPTH): boolean {
-  return valuesWithin(value, max) === undefined;
-}
-
 /**
  * How many values a parsed value holds, itself, its objects, arrays and their members included
  * (`{"a": [1, 2]}` holds 4), or undefined when it nests deeper than `max`. One walk, without

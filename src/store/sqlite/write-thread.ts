@@ -163,7 +163,7 @@ export class WriteThread {
       if (w.texts && this.staged.has(w.texts)) return true;
       records += w.docs.length;
     }
-    return records >= (this.options.minRecords ?? WRITE_THREAD_MIN_RECORDS);
+    return this.takesRecords(records);
   }
 
   /**

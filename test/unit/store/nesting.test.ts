@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { textNestsDeeper } from '../../../src/store/nesting.ts';
+import { textNestsDeeper, valuesWithin } from '../../../src/store/nesting.ts';
 
 describe('textNestsDeeper', () => {
   it('decides the same from the bytes as from the text, escapes and unterminated strings included', () => {
@@ -28,5 +28,20 @@ describe('textNestsDeeper', () => {
     // An even run of backslashes ends the string: the brackets after it count.
     expect(textNestsDeeper(Buffer.from(`["\\\\\\\\"${'['.repeat(100)}`))).toBe(true);
     expect(textNestsDeeper(Buffer.from(`["\\\\\\"${'['.repeat(100)}`))).toBe(false);
+  });
+});
+
+describe('valuesWithin', () => {
+  it('counts every value, containers included, and refuses a value nested deeper than the limit', () => {
+    expect(valuesWithin(5)).toBe(1);
+    expect(valuesWithin({ a: [1, 2] })).toBe(4);
+    expect(valuesWithin({ a: { b: null }, c: [[], {}], d: 'x' })).toBe(7);
+    expect(valuesWithin([[[1]]], 3)).toBe(4);
+    expect(valuesWithin([[[1]]], 2)).toBeUndefined();
+    // As deep as the limit allows, without recursion.
+    let deep: unknown = 1;
+    for (let i = 0; i < 100; i++) deep = [deep];
+    expect(valuesWithin(deep)).toBe(101);
+    expect(valuesWithin([deep])).toBeUndefined();
   });
 });
