@@ -33,13 +33,19 @@ export interface PipelineJob {
   docs: Doc[];
   /**
    * Instead of `docs`: the records as the store keeps them (each `JSON.stringify` of a record with
-   * an id), sent as they are; the pipeline sees each with `_id`, its id.
+   * an id), read batch by batch as they are sent, as they are; the pipeline sees each with `_id`,
+   * its id. When reading them throws, the run fails with that error.
    */
-  stored?: string[];
+  stored?: AsyncIterable<string[]>;
 }
 
 /** Records per chunk sent to a child. */
 const RECORDS_PER_CHUNK = 500;
+/**
+ * Chunks sent to a child and not yet taken by it; the next waits. Records are then read from the
+ * store no faster than the child takes them, and a whole collection is never held here at once.
+ */
+const CHUNKS_IN_FLIGHT = 2;
 
 /** How long a child waits for work before it ends, ms. */
 const IDLE_MS = 30_000;
@@ -193,49 +199,86 @@ class PipelineChild {
         } else return;
         void parse();
       };
-      this.send(jobs).catch(fail);
+      // A child left with part of a set cannot run another pipeline: it ends.
+      this.send(jobs).catch((err: Error) => {
+        this.end();
+        fail(err);
+      });
     });
   }
 
   /**
    * The jobs' records, and the records their `$lookup` stages join, as numbered sets in chunks
-   * (serialised in turns), then the jobs naming their sets.
+   * (serialised in turns, at most CHUNKS_IN_FLIGHT on their way at once), then the jobs naming
+   * their sets.
    */
   private async send(jobs: PipelineJob[]): Promise<void> {
     const turns = new Turns();
-    const sets = new Map<Doc[] | string[], number>();
-    const pending: Array<{ records: Doc[] | string[]; stored: boolean }> = [];
-    const setOf = (records: Doc[] | string[], stored = false): number => {
+    type Records = Doc[] | AsyncIterable<string[]>;
+    const sets = new Map<Records, number>();
+    const pending: Records[] = [];
+    const setOf = (records: Records): number => {
       let set = sets.get(records);
       if (set === undefined) {
         sets.set(records, (set = sets.size));
-        pending.push({ records, stored });
+        pending.push(records);
       }
       return set;
     };
     const childJobs: ChildJob[] = jobs.map(({ stages, docs, stored }) => ({
-      input: stored ? setOf(stored, true) : setOf(docs),
+      input: setOf(stored ?? docs),
       stages: stages.map((stage) => {
         const lookup = stage.$lookup as Record<string, unknown> | undefined;
         if (!lookup || !Array.isArray(lookup.from)) return stage;
         return { $lookup: { ...lookup, from: { $records: setOf(lookup.from as Doc[]) } } };
       }),
     }));
-    for (const [set, { records, stored }] of pending.entries()) {
-      for (let i = 0; i < records.length; i += RECORDS_PER_CHUNK) {
-        const chunk = records.slice(i, i + RECORDS_PER_CHUNK);
-        // Stored records are JSON text already: joined, not serialised again.
-        const text = stored ? `[${(chunk as string[]).join(',')}]` : JSON.stringify(chunk);
-        this.post({ type: 'records', set, text, ...(stored ? { stored } : {}) });
-        if (turns.due()) await turns.give();
+    const inFlight: Array<Promise<void>> = [];
+    const paced = async (message: ToChild) => {
+      inFlight.push(this.postSent(message));
+      if (inFlight.length >= CHUNKS_IN_FLIGHT) await inFlight.shift();
+      if (turns.due()) await turns.give();
+    };
+    for (const [set, records] of pending.entries()) {
+      if (Array.isArray(records)) {
+        for (let i = 0; i < records.length; i += RECORDS_PER_CHUNK)
+          await paced({
+            type: 'records',
+            set,
+            text: JSON.stringify(records.slice(i, i + RECORDS_PER_CHUNK)),
+          });
+        continue;
       }
+      // Stored records are JSON text already: joined, not serialised again.
+      let chunk: string[] = [];
+      for await (const batch of records) {
+        for (const text of batch) {
+          chunk.push(text);
+          if (chunk.length < RECORDS_PER_CHUNK) continue;
+          await paced({ type: 'records', set, text: `[${chunk.join(',')}]`, stored: true });
+          chunk = [];
+        }
+      }
+      if (chunk.length > 0) await paced({ type: 'records', set, text: `[${chunk.join(',')}]`, stored: true });
     }
+    await Promise.all(inFlight);
     this.post({ type: 'run', jobs: childJobs });
   }
 
   private post(message: ToChild): void {
     if (this.exited) throw new Unprocessable("The aggregation's process ended before answering");
     this.process.send(message);
+  }
+
+  /** `post`, settled once the message has gone to the child (its pipe took it). */
+  private postSent(message: ToChild): Promise<void> {
+    if (this.exited)
+      return Promise.reject(new Unprocessable("The aggregation's process ended before answering"));
+    const sent = new Promise<void>((resolve, reject) =>
+      this.process.send(message, undefined, {}, (err) => (err ? reject(err) : resolve())),
+    );
+    sent.catch(() => undefined); // awaited in turn, or left when sending stops early
+    return sent;
   }
 }
 

@@ -5,7 +5,7 @@
  * into its own memory is bounded. `{$project: {a: {$range: [0, 10000000]}}}` over sixty records
  * ended the service's process before.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
 import { createTestApp, passwordToken, type TestApp } from '../support/server.ts';
 import { turnsDuring } from '../support/event-loop-turns.ts';
@@ -20,6 +20,29 @@ import type { CollectionsReader } from '../../src/metadata/collections-reader.ts
 import { PipelineProcesses } from '../../src/metadata/pipeline-processes.ts';
 
 setBcryptCost(4);
+
+/** Chunks of records the pipeline processes have taken (their send completed), counted from fork. */
+const taken = vi.hoisted(() => ({ chunks: 0 }));
+vi.mock('node:child_process', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:child_process')>();
+  const fork = ((...args: Parameters<typeof actual.fork>) => {
+    const child = actual.fork(...args);
+    const send = child.send.bind(child) as (...a: unknown[]) => boolean;
+    child.send = ((message: { type?: string }, ...rest: unknown[]) => {
+      const done = rest.findIndex((arg) => typeof arg === 'function');
+      if (message.type === 'records' && done >= 0) {
+        const callback = rest[done] as (err: Error | null) => void;
+        rest[done] = (err: Error | null) => {
+          if (!err) taken.chunks++;
+          callback(err);
+        };
+      }
+      return send(message, ...rest);
+    }) as typeof child.send;
+    return child;
+  }) as typeof actual.fork;
+  return { ...actual, fork, default: { ...actual, fork } };
+});
 
 const ADMIN = { ADMIN_USERNAME: 'pipeline-admin', ADMIN_PASSWORD: 'pipelines run on their own' };
 let t: TestApp;
@@ -162,6 +185,56 @@ describe('what an aggregation reads into the service', () => {
         'with a $match that narrows them (a leading $match is answered by the indexes)',
     );
   });
+
+  /** A collection's stored texts, `batches` batches of `size` records made as they are read; `pulled` counts reads. */
+  const storedOf =
+    (batches: number, size: number, pulled: number[] = []) =>
+    () =>
+      (async function* scan() {
+        for (let b = 0; b < batches; b++) {
+          pulled.push(b);
+          yield Array.from({ length: size }, (_, i) => JSON.stringify({ id: `r${b * size + i}`, n: b }));
+        }
+      })();
+
+  it(`refuses a pipeline over stored records past ${AGGREGATE_RECORD_LIMIT}, and the next pipeline sees only its own`, async () => {
+    const over = new AggregationRunner(
+      readerOf(() => []),
+      processes,
+      storedOf(AGGREGATE_RECORD_LIMIT / 1000 + 1, 1000),
+    );
+    await expect(over.run('biosample_set', [{ $count: 'n' }])).rejects.toThrow(
+      `The pipeline would read more than ${AGGREGATE_RECORD_LIMIT} records of biosample_set`,
+    );
+    // The process that was given part of those records is not given another pipeline.
+    const next = new AggregationRunner(
+      readerOf(() => []),
+      processes,
+      storedOf(3, 1),
+    );
+    expect((await next.run('biosample_set', [{ $count: 'n' }])).map((r) => r.text)).toEqual(['{"n":3}']);
+  }, 30_000);
+
+  it('reads stored records no faster than the pipeline process takes them', async () => {
+    // Each batch is one chunk to the process: a batch is read only once all but the last two
+    // chunks before it have gone to the process (gathering them first read every batch before any went).
+    const takenAtRead: number[] = [];
+    const from = taken.chunks;
+    const pulled = { push: () => takenAtRead.push(taken.chunks - from) } as unknown as number[];
+    const runner = new AggregationRunner(
+      readerOf(() => []),
+      processes,
+      storedOf(40, 500, pulled),
+    );
+    const out = await runner.run('biosample_set', [
+      { $group: { _id: null, n: { $sum: 1 }, last: { $max: '$n' } } },
+    ]);
+    expect(out.map((r) => r.text)).toEqual(['{"_id":null,"n":20000,"last":39}']);
+    expect(takenAtRead).toHaveLength(40);
+    takenAtRead.forEach((sent, batch) =>
+      expect(sent, `chunks taken when batch ${batch} was read`).toBeGreaterThanOrEqual(batch - 2),
+    );
+  }, 30_000);
 
   it(`refuses a $lookup that would join more than ${LOOKUP_JOIN_LIMIT} records in all`, async () => {
     // 1,001 records each joining the same 1,000 foreign records.
