@@ -83,3 +83,12 @@ export async function concatInTurns(parts: Buffer[]): Promise<Buffer> {
   }
   return whole;
 }
+
+/** The JSON text of an array of `items`, each mapped by `fn` first, `perTurn` items a turn. */
+export async function jsonArrayInTurns<T>(
+  items: readonly T[],
+  perTurn: number,
+  fn: (item: T) => unknown = (item) => item,
+): Promise<string> {
+  return `[${(await mapInTurns(items, perTurn, (item) => JSON.stringify(fn(item)))).join(',')}]`;
+}

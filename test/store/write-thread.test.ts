@@ -4,7 +4,8 @@
  * and its own writes wait for the thread's commit.
  */
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { SqliteEdgeIndex } from '../../src/provenance/sqlite/edge-index.ts';
 import type { Doc } from '../../src/store/port.ts';
@@ -318,4 +319,64 @@ describe("the embedded store's writing thread", () => {
       title: 'meanwhile',
     });
   });
+
+  it('posts texts of over 4 MiB in parts ahead of the message that names them, and writes as the store would', async () => {
+    const reference = embedded();
+    const threaded = embedded({ minRecords: 10 });
+    // 1,200 biosamples of about 5 KB: 6 MB of texts each way.
+    const pad = 'padded '.repeat(700);
+    const many: Doc[] = generateDatabase({
+      studies: 1,
+      biosamples: 1200,
+      dataObjects: 0,
+      seed: 9,
+    }).biosample_set!.map((d) => ({ ...d, description: pad }));
+    /** Characters of text in each message posted to the thread, and the kinds posted. */
+    const sizes: number[] = [];
+    const kinds = new Set<string>();
+    const charsOf = (value: unknown): number =>
+      typeof value === 'string'
+        ? value.length
+        : Array.isArray(value)
+          ? value.reduce((n: number, v) => n + charsOf(v), 0)
+          : value && typeof value === 'object' && !ArrayBuffer.isView(value)
+            ? Object.values(value).reduce((n: number, v) => n + charsOf(v), 0)
+            : 0;
+    const post = Worker.prototype.postMessage;
+    const spy = vi.spyOn(Worker.prototype, 'postMessage').mockImplementation(function (
+      this: Worker,
+      message,
+      ...rest
+    ) {
+      kinds.add((message as { type: string }).type);
+      sizes.push(charsOf(message));
+      return post.call(this, message, ...rest);
+    });
+    try {
+      for (const e of [reference, threaded]) {
+        await e.writer.upsertAll([{ collection: 'biosample_set', docs: many }]);
+        // Every record changed if still as written, and the first deleted: a checked change.
+        const result = await e.store.writeIfUnchanged({
+          expected: many.map((doc) => ({ collection: 'biosample_set', id: doc.id, doc })),
+          writes: [
+            {
+              collection: 'biosample_set',
+              docs: many.slice(1).map((d) => ({ ...d, name: `${String(d.name)} v2` })),
+            },
+          ],
+          deletes: [{ collection: 'biosample_set', id: many[0]!.id }],
+        });
+        expect(result).toEqual({ changed: -1, deleted: 1 });
+      }
+    } finally {
+      spy.mockRestore();
+    }
+    expect(threaded.store.counters.writesOnThread).toBe(2);
+    expect(kinds).toContain('texts');
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(4 * 1024 * 1024 + pad.length + 1000);
+    expect(tables(threaded.file)).toEqual(tables(reference.file));
+    expect(await threaded.store.getById('biosample_set', many[1]!.id)).toMatchObject({
+      name: `${String(many[1]!.name)} v2`,
+    });
+  }, 60_000);
 });

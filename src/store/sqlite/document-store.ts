@@ -67,7 +67,7 @@ import {
   type WriteThreadOptions,
 } from './write-thread.ts';
 import { cleanDocs } from '../clean-docs.ts';
-import { mapInTurns } from '../../turns.ts';
+import { jsonArrayInTurns, mapInTurns } from '../../turns.ts';
 
 /** Page cache of the state's connection, KiB: state is small. */
 const STATE_CACHE_KIB = 8 * 1024;
@@ -130,6 +130,8 @@ function threadTexts(
 
 /** Records serialised per turn of the event loop for the writing thread (about a millisecond). */
 const SERIALISED_PER_TURN = 300;
+/** Record keys serialised per turn. */
+const KEYS_PER_TURN = 5000;
 
 export class SqliteDocumentStore implements DocumentStore {
   readonly engine = 'sqlite' as const;
@@ -459,7 +461,9 @@ export class SqliteDocumentStore implements DocumentStore {
     const written = change.writes.reduce((n, w) => n + w.docs.length, 0);
     const records = Math.max(change.expected.length, written) + change.deletes.length;
     if (thread?.takesRecords(records)) {
-      const keys = change.expected.map(({ collection, id }) => ({ collection, id }));
+      const keyOf = ({ collection, id }: RecordKey) => ({ collection, id });
+      const keys = await jsonArrayInTurns(change.expected, KEYS_PER_TURN, keyOf);
+      const deletes = await jsonArrayInTurns(change.deletes, KEYS_PER_TURN, keyOf);
       const expected = await mapInTurns(change.expected, SERIALISED_PER_TURN, ({ doc }) =>
         JSON.stringify(doc),
       );
@@ -469,9 +473,7 @@ export class SqliteDocumentStore implements DocumentStore {
           collection,
           texts: await mapInTurns(cleanDocs(docs), SERIALISED_PER_TURN, (d) => JSON.stringify(d)),
         });
-      const written = await this.onThread(() =>
-        thread.writeIfUnchanged({ keys, expected, writes, deletes: change.deletes }),
-      );
+      const written = await this.onThread(() => thread.writeIfUnchanged({ keys, expected, writes, deletes }));
       if (written) return written.result;
     }
     return this.write(() => this.records.writeIfUnchanged(change));

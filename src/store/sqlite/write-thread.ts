@@ -48,8 +48,20 @@ export interface StagedWrite {
   release(): void;
 }
 
+/**
+ * Texts as a message carries them: joined, or (when longer than PART_CHARS) the parts they were
+ * posted in ahead of it (`texts` messages), which the thread joins when the message arrives.
+ */
+type PostedTexts = JoinedTexts | { parts: number[] };
+
 /** One collection's records of a write, as the thread is given them. */
-type Entry = { stage: number } | ({ collection: string } & JoinedTexts);
+type Entry = { stage: number } | ({ collection: string } & PostedTexts);
+
+/**
+ * The most characters of texts posted in one message: 10^5 biosamples' texts (140 MB) posted
+ * whole held the event loop 0.7-1.1 s, serialised by `postMessage`; in parts, a turn between.
+ */
+const PART_CHARS = 4 * 1024 * 1024;
 
 /** How a held write ends: `finish` with its last records, or `abort`; `id` is the ending's own. */
 type Ending =
@@ -57,6 +69,10 @@ type Ending =
   | { type: 'abort'; id: number; hold: number };
 
 type Message =
+  /** Texts a later message names among its `parts`. */
+  | ({ type: 'texts'; part: number } & JoinedTexts)
+  /** Parts no message will name (the message could not be posted). */
+  | { type: 'drop'; parts: number[] }
   | ({ type: 'stage'; stage: number; collection: string } & JoinedTexts)
   | { type: 'release'; stage: number }
   | { type: 'write'; id: number; entries: Entry[] }
@@ -68,8 +84,9 @@ type Message =
       id: number;
       /** The records' keys (as JSON text), and each one's text as it must still be (`null`: absent). */
       keys: string;
-      expected: JoinedTexts;
-      deletes: RecordKey[];
+      expected: PostedTexts;
+      /** The keys of the records deleted, as JSON text. */
+      deletes: string;
       entries: Entry[];
     }
   | Ending;
@@ -136,6 +153,16 @@ export class HoldAbandoned extends Error {
 
 export const WRITE_THREAD_MIN_RECORDS = 1000;
 
+/** Posts texts for a message about to be posted; answers how the message names them. */
+type TextsPoster = (texts: string[]) => Promise<PostedTexts>;
+
+/** A message that could not be made (its cause): nothing of it was asked of the thread. */
+class NotPosted extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the message to the writing thread could not be posted', { cause });
+  }
+}
+
 /** The main thread's side: starts the thread on first use, stages and posts writes, hears back. */
 export class WriteThread {
   private worker: Worker | null = null;
@@ -193,12 +220,15 @@ export class WriteThread {
    * Writes on the thread, all or nothing. `texts` are each record's `JSON.stringify`, as the
    * store keeps it.
    */
-  write(writes: Array<{ collection: string; texts: string[] }>): Promise<WriteResult> {
+  async write(writes: Array<{ collection: string; texts: string[] }>): Promise<WriteResult> {
     const worker = this.start();
     const id = this.next++;
-    return this.request(worker, id, { type: 'write', id, entries: this.entriesOf(writes, worker) }).then(
-      (result) => (result as WriteResult | undefined) ?? NOTHING_WRITTEN,
-    );
+    const result = await this.post(worker, id, async (texts) => ({
+      type: 'write',
+      id,
+      entries: await this.entriesOf(writes, worker, texts),
+    }));
+    return (result as WriteResult | undefined) ?? NOTHING_WRITTEN;
   }
 
   /**
@@ -206,28 +236,27 @@ export class WriteThread {
    * records' texts, `writes` as each record's `JSON.stringify`.
    */
   async writeIfUnchanged(change: {
-    keys: RecordKey[];
+    /** The keys of the records read, as JSON text (an array of `RecordKey`). */
+    keys: string;
     /** Each record's text as it must still be: `JSON.stringify` of it, `null` when absent. */
     expected: string[];
     writes: Array<{ collection: string; texts: string[] }>;
-    deletes: RecordKey[];
+    /** The keys of the records deleted, as JSON text. */
+    deletes: string;
   }): Promise<CheckedChangeResult> {
     const worker = this.start();
     const id = this.next++;
-    // Strings are posted as they are; thousands of small objects cost the posting thread more.
-    const keys = JSON.stringify(change.keys);
-    const expected = joinTexts(change.expected);
-    await nextTurn();
-    const entries = this.entriesOf(change.writes, worker);
-    const { deletes } = change;
-    return (await this.request(worker, id, {
+    // Strings are posted as they are; thousands of small objects cost the posting thread more
+    // (100,000 keys of records deleted, posted as objects, held the event loop 0.1 s).
+    const { keys, deletes } = change;
+    return (await this.post(worker, id, async (texts) => ({
       type: 'checked',
       id,
       keys,
-      expected,
+      expected: await texts(change.expected),
       deletes,
-      entries,
-    })) as CheckedChangeResult;
+      entries: await this.entriesOf(change.writes, worker, texts),
+    }))) as CheckedChangeResult;
   }
 
   /** True when a change of this many records goes to the thread. */
@@ -259,7 +288,11 @@ export class WriteThread {
     };
     signal?.addEventListener('abort', abandon, { once: true });
     try {
-      await this.request(worker, hold, { type: 'hold', id: hold, entries: this.entriesOf(writes, worker) });
+      await this.post(worker, hold, async (texts) => ({
+        type: 'hold',
+        id: hold,
+        entries: await this.entriesOf(writes, worker, texts),
+      }));
     } finally {
       signal?.removeEventListener('abort', abandon);
     }
@@ -268,7 +301,7 @@ export class WriteThread {
       throw new HoldAbandoned();
     }
     this.held.add(hold);
-    const end = async (ending: (id: number) => Ending): Promise<WriteResult> => {
+    const end = async (ending: (id: number, texts: TextsPoster) => Promise<Ending>): Promise<WriteResult> => {
       if (ended) throw new Error('the held write has already ended');
       ended = true;
       this.held.delete(hold);
@@ -277,32 +310,86 @@ export class WriteThread {
           "the store's writing thread exited while it held the write: nothing of it was written",
         );
       const id = this.next++;
-      let message: Ending;
       try {
-        message = ending(id);
+        return (
+          ((await this.post(worker, id, (texts) => ending(id, texts))) as WriteResult | undefined) ??
+          NOTHING_WRITTEN
+        );
       } catch (err) {
         // The last records could not be posted: the write is rolled back, not left open.
-        await this.request(worker, id, { type: 'abort', id, hold });
-        throw err;
+        if (err instanceof NotPosted) await this.request(worker, id, { type: 'abort', id, hold });
+        throw err instanceof NotPosted ? err.cause : err;
       }
-      return ((await this.request(worker, id, message)) as WriteResult | undefined) ?? NOTHING_WRITTEN;
     };
     return {
-      finish: (more) => end((id) => ({ type: 'finish', id, hold, entries: this.entriesOf(more, worker) })),
-      abort: () => end((id) => ({ type: 'abort', id, hold })).then(() => undefined),
+      finish: (more) =>
+        end(async (id, texts) => ({
+          type: 'finish',
+          id,
+          hold,
+          entries: await this.entriesOf(more, worker, texts),
+        })),
+      abort: () => end(async (id) => ({ type: 'abort', id, hold })).then(() => undefined),
     };
   }
 
   /** Writes as the thread is given them: staged texts by their stage, the others posted. */
-  private entriesOf(writes: Array<{ collection: string; texts: string[] }>, worker: Worker): Entry[] {
-    return writes.map(({ collection, texts }): Entry => {
+  private async entriesOf(
+    writes: Array<{ collection: string; texts: string[] }>,
+    worker: Worker,
+    post: TextsPoster,
+  ): Promise<Entry[]> {
+    const entries: Entry[] = [];
+    for (const { collection, texts } of writes) {
       const staged = this.staged.get(texts);
       if (staged && staged.worker === worker && staged.collection === collection) {
         this.staged.delete(texts);
-        return { stage: staged.stage };
-      }
-      return { collection, ...joinTexts(texts) };
-    });
+        entries.push({ stage: staged.stage });
+      } else entries.push({ collection, ...(await post(texts)) });
+    }
+    return entries;
+  }
+
+  /**
+   * Posts the message `build` makes, and answers the thread's reply. `build` is given the means
+   * to post texts: over PART_CHARS, in parts ahead of the message, a turn after each. When
+   * `build` fails, the parts it posted are dropped and `NotPosted` is thrown (nothing was asked).
+   */
+  private async post(
+    worker: Worker,
+    id: number,
+    build: (texts: TextsPoster) => Promise<Message>,
+  ): Promise<ThreadResult | undefined> {
+    const parts: number[] = [];
+    let message: Message;
+    try {
+      message = await build(async (texts) => {
+        let chars = 0;
+        for (const text of texts) chars += text.length;
+        if (chars <= PART_CHARS) return joinTexts(texts);
+        const posted: number[] = [];
+        for (let from = 0; from < texts.length;) {
+          let to = from;
+          for (
+            let size = 0;
+            to < texts.length && (to === from || size + texts[to]!.length <= PART_CHARS);
+            to++
+          )
+            size += texts[to]!.length + 1;
+          const part = this.next++;
+          worker.postMessage({ type: 'texts', part, ...joinTexts(texts.slice(from, to)) } satisfies Message);
+          parts.push(part);
+          posted.push(part);
+          from = to;
+          await nextTurn();
+        }
+        return { parts: posted };
+      });
+    } catch (err) {
+      if (parts.length > 0) worker.postMessage({ type: 'drop', parts } satisfies Message);
+      throw new NotPosted(err);
+    }
+    return this.request(worker, id, message);
   }
 
   /** Posts a message the thread answers under `id`. */
@@ -401,6 +488,35 @@ export function serveWrites(
   /** Holds waiting for their ending. */
   const awaiting = new Map<number, (ending: Ending) => void>();
 
+  /** Texts posted in parts ahead of the message that names them, by part. */
+  const parts = new Map<number, JoinedTexts>();
+  /** The texts as a message names them, joined (its parts are let go). */
+  const joinedOf = (texts: PostedTexts): JoinedTexts => {
+    if (!('parts' in texts)) return texts;
+    const pieces = texts.parts.map((part) => {
+      const piece = parts.get(part);
+      if (!piece) throw new Error(`the writing thread holds no texts part ${part}`);
+      parts.delete(part);
+      return piece;
+    });
+    const lengths = new Int32Array(pieces.reduce((n, p) => n + p.lengths.length, 0));
+    let at = 0;
+    for (const piece of pieces) {
+      lengths.set(piece.lengths, at);
+      at += piece.lengths.length;
+    }
+    return { joined: pieces.map((p) => p.joined).join(','), lengths };
+  };
+  /** The message with the texts it names by parts joined. */
+  const withTexts = <M extends Message>(m: M): M => {
+    const entries = (list: Entry[]) =>
+      list.map((e): Entry => ('stage' in e ? e : { collection: e.collection, ...joinedOf(e) }));
+    if (m.type === 'checked') return { ...m, expected: joinedOf(m.expected), entries: entries(m.entries) };
+    if (m.type === 'write' || m.type === 'hold' || m.type === 'finish')
+      return { ...m, entries: entries(m.entries) };
+    return m;
+  };
+
   const fail = (id: number, err: unknown) => {
     const e = err instanceof Error ? err : new Error(String(err));
     const code = (e as { code?: unknown }).code;
@@ -420,7 +536,8 @@ export function serveWrites(
         used.push(s);
         return { collection: s.collection, joined: s.joined, texts: s.texts };
       }
-      return { collection: entry.collection, joined: entry, texts: splitTexts(entry) };
+      const joined = joinedOf(entry);
+      return { collection: entry.collection, joined, texts: splitTexts(joined) };
     });
     await Promise.all(used.flatMap((s) => s.ahead.map((a) => a.ready)));
     return writes.map(({ collection, joined, texts }) => {
@@ -458,14 +575,15 @@ export function serveWrites(
     const used: Array<{ ahead: StagedWrite[] }> = [];
     try {
       const writes = (await recordsOf(m.entries, used)).map(({ collection, docs }) => ({ collection, docs }));
-      const texts = splitTexts(m.expected);
+      const texts = splitTexts(joinedOf(m.expected));
       const expected = (JSON.parse(m.keys) as RecordKey[]).map(({ collection, id }, i) => ({
         collection,
         id,
         doc: JSON.parse(texts[i]!) as Doc | null,
       }));
       fault?.reset();
-      const result = await store.writeIfUnchanged({ expected, writes, deletes: m.deletes });
+      const deletes = JSON.parse(m.deletes) as RecordKey[];
+      const result = await store.writeIfUnchanged({ expected, writes, deletes });
       parentPort!.postMessage({ id: m.id, result } satisfies Reply);
     } catch (err) {
       fail(m.id, err);
@@ -529,7 +647,22 @@ export function serveWrites(
   };
 
   parentPort!.postMessage({ ready: true } satisfies Reply);
-  parentPort!.on('message', (m: Message) => {
+  parentPort!.on('message', (posted: Message) => {
+    if (posted.type === 'texts') {
+      parts.set(posted.part, { joined: posted.joined, lengths: posted.lengths });
+      return;
+    }
+    if (posted.type === 'drop') {
+      for (const part of posted.parts) parts.delete(part);
+      return;
+    }
+    let m: Message;
+    try {
+      m = withTexts(posted);
+    } catch (err) {
+      if ('id' in posted) fail(posted.id, err);
+      return;
+    }
     if (m.type === 'stage') {
       const joined = { joined: m.joined, lengths: m.lengths };
       const texts = splitTexts(joined);
