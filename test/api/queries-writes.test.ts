@@ -718,6 +718,31 @@ describe('updates and deletes of 1,000 records or more go to the writing thread'
     expect(left.body).toEqual({ ok: 1, n: 100 });
   });
 
+  it('deletes 1,200 records of a collection without ids there too', async () => {
+    const tag = `nmdc:wfmgan-11-m${randomBytes(3).toString('hex')}.1`;
+    const members = Array.from({ length: 1200 }, (_, i) => ({
+      type: 'nmdc:FunctionalAnnotationAggMember',
+      was_generated_by: tag,
+      gene_function_id: `KEGG.ORTHOLOGY:K${String(i).padStart(5, '0')}`,
+      count: i,
+    }));
+    await writer.upsert('functional_annotation_agg', members);
+    expect(await t.store.count('functional_annotation_agg', { was_generated_by: tag })).toBe(1200);
+    const before = writesOnThread();
+    const del = await run({
+      delete: 'functional_annotation_agg',
+      deletes: [{ q: { was_generated_by: tag, count: { $lt: 1100 } }, limit: 0 }],
+    });
+    expect(del.body).toEqual({ ok: 1, n: 1100 });
+    expect(writesOnThread()).toBe(before + 1);
+    const left = await run({
+      find: 'functional_annotation_agg',
+      filter: { was_generated_by: tag },
+      sort: { count: 1 },
+    });
+    expect(left.body.cursor.batch).toEqual(members.slice(1100));
+  });
+
   it('writes nothing there and answers 409 when one of 1,200 records changed since it was read', async () => {
     const { tag, samples } = await seedMany(1200);
     const changed = samples[700]!;

@@ -513,6 +513,51 @@ describe('requests that held the event loop', () => {
   });
 });
 
+describe('large writes of a collection without ids', () => {
+  /** Aggregation members of a workflow execution that does not exist, keyed as the store keys them. */
+  const members = (from: number, to: number): Doc[] =>
+    Array.from({ length: to - from }, (_, k) => {
+      const i = from + k;
+      return {
+        id: `key:${String(i).padStart(32, '0')}`,
+        type: 'nmdc:FunctionalAnnotationAggMember',
+        was_generated_by: 'nmdc:wfmgan-11-hostile.1',
+        gene_function_id: `KEGG.ORTHOLOGY:K${String(i).padStart(5, '0')}`,
+        count: i,
+      };
+    });
+
+  it('checks an update of 40,000 of them and deletes 5,000 without holding the loop', async () => {
+    await t.store.upsertMany('functional_annotation_agg', members(0, 40_000));
+    // Refused (each would keep a reference to the missing workflow execution), after every record
+    // was updated, keyed anew and its references resolved: 40,000 held the loop 0.1-0.2 s.
+    const update = await whileHandled(
+      '/queries:run',
+      asJson(
+        { update: 'functional_annotation_agg', updates: [{ q: {}, u: { $inc: { count: 1 } }, multi: true }] },
+        true,
+      ),
+    );
+    expect(update.status).toBe(422);
+    expect(update.body.detail).toMatch(
+      /^The operation was not performed, because performing it would have left behind/,
+    );
+    expect(update.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+    // Deleted on the store's connection by their filter, 5,000 held the loop about 0.2 s.
+    const del = await whileHandled('/queries:run', async () => {
+      await t.store.upsertMany('functional_annotation_agg', members(0, 5000));
+      return asJson(
+        { delete: 'functional_annotation_agg', deletes: [{ q: { count: { $lt: 5000 } }, limit: 0 }] },
+        true,
+      );
+    });
+    expect(del.body).toEqual({ ok: 1, n: 5000 });
+    expect(del.versionWaitMs).toBeLessThan(VERSION_BOUND_MS);
+    expect(await t.store.count('functional_annotation_agg', {})).toBe(35_000);
+    await t.store.deleteMany('functional_annotation_agg', {});
+  }, 60_000);
+});
+
 describe(`JSON nested deeper than ${MAX_NESTING_DEPTH} levels`, () => {
   const deep = `{"biosample_set":[{"id":"nmdc:bsm-11-deep","type":"nmdc:Biosample","x":${nested(10_000)}}]}`;
 

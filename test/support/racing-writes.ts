@@ -19,7 +19,6 @@ export function commandsRacedBy(
       await meanwhile();
       return writer.writeIfUnchanged(change);
     },
-    delete: (collection, filter) => writer.delete(collection, filter),
   };
   return new WriteCommands(
     new CollectionsReader(new QueryPlanner(t.store, t.searchIndex)),
