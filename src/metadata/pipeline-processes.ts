@@ -39,6 +39,11 @@ export interface PipelineJob {
   stored?: AsyncIterable<string[]>;
 }
 
+export interface PipelineCounters {
+  /** Chunks of records sent to a child whose pipe has taken them. */
+  chunksTaken: number;
+}
+
 /** Records per chunk sent to a child. */
 const RECORDS_PER_CHUNK = 500;
 /**
@@ -64,7 +69,10 @@ class PipelineChild {
   exited = false;
   private idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly limits: PipelineLimits) {
+  constructor(
+    private readonly limits: PipelineLimits,
+    private readonly counters: PipelineCounters,
+  ) {
     this.process = fork(BOOT, [CHILD], {
       execArgv: [`--max-old-space-size=${limits.memoryMb}`],
       serialization: 'advanced',
@@ -275,7 +283,11 @@ class PipelineChild {
     if (this.exited)
       return Promise.reject(new Unprocessable("The aggregation's process ended before answering"));
     const sent = new Promise<void>((resolve, reject) =>
-      this.process.send(message, undefined, {}, (err) => (err ? reject(err) : resolve())),
+      this.process.send(message, undefined, {}, (err) => {
+        if (err) return reject(err);
+        this.counters.chunksTaken++;
+        resolve();
+      }),
     );
     sent.catch(() => undefined); // awaited in turn, or left when sending stops early
     return sent;
@@ -287,6 +299,9 @@ export class PipelineProcesses {
   private readonly idle: PipelineChild[] = [];
   private running = 0;
   private readonly waiting: Array<() => void> = [];
+
+  /** What the children were given (read by tests). */
+  readonly counters: PipelineCounters = { chunksTaken: 0 };
 
   constructor(readonly limits: PipelineLimits) {}
 
@@ -309,8 +324,8 @@ export class PipelineProcesses {
     this.running++;
     let child: PipelineChild | undefined;
     try {
-      child = this.idle.pop() ?? new PipelineChild(this.limits);
-      if (child.exited) child = new PipelineChild(this.limits);
+      child = this.idle.pop() ?? new PipelineChild(this.limits, this.counters);
+      if (child.exited) child = new PipelineChild(this.limits, this.counters);
       return await child.run(jobs, result);
     } finally {
       if (child && !child.exited) this.idle.push(child);

@@ -5,7 +5,7 @@
  * into its own memory is bounded. `{$project: {a: {$range: [0, 10000000]}}}` over sixty records
  * ended the service's process before.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, passwordToken, type TestApp } from '../support/server.ts';
 import { turnsDuring } from '../support/event-loop-turns.ts';
@@ -20,29 +20,6 @@ import type { CollectionsReader } from '../../src/metadata/collections-reader.ts
 import { PipelineProcesses } from '../../src/metadata/pipeline-processes.ts';
 
 setBcryptCost(4);
-
-/** Chunks of records the pipeline processes have taken (their send completed), counted from fork. */
-const taken = vi.hoisted(() => ({ chunks: 0 }));
-vi.mock('node:child_process', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:child_process')>();
-  const fork = ((...args: Parameters<typeof actual.fork>) => {
-    const child = actual.fork(...args);
-    const send = child.send.bind(child) as (...a: unknown[]) => boolean;
-    child.send = ((message: { type?: string }, ...rest: unknown[]) => {
-      const done = rest.findIndex((arg) => typeof arg === 'function');
-      if (message.type === 'records' && done >= 0) {
-        const callback = rest[done] as (err: Error | null) => void;
-        rest[done] = (err: Error | null) => {
-          if (!err) taken.chunks++;
-          callback(err);
-        };
-      }
-      return send(message, ...rest);
-    }) as typeof child.send;
-    return child;
-  }) as typeof actual.fork;
-  return { ...actual, fork, default: { ...actual, fork } };
-});
 
 const ADMIN = { ADMIN_USERNAME: 'pipeline-admin', ADMIN_PASSWORD: 'pipelines run on their own' };
 let t: TestApp;
@@ -219,8 +196,10 @@ describe('what an aggregation reads into the service', () => {
     // Each batch is one chunk to the process: a batch is read only once all but the last two
     // chunks before it have gone to the process (gathering them first read every batch before any went).
     const takenAtRead: number[] = [];
-    const from = taken.chunks;
-    const pulled = { push: () => takenAtRead.push(taken.chunks - from) } as unknown as number[];
+    const from = processes.counters.chunksTaken;
+    const pulled = {
+      push: () => takenAtRead.push(processes.counters.chunksTaken - from),
+    } as unknown as number[];
     const runner = new AggregationRunner(
       readerOf(() => []),
       processes,
