@@ -199,6 +199,40 @@ describe('SQLite page strategies', () => {
       expect(await store.findWith(strategy, C, { ecosystem_category: 'Plants' }, options)).toEqual(expected);
   });
 
+  it('reads a driving $in value by value, merged in id order, each record once, as a walk of every record', async () => {
+    // Records holding one or two of the values (an array), ids SQLite and JavaScript order alike
+    // and otherwise (U+E000 and a surrogate pair sort differently by code point and by UTF-16 unit).
+    const C2 = 'data_generation_set';
+    const values = ['in-a', 'in-b', 'in-c', 'in-d'];
+    const idOf = (i: number) =>
+      i % 7 === 0
+        ? `nmdc:dgns-11-\ue000${i}`
+        : i % 11 === 0
+          ? `nmdc:dgns-11-\u{1F600}${i}`
+          : `nmdc:dgns-11-${String(i).padStart(4, '0')}`;
+    const records: Doc[] = Array.from({ length: 1500 }, (_, i) => ({
+      id: idOf(i),
+      has_input: i % 4 === 0 ? [values[i % 3]!, values[(i + 1) % 3]!] : [values[i % 4]!],
+    }));
+    await store.upsertMany(C2, records);
+    for (const $in of [['in-a', 'in-b'], ['in-b', 'in-c', 'in-d'], ['in-d'], ['in-a', 'none']])
+      for (const options of [
+        { limit: 25 },
+        { skip: 300, limit: 40 },
+        { afterId: idOf(700), limit: 30 },
+        {},
+      ] as FindOptions[]) {
+        const filter = { has_input: { $in } };
+        const label = JSON.stringify({ $in, options });
+        const walked = await store.findWith('id-walk', C2, filter, options);
+        if (!options.skip) expect(walked!.length, label).toBeGreaterThan(0);
+        expect(await store.findWith('attribute-index', C2, filter, options), label).toEqual(walked);
+        const ids = await store.findWith('attribute-index', C2, filter, { ...options, projection: ['id'] });
+        expect(ids, label).toEqual(walked!.map((d) => ({ id: d.id })));
+      }
+    await store.deleteMany(C2, {});
+  });
+
   it('answers a page of ids alone without parsing a record where the candidates decide, and as the reference', async () => {
     // Ids by themselves: the whole collection, and an exact attribute-index condition. Then
     // filters the candidates do not decide (each record is parsed and tested as usual).

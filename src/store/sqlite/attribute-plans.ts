@@ -105,7 +105,15 @@ export interface CandidateIds {
   ordered: boolean;
   /** The condition the SQL reads the index by (none when every record is a candidate). */
   driver?: Condition;
+  /**
+   * For a driver `$in` of at most MERGED_VALUES values: the same candidates as one SQL per value,
+   * each in id order, for a reader to merge instead of sorting them all (not `ordered`).
+   */
+  perValue?: Array<{ where: string[]; params: SqlParam[] }>;
 }
+
+/** The most values of a driving `$in` whose candidates are read value by value and merged. */
+const MERGED_VALUES = 32;
 
 /** The candidate ids of a plan, driven by its most selective condition. */
 export function candidateIdSql(
@@ -141,6 +149,7 @@ export function candidateIdSql(
     where.push(v.sql);
     params.push(...v.params);
   }
+  const driven = params.length;
   const rest = conditionsSql(
     'x',
     plan.conditions.filter((_, i) => i !== driverIndex),
@@ -150,5 +159,11 @@ export function candidateIdSql(
   if (rest.sql) where.push(rest.sql.slice(' AND '.length));
   // Equality on an attribute walks its index in id order; $in and ranges need a sort.
   const ordered = driver.path === 'id' || driver.op === 'eq';
-  return { from, where, params, complete: rest.complete, ordered, driver };
+  const candidates: CandidateIds = { from, where, params, complete: rest.complete, ordered, driver };
+  if (driver.path !== 'id' && driver.op === 'in' && driver.values.length <= MERGED_VALUES)
+    candidates.perValue = driver.values.map((value) => ({
+      where: [where[0]!, 'x.value = ?', ...where.slice(2)],
+      params: [params[0]!, value, ...params.slice(driven)],
+    }));
+  return candidates;
 }

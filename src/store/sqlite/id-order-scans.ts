@@ -7,6 +7,7 @@ import { compileFilter } from '../filter.ts';
 import type { Doc, ExecutionStats, Filter } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql, NO_CONDITIONS, type CandidateIds } from './attribute-plans.ts';
+import { compareCodePoints } from './index-walk-rows.ts';
 import { loadBodies } from './records.ts';
 import type { IdOrderStrategy } from './page-queries.ts';
 import type { SqlParam } from './statement-cache.ts';
@@ -118,8 +119,12 @@ const idsOf = (rows: unknown[]) => (rows as Array<{ id: string }>).map((r) => r.
  * for every chunk.
  */
 function* idChunks(ctx: StoreContext, q: IdOrderQuery, candidates: CandidateIds): Generator<string[]> {
-  const { from, where, params, ordered } = candidates;
+  const { from, where, params, ordered, perValue } = candidates;
   const sql = `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id`;
+  if (!ordered && perValue) {
+    yield* mergedChunks(ctx, q, from, perValue);
+    return;
+  }
   if (!ordered) {
     const ids = idsOf(ctx.statements.get(sql).all(...params, q.afterId ?? ''));
     for (let i = 0; i < ids.length; i += q.chunkSize) yield ids.slice(i, i + q.chunkSize);
@@ -132,6 +137,52 @@ function* idChunks(ctx: StoreContext, q: IdOrderQuery, candidates: CandidateIds)
     if (ids.length < q.chunkSize) return;
     cursor = ids[ids.length - 1]!;
   }
+}
+
+/**
+ * The candidate ids of several SQL statements (a driving `$in`, value by value), each read in id
+ * order a chunk at a time and merged, each id once: a page reads about a page of each, where one
+ * statement over all the values sorts every candidate first (70,000 of 10^5 biosamples: 70 ms
+ * with nothing else answered; ten times that at 10^6).
+ */
+function* mergedChunks(
+  ctx: StoreContext,
+  q: IdOrderQuery,
+  from: string,
+  parts: Array<{ where: string[]; params: SqlParam[] }>,
+): Generator<string[]> {
+  const streams = parts.map(({ where, params }) => ({
+    sql: `SELECT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id LIMIT ?`,
+    params,
+    ids: [] as string[],
+    at: 0,
+    cursor: q.afterId ?? '',
+    done: false,
+  }));
+  let out: string[] = [];
+  let last: string | undefined;
+  for (;;) {
+    let next: (typeof streams)[number] | undefined;
+    for (const s of streams) {
+      if (s.at === s.ids.length && !s.done) {
+        s.ids = idsOf(ctx.statements.get(s.sql).all(...s.params, s.cursor, q.chunkSize));
+        s.at = 0;
+        s.done = s.ids.length < q.chunkSize;
+        if (s.ids.length > 0) s.cursor = s.ids[s.ids.length - 1]!;
+      }
+      if (s.at < s.ids.length && (!next || compareCodePoints(s.ids[s.at]!, next.ids[next.at]!) < 0)) next = s;
+    }
+    if (!next) break;
+    const id = next.ids[next.at++]!;
+    if (id === last) continue;
+    last = id;
+    out.push(id);
+    if (out.length === q.chunkSize) {
+      yield out;
+      out = [];
+    }
+  }
+  if (out.length > 0) yield out;
 }
 
 /**

@@ -20,7 +20,7 @@ const GROUP_BUFFER = 256;
 export type Row = { value: IndexValue; id: string };
 
 /** Text in SQLite's order (by code point, as its UTF-8 bytes compare). */
-function compareCodePoints(a: string, b: string): number {
+export function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     let x = a.charCodeAt(i);
