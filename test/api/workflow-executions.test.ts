@@ -12,6 +12,7 @@ import { SITE_CLIENTS_ONLY } from '../../src/http/guards.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import type { Doc } from '../../src/store/port.ts';
+import type { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { createTestApp, type TestApp, newSiteClient, passwordToken } from '../support/server.ts';
 
 setBcryptCost(4);
@@ -360,37 +361,70 @@ describe('DELETE /workflows/workflow_executions/{id}', () => {
     expect((await remove(admin, id, { dry_run: 'true' })).status).toBe(404);
   });
 
-  it('deletes nothing when the write fails, or when the execution went between the reads and the write', async () => {
+  it('deletes nothing when the write fails, or when the execution went or changed between the reads and the write', async () => {
     const l = await lineage(`atomic${local()}`);
-    const original = t.store.readModifyWrite.bind(t.store);
-    t.store.readModifyWrite = async () => {
-      throw new Error('the store went away');
-    };
-    try {
-      const res = await remove(admin, l.qc.execution.id);
-      expect(res.status).toBe(500);
-    } finally {
-      t.store.readModifyWrite = original;
-    }
+    const original = t.store.writeIfUnchanged!.bind(t.store);
     const stays = [l.qc.execution.id, l.assembly.id, l.annotation.id, l.contigs.id];
-    for (const id of stays) expect((await request(t.app).get(`/nmdcschema/ids/${id}`)).status, id).toBe(200);
-    expect(await l.aggregates(l.annotation.id)).toHaveLength(2);
-
-    // Another request deletes the execution after this one worked out the cascade: 404, and the
-    // rest of the cascade stays.
-    t.store.readModifyWrite = async (keys, decide) => {
-      await t.store.deleteMany('workflow_execution_set', { id: l.qc.execution.id });
-      return original(keys, decide);
+    const unchanged = async () => {
+      for (const id of stays)
+        expect((await request(t.app).get(`/nmdcschema/ids/${id}`)).status, id).toBe(200);
+      expect(await l.aggregates(l.annotation.id)).toHaveLength(2);
     };
-    try {
-      const res = await remove(admin, l.qc.execution.id);
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual({ detail: `Workflow execution ${l.qc.execution.id} not found` });
-    } finally {
-      t.store.readModifyWrite = original;
-    }
+    /** `meanwhile` runs just before the deletion's write. */
+    const racing = async (meanwhile: () => Promise<unknown>) => {
+      t.store.writeIfUnchanged = async (change) => {
+        await meanwhile();
+        return original(change);
+      };
+      try {
+        return await remove(admin, l.qc.execution.id);
+      } finally {
+        t.store.writeIfUnchanged = original;
+      }
+    };
+
+    const failed = await racing(async () => {
+      throw new Error('the store went away');
+    });
+    expect(failed.status).toBe(500);
+    await unchanged();
+
+    // Another request changes the execution after this one worked out the cascade: 409.
+    const changed = await racing(() =>
+      t.store.upsertMany('workflow_execution_set', [{ ...l.qc.execution, name: 'renamed meanwhile' }]),
+    );
+    expect(changed.status).toBe(409);
+    expect(changed.body).toEqual({
+      detail: `Workflow execution ${l.qc.execution.id} changed while its dependents were worked out; nothing was deleted: run it again`,
+    });
+    await unchanged();
+
+    // Another request deletes it: 404, and the rest of the cascade stays.
+    const gone = await racing(() => t.store.deleteMany('workflow_execution_set', { id: l.qc.execution.id }));
+    expect(gone.status).toBe(404);
+    expect(gone.body).toEqual({ detail: `Workflow execution ${l.qc.execution.id} not found` });
     for (const id of stays.slice(1))
       expect((await request(t.app).get(`/nmdcschema/ids/${id}`)).status, id).toBe(200);
     expect(await l.aggregates(l.annotation.id)).toHaveLength(2);
+  });
+
+  it('deletes a cascade of 1,000 records or more on the writing thread', async () => {
+    const l = await lineage(`many${local()}`);
+    const members = Array.from({ length: 1500 }, (_, i) => ({
+      was_generated_by: l.annotation.id,
+      gene_function_id: `KEGG.ORTHOLOGY:K${String(i).padStart(5, '0')}`,
+      count: i,
+      type: 'nmdc:FunctionalAnnotationAggMember',
+    }));
+    await writer().upsertAll([{ collection: 'functional_annotation_agg', docs: members }]);
+    const before = (t.store as SqliteDocumentStore).counters.writesOnThread;
+    const res = await remove(admin, l.annotation.id);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.deleted_workflow_execution_ids).toEqual([l.annotation.id]);
+    expect(res.body.deleted_functional_annotation_agg_oids).toHaveLength(1502);
+    expect((t.store as SqliteDocumentStore).counters.writesOnThread).toBe(before + 1);
+    expect(await l.aggregates(l.annotation.id)).toEqual([]);
+    expect(await t.store.getById('workflow_execution_set', l.annotation.id)).toBeNull();
+    expect(await l.aggregates(l.unrelated.id)).toHaveLength(1);
   });
 });
