@@ -4261,6 +4261,12 @@ export type DeleteWorkflowExecutionErrors = {
      */
     404: ErrorDetail;
     /**
+     * The workflow execution changed while the records depending on it were worked out;
+     * nothing was deleted. Run the request again.
+     *
+     */
+    409: ErrorDetail;
+    /**
      * A parameter or body breaks the contract.
      */
     422: ErrorDetail;
