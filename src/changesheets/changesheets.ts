@@ -106,6 +106,35 @@ export function changesOf(
   rows: SheetRow[],
   records: ReadonlyMap<string, { collection: string; doc: Doc }>,
 ): RecordChange[] {
+  const steps = changeSteps(rows, records);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * `changesOf`, taking turns: 17,000 records planned and applied in one stretch held the event
+ * loop 0.2-0.5 s.
+ */
+export async function changesInTurns(
+  rows: SheetRow[],
+  records: ReadonlyMap<string, { collection: string; doc: Doc }>,
+): Promise<RecordChange[]> {
+  const steps = changeSteps(rows, records);
+  const turns = new Turns();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (turns.due()) await turns.give();
+  }
+}
+
+/** The work of `changesOf`, offering a pause after each record planned and each applied. */
+function* changeSteps(
+  rows: SheetRow[],
+  records: ReadonlyMap<string, { collection: string; doc: Doc }>,
+): Generator<undefined, RecordChange[]> {
   const problems = new ChangesheetProblems();
   const blocks = blocksOf(rows, problems);
   problems.throwIfAny();
@@ -129,6 +158,7 @@ export function changesOf(
     };
     entry.updates.push(...plan.updates);
     byId.set(block.recordId, entry);
+    yield;
   }
   problems.throwIfAny();
 
@@ -153,6 +183,7 @@ export function changesOf(
       validation_errors: [],
       updates,
     });
+    yield;
   }
   problems.throwIfAny();
   return changes;
@@ -177,7 +208,7 @@ export class Changesheets {
   async check(upload: SheetUpload): Promise<CheckedChangesheet> {
     const sheet = await readSheetInTurns(upload);
     const found = await this.locate(recordIdsOf(sheet.rows));
-    const changes = changesOf(sheet.rows, found);
+    const changes = await changesInTurns(sheet.rows, found);
     await this.validate(changes);
     return { sheet, changes };
   }
@@ -287,7 +318,9 @@ export class Changesheets {
         collection,
         list.map((c) => c.id),
       );
+      const turns = new Turns();
       for (const change of list) {
+        if (turns.due()) await turns.give();
         const current = now.get(change.id)?.doc;
         if (!current || !sameValue(current, change.doc_before)) {
           throw new Conflict(

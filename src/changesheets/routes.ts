@@ -8,6 +8,7 @@ import express from 'express';
 import type { Services } from '../services.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { guardsOf } from '../http/guards.ts';
+import { answerLargeJson } from '../http/answer.ts';
 import { Forbidden, Unprocessable } from '../errors.ts';
 import { Changesheets, validationAnswerOf } from './changesheets.ts';
 import { uploadOf, type FileUploadRoutes } from '../http/request-reading/file-uploads.ts';
@@ -39,7 +40,8 @@ export function changesheetsRouter(deps: Services): express.Router {
 
   router.post('/metadata/changesheets\\:validate', async (req, res) => {
     const checked = await changesheets.check(uploaded(req));
-    res.json(validationAnswerOf(checked));
+    // Every record before and after: 17,000 of them are about 50 MB of JSON, written in turns.
+    await answerLargeJson(res, validationAnswerOf(checked));
   });
 
   router.post('/metadata/changesheets\\:submit', requireUser, async (req, res) => {

@@ -130,6 +130,8 @@ export async function jsonPiecesInTurns(value: unknown): Promise<string[]> {
         add(`${first ? '' : ','}${JSON.stringify(key)}:`);
         first = false;
         await walk(member, depth + 1);
+        // Members too (a changesheet's update commands are an object of one member per record).
+        if (turns.due()) await turns.give();
       }
       add('}');
     } else add(JSON.stringify(v) ?? 'null');
