@@ -312,7 +312,7 @@ export class WriteThread {
       const id = this.next++;
       try {
         return (
-          ((await this.post(worker, id, (texts) => ending(id, texts))) as WriteResult | undefined) ??
+          ((await this.postOrRefuse(worker, id, (texts) => ending(id, texts))) as WriteResult | undefined) ??
           NOTHING_WRITTEN
         );
       } catch (err) {
@@ -353,9 +353,22 @@ export class WriteThread {
   /**
    * Posts the message `build` makes, and answers the thread's reply. `build` is given the means
    * to post texts: over PART_CHARS, in parts ahead of the message, a turn after each. When
-   * `build` fails, the parts it posted are dropped and `NotPosted` is thrown (nothing was asked).
+   * `build` fails, the parts it posted are dropped and its error thrown (nothing was asked).
    */
   private async post(
+    worker: Worker,
+    id: number,
+    build: (texts: TextsPoster) => Promise<Message>,
+  ): Promise<ThreadResult | undefined> {
+    try {
+      return await this.postOrRefuse(worker, id, build);
+    } catch (err) {
+      throw err instanceof NotPosted ? err.cause : err;
+    }
+  }
+
+  /** `post`, a failure of `build` thrown as `NotPosted` (the thread was asked nothing). */
+  private async postOrRefuse(
     worker: Worker,
     id: number,
     build: (texts: TextsPoster) => Promise<Message>,
