@@ -64,6 +64,21 @@ function defineError(name: string, code: string, kind: ErrorKind, defaultDetail?
   return ErrorClass;
 }
 
+/** An error class whose refusals say when to try again (`retryAfterSeconds`, sent as `Retry-After`). */
+function defineRetryLater(name: string, code: string, kind: ErrorKind) {
+  const RetryLater = class extends defineError(name, code, kind) {
+    readonly retryAfterSeconds: number;
+
+    constructor(detail: string, retryAfterSeconds: number, options?: { cause?: unknown }) {
+      super(detail);
+      this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+      if (options && 'cause' in options) this.cause = options.cause;
+    }
+  };
+  Object.defineProperty(RetryLater, 'name', { value: name });
+  return RetryLater;
+}
+
 // General refusals, thrown by any capability.
 
 export const BadRequest = defineError('BadRequest', 'NMDC_ERR_BAD_REQUEST', 'invalid-input');
@@ -129,22 +144,24 @@ export type UnsupportedQuery = InstanceType<typeof UnsupportedQuery>;
 export const InvalidRecord = defineError('InvalidRecord', 'NMDC_ERR_RECORD_INVALID', 'invalid-input');
 export type InvalidRecord = InstanceType<typeof InvalidRecord>;
 
-const StoreUnavailableBase = defineError('StoreUnavailable', 'NMDC_ERR_STORE_UNAVAILABLE', 'unavailable');
 /**
  * The engine behind the store cannot answer now, through no fault of the input: an election or a
  * step-down, a write conflict that outlasted the retries, a time limit, a lost connection. The
  * request may be retried after `retryAfterSeconds`; `detail` says what happened, without the
  * engine's internals.
  */
-export class StoreUnavailable extends StoreUnavailableBase {
-  readonly retryAfterSeconds: number;
-
-  constructor(detail: string, retryAfterSeconds: number, options?: { cause?: unknown }) {
-    super(detail);
-    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
-    if (options && 'cause' in options) this.cause = options.cause;
-  }
-}
+export const StoreUnavailable = defineRetryLater(
+  'StoreUnavailable',
+  'NMDC_ERR_STORE_UNAVAILABLE',
+  'unavailable',
+);
+export type StoreUnavailable = InstanceType<typeof StoreUnavailable>;
+/**
+ * The service is answering as many requests of a costly kind as it may at once, and as many wait
+ * as may: the request may be sent again after `retryAfterSeconds`.
+ */
+export const ServerBusy = defineRetryLater('ServerBusy', 'NMDC_ERR_BUSY', 'unavailable');
+export type ServerBusy = InstanceType<typeof ServerBusy>;
 
 // Request bodies read by the service itself (multipart uploads).
 
@@ -160,16 +177,13 @@ export type UploadMalformed = InstanceType<typeof UploadMalformed>;
 
 // Authentication: `/token` and the login pages.
 
-const LoginRateLimitedBase = defineError('LoginRateLimited', 'NMDC_ERR_AUTH_RATE_LIMITED', 'rate-limited');
 /** Too many login attempts for an account or from an address; try again after `retryAfterSeconds`. */
-export class LoginRateLimited extends LoginRateLimitedBase {
-  readonly retryAfterSeconds: number;
-
-  constructor(detail: string, retryAfterSeconds: number) {
-    super(detail);
-    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
-  }
-}
+export const LoginRateLimited = defineRetryLater(
+  'LoginRateLimited',
+  'NMDC_ERR_AUTH_RATE_LIMITED',
+  'rate-limited',
+);
+export type LoginRateLimited = InstanceType<typeof LoginRateLimited>;
 /** A `/token` form whose `grant_type` is neither `password` nor `client_credentials`. */
 export const UnsupportedGrant = defineError(
   'UnsupportedGrant',

@@ -17,6 +17,7 @@ import { openStoredObjects, type StoredObjects } from './objects/stored-objects.
 import { ensureCatalog } from './workflows/catalog.ts';
 import { TriggerDispatcher } from './workflows/triggers.ts';
 import { prepareData } from './startup.ts';
+import { LargeAnswers } from './http/large-answers.ts';
 
 export interface Services extends Adapters {
   config: Config;
@@ -35,6 +36,8 @@ export interface Services extends Adapters {
   storedObjects: StoredObjects;
   /** Turns queued trigger firings into jobs. */
   triggers: TriggerDispatcher;
+  /** Pages of more than 10,000 records, read and answered a few at a time (large-answers.ts). */
+  largeAnswers: LargeAnswers;
   /** Begins the background work (trigger dispatch). */
   start(): void;
   /** Ends the background work, then closes what `openServices` opened (adapters passed in stay open). */
@@ -91,6 +94,7 @@ export async function openServices(
       auth,
       storedObjects,
       triggers,
+      largeAnswers: new LargeAnswers(),
       start: () => triggers.start(),
       stop: async () => {
         await triggers.stop();

@@ -9,6 +9,7 @@ import {
   DomainError,
   LoginRateLimited,
   MethodNotAllowed,
+  ServerBusy,
   StoreUnavailable,
   type ErrorKind,
 } from '../errors.ts';
@@ -41,7 +42,7 @@ export function statusOf(err: DomainError): number {
 /** Headers a refusal carries: how to authenticate, when to try again. */
 function setHeadersOf(err: DomainError, res: Response): void {
   if (err.kind === 'unauthenticated') res.set('WWW-Authenticate', 'Bearer');
-  if (err instanceof LoginRateLimited || err instanceof StoreUnavailable)
+  if (err instanceof LoginRateLimited || err instanceof StoreUnavailable || err instanceof ServerBusy)
     res.set('Retry-After', String(err.retryAfterSeconds));
   if (err instanceof MethodNotAllowed) res.set('Allow', err.allow);
 }

@@ -303,6 +303,31 @@ export class QueryCommands {
     );
   }
 
+  /**
+   * The most records the command's answer holds: its batch size (a getMore without one keeps its
+   * cursor's), or 0 for a command that answers no batch. Read before the command runs, to decide
+   * whether it waits for a slot of the large answers (large-answers.ts).
+   */
+  async batchAsked(command: Command, principal: Principal): Promise<number> {
+    const size = (value: unknown, fallback: number) =>
+      Number.isInteger(value) && (value as number) > 0 ? (value as number) : fallback;
+    if ('find' in command) {
+      const batch = size(command.batchSize, DEFAULT_FIND_BATCH);
+      return Number.isInteger(command.limit) && (command.limit as number) > 0
+        ? Math.min(batch, command.limit as number)
+        : batch;
+    }
+    if ('aggregate' in command) {
+      const cursor = command.cursor as { batchSize?: unknown } | undefined;
+      return size(cursor?.batchSize, DEFAULT_AGGREGATE_BATCH);
+    }
+    if (!('getMore' in command)) return 0;
+    if (command.batchSize !== undefined) return size(command.batchSize, DEFAULT_FIND_BATCH);
+    if (typeof command.getMore !== 'string') return 0;
+    const state = await loadContinuation<QueryCursorState>(this.state, 'query-cursor', command.getMore);
+    return state && state.owner === principal.subject ? (state.batchSize ?? DEFAULT_FIND_BATCH) : 0;
+  }
+
   private collectionOf(command: Command, key: string): string {
     const collection = command[key];
     if (typeof collection !== 'string') throw new Unprocessable(`${key} must name a collection`);

@@ -3,6 +3,7 @@ import type { Services } from '../services.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { guardsOf } from '../http/guards.ts';
 import { answerLargeJson } from '../http/answer.ts';
+import { LARGE_ANSWER_RECORDS } from '../http/large-answers.ts';
 import { IncomingReferences } from '../validation/incoming-references.ts';
 import { CollectionsReader } from './collections-reader.ts';
 import { QueryCommands } from './query-commands.ts';
@@ -41,10 +42,11 @@ export function queriesRouter(deps: Services): express.Router {
   router.post('/queries\\:run', requireUser, async (req, res) => {
     // `allow_broken_refs=true`: update and delete may leave references dangling (2.13.0).
     const allowBrokenRefs = String(req.query.allow_broken_refs) === 'true';
-    await answerLargeJson(
-      res,
-      await commands.run(req.body, res.locals.principal as Principal, { allowBrokenRefs }),
-    );
+    const principal = res.locals.principal as Principal;
+    const answer = async () =>
+      answerLargeJson(res, await commands.run(req.body, principal, { allowBrokenRefs }));
+    const large = (await commands.batchAsked(req.body, principal)) > LARGE_ANSWER_RECORDS;
+    await (large ? deps.largeAnswers.run(answer) : answer());
   });
   return router;
 }

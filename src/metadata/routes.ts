@@ -17,6 +17,7 @@ import {
 } from '../schema/nmdc.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
 import { answerJson, answerJsonText, answerLargeJson } from '../http/answer.ts';
+import { isLargePage } from '../http/large-answers.ts';
 import { Exporter } from './export.ts';
 import { exportCollection } from './export-routes.ts';
 
@@ -119,8 +120,10 @@ export function metadataRouter(deps: Services): express.Router {
       await schema.getOne(req.params.collection_name, req.params.doc_id, queryText(req.query.projection)),
     ),
   );
-  router.get('/nmdcschema/:collection_name', async (req, res) =>
-    answerLargeJson(res, await schema.list(req.params.collection_name, listParams(req))),
-  );
+  router.get('/nmdcschema/:collection_name', async (req, res) => {
+    const params = listParams(req);
+    const answer = async () => answerLargeJson(res, await schema.list(req.params.collection_name, params));
+    await (isLargePage(params.max_page_size) ? deps.largeAnswers.run(answer) : answer());
+  });
   return router;
 }

@@ -6,7 +6,8 @@ import express, { type Request } from 'express';
 import type { Services } from '../services.ts';
 import { ProvenanceGraph } from './graph.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
-import { writeChunk } from '../http/answer.ts';
+import { answerLargeJson, writeChunk } from '../http/answer.ts';
+import { isLargePage } from '../http/large-answers.ts';
 
 /** Above this many data objects the answer is written as it is read, group by group. */
 export const STREAM_DATA_OBJECTS_ABOVE = 2000;
@@ -19,15 +20,19 @@ export function provenanceRouter(deps: Services): express.Router {
   const router = express.Router();
 
   router.get('/nmdcschema/linked_instances', async (req: Request, res) => {
-    res.json(
-      await graph.linkedInstances({
-        ids: queryList(req.query.ids),
-        types: queryList(req.query.types),
-        hydrate: String(req.query.hydrate) === 'true',
-        max_page_size: queryInteger(req.query.max_page_size, 20),
-        page_token: queryText(req.query.page_token),
-      }),
-    );
+    const max_page_size = queryInteger(req.query.max_page_size, 20);
+    const answer = async () =>
+      answerLargeJson(
+        res,
+        await graph.linkedInstances({
+          ids: queryList(req.query.ids),
+          types: queryList(req.query.types),
+          hydrate: String(req.query.hydrate) === 'true',
+          max_page_size,
+          page_token: queryText(req.query.page_token),
+        }),
+      );
+    await (isLargePage(max_page_size) ? deps.largeAnswers.run(answer) : answer());
   });
 
   router.get('/data_objects/study/:study_id', async (req, res) => {

@@ -1,0 +1,132 @@
+/**
+ * Pages of more than 10,000 records are read and answered a few at a time (src/http/large-answers.ts):
+ * ten public requests for a page of 10^5 biosamples held 3.5 GiB of a heap of about 4 GiB, and
+ * a few more ended the process. Beyond the slots and the queue, 503 with `Retry-After`; smaller
+ * pages never wait.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { setBcryptCost } from '../../src/accounts/index.ts';
+import { ServerBusy } from '../../src/errors.ts';
+import {
+  LARGE_ANSWER_QUEUE,
+  LARGE_ANSWER_SLOTS,
+  LargeAnswers,
+  isLargePage,
+} from '../../src/http/large-answers.ts';
+import { createTestApp, passwordToken, type TestApp } from '../support/server.ts';
+
+setBcryptCost(4);
+
+const ADMIN = { ADMIN_USERNAME: 'large-pages-admin', ADMIN_PASSWORD: 'large pages wait their turn' };
+
+/** A promise and the means to settle it. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+describe('LargeAnswers', () => {
+  it('runs at most its slots at once, hands a slot to the next waiting, and refuses beyond its queue', async () => {
+    const answers = new LargeAnswers(2, 1);
+    const order: string[] = [];
+    const first = gate();
+    const second = gate();
+    const a = answers.run(async () => {
+      await first.opened;
+      order.push('a');
+    });
+    const b = answers.run(async () => {
+      await second.opened;
+      order.push('b');
+    });
+    const c = answers.run(async () => {
+      order.push('c');
+      throw new Error('c failed');
+    });
+    expect(answers.load).toEqual({ running: 2, waiting: 1 });
+    const refused = answers.run(async () => order.push('d'));
+    await expect(refused).rejects.toBeInstanceOf(ServerBusy);
+    await expect(refused).rejects.toThrow(
+      '2 pages of more than 10000 records are being answered and 1 wait: send this one again later, or ask for pages of at most 10000 records',
+    );
+    first.open();
+    await a;
+    // c ran in a's slot and failed: its slot is free again, and b still holds the other.
+    await expect(c).rejects.toThrow('c failed');
+    expect(answers.load).toEqual({ running: 1, waiting: 0 });
+    second.open();
+    await b;
+    expect(order).toEqual(['a', 'c', 'b']);
+    expect(answers.load).toEqual({ running: 0, waiting: 0 });
+    expect([isLargePage(10_000), isLargePage(10_001), isLargePage(0), isLargePage(20)]).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
+  });
+});
+
+describe('large pages through the API', () => {
+  let t: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    t = await createTestApp(ADMIN);
+    await t.store.upsertMany(
+      'biosample_set',
+      Array.from({ length: 30 }, (_, i) => ({
+        id: `nmdc:bsm-11-lp${String(i).padStart(3, '0')}`,
+        type: 'nmdc:Biosample',
+      })),
+    );
+    token = await passwordToken(t.app, ADMIN.ADMIN_USERNAME, ADMIN.ADMIN_PASSWORD);
+  }, 60_000);
+  afterAll(async () => t?.close());
+
+  it('answers 503 with Retry-After while every slot is taken and the queue is full, and small pages at once', async () => {
+    const held = gate();
+    const holders = Array.from({ length: LARGE_ANSWER_SLOTS + LARGE_ANSWER_QUEUE }, () =>
+      t.largeAnswers.run(() => held.opened),
+    );
+    expect(t.largeAnswers.load).toEqual({ running: LARGE_ANSWER_SLOTS, waiting: LARGE_ANSWER_QUEUE });
+    try {
+      const large = await request(t.app).get('/nmdcschema/biosample_set').query({ max_page_size: 20_000 });
+      expect(large.status).toBe(503);
+      expect(large.headers['retry-after']).toBe('5');
+      expect(large.body.detail).toMatch(/^2 pages of more than 10000 records are being answered and 16 wait/);
+      const all = await request(t.app).get('/nmdcschema/biosample_set').query({ max_page_size: 0 });
+      expect(all.status).toBe(503);
+      const linked = await request(t.app)
+        .get('/nmdcschema/linked_instances')
+        .query({ ids: 'nmdc:bsm-11-lp000', max_page_size: 50_000 });
+      expect(linked.status).toBe(503);
+      const run = (body: object) =>
+        request(t.app).post('/queries:run').set('Authorization', `Bearer ${token}`).send(body);
+      expect((await run({ find: 'biosample_set', batchSize: 20_000 })).status).toBe(503);
+      expect(
+        (await run({ aggregate: 'biosample_set', pipeline: [], cursor: { batchSize: 20_000 } })).status,
+      ).toBe(503);
+      // A find whose limit keeps its batch small, and small pages, are answered at once.
+      const limited = await run({ find: 'biosample_set', batchSize: 20_000, limit: 5 });
+      expect(limited.status).toBe(200);
+      expect(limited.body.cursor.firstBatch).toHaveLength(5);
+      const small = await request(t.app).get('/nmdcschema/biosample_set').query({ max_page_size: 20 });
+      expect(small.status).toBe(200);
+      expect(small.body.resources).toHaveLength(20);
+      // A getMore keeps its cursor's batch size: a cursor of large batches waits as its find did.
+      const cursor = await run({ find: 'biosample_set', batchSize: 10 });
+      const more = await run({ getMore: cursor.body.cursor.id, batchSize: 20_000 });
+      expect(more.status).toBe(503);
+    } finally {
+      held.open();
+      await Promise.all(holders);
+    }
+    const large = await request(t.app).get('/nmdcschema/biosample_set').query({ max_page_size: 20_000 });
+    expect(large.status).toBe(200);
+    expect(large.body.resources).toHaveLength(30);
+    expect(t.largeAnswers.load).toEqual({ running: 0, waiting: 0 });
+  });
+});
