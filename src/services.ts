@@ -17,7 +17,7 @@ import { openStoredObjects, type StoredObjects } from './objects/stored-objects.
 import { ensureCatalog } from './workflows/catalog.ts';
 import { TriggerDispatcher } from './workflows/triggers.ts';
 import { prepareData } from './startup.ts';
-import { LargeAnswers } from './http/large-answers.ts';
+import { LargeAnswers } from './large-answers.ts';
 
 export interface Services extends Adapters {
   config: Config;

@@ -3,7 +3,7 @@ import type { Services } from '../services.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { guardsOf } from '../http/guards.ts';
 import { answerLargeJson } from '../http/answer.ts';
-import { LARGE_ANSWER_RECORDS } from '../http/large-answers.ts';
+import { LARGE_ANSWER_RECORDS } from '../large-answers.ts';
 import { IncomingReferences } from '../validation/incoming-references.ts';
 import { CollectionsReader } from './collections-reader.ts';
 import { QueryCommands } from './query-commands.ts';

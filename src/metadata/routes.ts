@@ -17,7 +17,7 @@ import {
 } from '../schema/nmdc.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
 import { answerJson, answerJsonText, answerLargeJson } from '../http/answer.ts';
-import { isLargePage } from '../http/large-answers.ts';
+import { isLargePage } from '../large-answers.ts';
 import { Exporter } from './export.ts';
 import { exportCollection } from './export-routes.ts';
 

@@ -7,7 +7,7 @@ import type { Services } from '../services.ts';
 import { ProvenanceGraph } from './graph.ts';
 import { queryInteger, queryText } from '../http/request-reading/values.ts';
 import { answerLargeJson, writeChunk } from '../http/answer.ts';
-import { isLargePage } from '../http/large-answers.ts';
+import { isLargePage } from '../large-answers.ts';
 
 /** Above this many data objects the answer is written as it is read, group by group. */
 export const STREAM_DATA_OBJECTS_ABOVE = 2000;

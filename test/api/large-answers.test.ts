@@ -1,5 +1,5 @@
 /**
- * Pages of more than 10,000 records are read and answered a few at a time (src/http/large-answers.ts):
+ * Pages of more than 10,000 records are read and answered a few at a time (src/large-answers.ts):
  * ten public requests for a page of 10^5 biosamples held 3.5 GiB of a heap of about 4 GiB, and
  * a few more ended the process. Beyond the slots and the queue, 503 with `Retry-After`; smaller
  * pages never wait.
@@ -13,7 +13,7 @@ import {
   LARGE_ANSWER_SLOTS,
   LargeAnswers,
   isLargePage,
-} from '../../src/http/large-answers.ts';
+} from '../../src/large-answers.ts';
 import { createTestApp, passwordToken, type TestApp } from '../support/server.ts';
 
 setBcryptCost(4);

@@ -6,7 +6,7 @@
  * records takes one of `slots` while it is read and answered; others wait their turn, and beyond
  * `queue` waiting the answer is 503 with `Retry-After`. Smaller pages never wait.
  */
-import { ServerBusy } from '../errors.ts';
+import { ServerBusy } from './errors.ts';
 
 /** Records a page may ask for without taking a slot. */
 export const LARGE_ANSWER_RECORDS = 10_000;
