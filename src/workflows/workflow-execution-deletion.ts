@@ -132,10 +132,10 @@ export class WorkflowExecutionDeletion {
 
   /** Deletes what `cascadeOf` finds, in one transaction; answers what was deleted. */
   async delete(id: string): Promise<WorkflowExecutionCascade> {
-    const cascade = await this.cascadeOf(id);
-    // As read now, and checked in the transaction: the cascade was worked out from it.
+    // Read before the cascade is worked out from it, and checked in the write's transaction.
     const target = await this.store.getById(EXECUTIONS, id);
     if (!target) throw new NotFound(`Workflow execution ${id} not found`);
+    const cascade = await this.cascadeOf(id);
     const keys = (collection: string, ids: string[]): RecordKey[] =>
       ids.map((key) => ({ collection, id: key }));
     const deletes = [
@@ -185,9 +185,8 @@ export class WorkflowExecutionDeletion {
       }
       tally(found.length - before);
     }
-    // Data objects in the order the executions name them; the others in id order (as each
-    // batch is found: sorted only when there were several).
-    if (path === 'id') return values.filter((v) => seen.has(v));
-    return found.every((id, i) => i === 0 || found[i - 1]! < id) ? found : found.sort();
+    // Data objects in the order the executions name them; the others in id order (found so batch
+    // by batch, which the sort runs through in one pass).
+    return path === 'id' ? values.filter((v) => seen.has(v)) : found.sort();
   }
 }

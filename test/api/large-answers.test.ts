@@ -85,6 +85,8 @@ describe('large pages through the API', () => {
     token = await passwordToken(t.app, ADMIN.ADMIN_USERNAME, ADMIN.ADMIN_PASSWORD);
   }, 60_000);
   afterAll(async () => t?.close());
+  const run = (body: object) =>
+    request(t.app).post('/queries:run').set('Authorization', `Bearer ${token}`).send(body);
 
   it('answers 503 with Retry-After while every slot is taken and the queue is full, and small pages at once', async () => {
     const held = gate();
@@ -103,8 +105,6 @@ describe('large pages through the API', () => {
         .get('/nmdcschema/linked_instances')
         .query({ ids: 'nmdc:bsm-11-lp000', max_page_size: 50_000 });
       expect(linked.status).toBe(503);
-      const run = (body: object) =>
-        request(t.app).post('/queries:run').set('Authorization', `Bearer ${token}`).send(body);
       expect((await run({ find: 'biosample_set', batchSize: 20_000 })).status).toBe(503);
       expect(
         (await run({ aggregate: 'biosample_set', pipeline: [], cursor: { batchSize: 20_000 } })).status,
@@ -127,6 +127,19 @@ describe('large pages through the API', () => {
     const large = await request(t.app).get('/nmdcschema/biosample_set').query({ max_page_size: 20_000 });
     expect(large.status).toBe(200);
     expect(large.body.resources).toHaveLength(30);
+    // Odd batch sizes and cursors are the command's to refuse (4xx with a detail), not the gate's.
+    for (const body of [
+      { find: 'biosample_set', batchSize: 'lots' },
+      { find: 'biosample_set', batchSize: -20_000 },
+      { getMore: 'x'.repeat(10_000) },
+      { getMore: 12_345 },
+      { aggregate: 'biosample_set', pipeline: [], cursor: 7 },
+    ]) {
+      const res = await run(body);
+      expect(res.status, JSON.stringify(body).slice(0, 60)).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(res.body.detail).toBeTypeOf('string');
+    }
     expect(t.largeAnswers.load).toEqual({ running: 0, waiting: 0 });
   });
 });
