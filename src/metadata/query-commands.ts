@@ -29,6 +29,19 @@ export type Command = Record<string, unknown>;
 
 const DEFAULT_FIND_BATCH = 101;
 const DEFAULT_AGGREGATE_BATCH = 25;
+/**
+ * The most JSON text a batch holds, whatever its batch size: MongoDB answers a command with one
+ * document of at most 16 MiB, so a batch ends there and its cursor gives the rest (the original's
+ * batches end there too). A batch holds at least one record. A find of 10^5 biosamples in one
+ * batch was 281 MB of records, answered twice over (`batch` and `firstBatch`).
+ */
+export const BATCH_CHARS = 16 * 1024 * 1024;
+/** Records a find's batch reads at first; then as many as the rest of BATCH_CHARS seems to hold. */
+const FIRST_READ = 1000;
+/** The most records one read of a batch parses at once. */
+const MOST_READ = 10_000;
+/** A batch of at least this much JSON text is kept as its records' texts, written as they are. */
+const BATCH_AS_TEXTS_CHARS = 1024 * 1024;
 interface QueryCursorState {
   owner: string;
   collection: string;
@@ -170,10 +183,15 @@ class AggregateResults {
   }
 }
 
-/** The id of a batch's last record (a find pages on from it); null after an aggregation's results. */
-function lastIdOf(batch: Batch): string | null {
-  const last = batch[batch.length - 1];
-  return last === undefined || last instanceof JsonText ? null : last.id;
+/** The first records of `batch` that fit in BATCH_CHARS of JSON text (at least one). */
+function withinBatchChars<T extends Doc | JsonText>(batch: T[]): T[] {
+  let chars = 0;
+  for (let i = 0; i < batch.length; i++) {
+    const element = batch[i]!;
+    chars += element instanceof JsonText ? element.text.length : JSON.stringify(element).length;
+    if (i > 0 && chars > BATCH_CHARS) return batch.slice(0, i);
+  }
+  return batch;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -276,11 +294,6 @@ export class QueryCommands {
     return { ok: 1, cursor: { [key]: batch, batch, id, ns: `${this.databaseName}.${collection}` } };
   }
 
-  /** A find's batch as answers show records (without the store keys of collections that have no ids). */
-  private shown(collection: string, batch: Batch): Batch {
-    return batch.map((doc) => (doc instanceof JsonText ? doc : shownRecord(collection, doc)));
-  }
-
   private async requireAllowance(principal: Principal, command: keyof typeof COMMAND_ALLOWANCES) {
     const { action, refusal } = COMMAND_ALLOWANCES[command];
     if (!(await this.permissions.permits(principal, action))) throw new Forbidden(refusal);
@@ -354,7 +367,7 @@ export class QueryCommands {
       batchSize,
     };
     const { batch, id } = await this.nextBatch(state, batchSize);
-    return this.cursor('firstBatch', this.shown(collection, batch), id, collection);
+    return this.cursor('firstBatch', batch, id, collection);
   }
 
   private async getMore(command: Command, principal: Principal) {
@@ -368,8 +381,7 @@ export class QueryCommands {
     const batchSize = positiveInt(command.batchSize, 'batchSize', state.batchSize ?? DEFAULT_FIND_BATCH);
     const { batch, id } = await this.nextBatch(state, batchSize);
     await this.state.delete('query-cursor', key);
-    const shown = state.pending || state.results ? batch : this.shown(state.collection, batch);
-    return this.cursor('nextBatch', shown, id, state.collection);
+    return this.cursor('nextBatch', batch, id, state.collection);
   }
 
   private async nextBatch(
@@ -383,37 +395,80 @@ export class QueryCommands {
     let lastKeys: unknown[] | null = null;
     if (state.results) {
       const { total } = state.results;
-      batch = await this.results.read(state.results, state.offset, Math.min(total, state.offset + want));
+      batch = withinBatchChars(
+        await this.results.read(state.results, state.offset, Math.min(total, state.offset + want)),
+      );
       more = state.offset + batch.length < total;
       if (!more) await this.results.forget(state.results).catch(() => undefined);
     } else if (state.pending) {
-      batch = state.pending.slice(0, want);
-      more = state.pending.length > want;
-      state = { ...state, pending: state.pending.slice(want) };
+      batch = withinBatchChars(state.pending.slice(0, want));
+      more = state.pending.length > batch.length;
+      state = { ...state, pending: state.pending.slice(batch.length) };
     } else {
-      const found = await this.reader.findSorted([state.collection], state.filter, {
-        sort: state.sort ?? undefined,
-        projection: state.projection ?? undefined,
-        ...(state.sort
-          ? { skip: state.offset, after: state.lastKeys ?? undefined }
-          : { afterId: state.lastId ?? undefined }),
-        limit: want + 1,
-      });
-      const docs = found.docs.slice(0, want);
-      lastKeys = found.keys?.[docs.length - 1] ?? null;
-      more = found.docs.length > want;
-      batch = state.exclude ? docs.map((d) => dropFields(d, state.exclude!)) : docs;
+      let lastId: string | null;
+      ({ batch, more, lastKeys, lastId } = await this.readBatch(state, want));
+      state = { ...state, lastId };
     }
     const remaining = state.remaining === null ? null : state.remaining - batch.length;
     if (!more || remaining === 0 || batch.length === 0) return { batch, id: null };
     const id = await saveContinuation<QueryCursorState>(this.state, 'query-cursor', {
       ...state,
       offset: state.offset + batch.length,
-      lastId: lastIdOf(batch),
       lastKeys,
       remaining,
     });
     return { batch, id };
+  }
+
+  /**
+   * Up to `want` records of a find's cursor as answers show them, read in steps and ending at
+   * BATCH_CHARS of JSON text (so a batch of 10^5 is neither read nor parsed at once); with whether
+   * more follow and where the next batch starts. A large batch is its records' texts.
+   */
+  private async readBatch(
+    state: QueryCursorState,
+    want: number,
+  ): Promise<{ batch: Batch; more: boolean; lastKeys: unknown[] | null; lastId: string | null }> {
+    const docs: Doc[] = [];
+    const texts: string[] = [];
+    let chars = 0;
+    let lastKeys = state.lastKeys ?? null;
+    let lastId = state.lastId;
+    let step = Math.min(want, FIRST_READ);
+    const turns = new Turns();
+    const answer = (more: boolean) => ({
+      batch: chars >= BATCH_AS_TEXTS_CHARS ? texts.map((t) => new JsonText(t)) : docs,
+      more,
+      lastKeys,
+      lastId,
+    });
+    for (;;) {
+      const found = await this.reader.findSorted([state.collection], state.filter, {
+        sort: state.sort ?? undefined,
+        projection: state.projection ?? undefined,
+        ...(state.sort
+          ? { skip: state.offset + docs.length, after: lastKeys ?? undefined }
+          : { afterId: lastId ?? undefined }),
+        limit: step + 1,
+      });
+      const taking = Math.min(step, found.docs.length);
+      for (let i = 0; i < taking; i++) {
+        if (turns.due()) await turns.give();
+        const stored = found.docs[i]!;
+        const doc = shownRecord(state.collection, state.exclude ? dropFields(stored, state.exclude) : stored);
+        const text = JSON.stringify(doc);
+        if (docs.length > 0 && chars + text.length > BATCH_CHARS) return answer(true);
+        docs.push(doc);
+        texts.push(text);
+        chars += text.length;
+        lastKeys = found.keys?.[i] ?? null;
+        lastId = stored.id ?? null;
+      }
+      if (found.docs.length <= step) return answer(false);
+      if (docs.length >= want) return answer(true);
+      const perRecord = chars / docs.length;
+      step = Math.min(want - docs.length, MOST_READ, Math.ceil((BATCH_CHARS - chars) / perRecord) + 1);
+    }
   }
 
   /** MongoDB's explain of a find or count: the planner's chosen and rejected paths. */
@@ -471,7 +526,7 @@ export class QueryCommands {
     const results = await this.aggregation.run(collection, checkPipeline(command.pipeline));
     const cursorOptions = isObject(command.cursor) ? command.cursor : {};
     const batchSize = positiveInt(cursorOptions.batchSize, 'cursor.batchSize', DEFAULT_AGGREGATE_BATCH);
-    const first = results.slice(0, batchSize === 0 ? DEFAULT_FIND_BATCH : batchSize);
+    const first = withinBatchChars(results.slice(0, batchSize === 0 ? DEFAULT_FIND_BATCH : batchSize));
     if (first.length === results.length) return this.cursor('firstBatch', first, null, collection);
     const state: QueryCursorState = {
       owner: principal.subject,

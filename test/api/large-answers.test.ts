@@ -14,6 +14,7 @@ import {
   LargeAnswers,
   isLargePage,
 } from '../../src/large-answers.ts';
+import { BATCH_CHARS } from '../../src/metadata/query-commands.ts';
 import { createTestApp, passwordToken, type TestApp } from '../support/server.ts';
 
 setBcryptCost(4);
@@ -142,4 +143,58 @@ describe('large pages through the API', () => {
     }
     expect(t.largeAnswers.load).toEqual({ running: 0, waiting: 0 });
   });
+
+  it('ends a /queries:run batch at 16 MiB of records, as MongoDB does, and gives the rest by its cursor', async () => {
+    // Twelve records of 1.5 MiB: ten fit in 16 MiB, the eleventh would not.
+    const big = (i: number) => ({
+      id: `nmdc:bsm-11-big${String(i).padStart(2, '0')}`,
+      type: 'nmdc:Biosample',
+      description: String.fromCharCode(97 + i).repeat(1.5 * 2 ** 20),
+    });
+    await t.store.upsertMany(
+      'biosample_set',
+      Array.from({ length: 12 }, (_, i) => big(i)),
+    );
+    const fits = Math.floor(BATCH_CHARS / JSON.stringify(big(0)).length);
+    expect(fits).toBe(10);
+    const filter = { id: { $regex: '^nmdc:bsm-11-big' } };
+    const ids = (batch: Array<{ id: string; description?: string }>) =>
+      batch.map((r) => `${r.id}:${r.description?.length}`);
+    const expected = (order: number[]) => order.map((i) => `${big(i).id}:${1.5 * 2 ** 20}`);
+    const order = Array.from({ length: 12 }, (_, i) => i);
+    for (const [sort, inOrder] of [
+      [undefined, order],
+      [{ id: -1 }, [...order].reverse()],
+      [{ description: 1 }, order],
+    ] as const) {
+      const first = await run({ find: 'biosample_set', filter, sort, batchSize: 100 });
+      expect(first.status).toBe(200);
+      expect(ids(first.body.cursor.batch)).toEqual(expected(inOrder.slice(0, fits)));
+      expect(ids(first.body.cursor.firstBatch)).toEqual(expected(inOrder.slice(0, fits)));
+      expect(first.body.cursor.id).toBeTypeOf('string');
+      const rest = await run({ getMore: first.body.cursor.id });
+      expect(ids(rest.body.cursor.nextBatch)).toEqual(expected(inOrder.slice(fits)));
+      expect(rest.body.cursor.id).toBeNull();
+    }
+    // Without the long field, every record fits in one batch; a limit still ends it.
+    const slim = await run({ find: 'biosample_set', filter, projection: { description: 0 }, batchSize: 100 });
+    expect(ids(slim.body.cursor.batch)).toEqual(order.map((i) => `${big(i).id}:undefined`));
+    expect(slim.body.cursor.id).toBeNull();
+    const limited = await run({ find: 'biosample_set', filter, limit: 11, batchSize: 100 });
+    expect(ids(limited.body.cursor.batch)).toEqual(expected(order.slice(0, fits)));
+    const next = await run({ getMore: limited.body.cursor.id });
+    expect(ids(next.body.cursor.batch)).toEqual(expected([fits]));
+    expect(next.body.cursor.id).toBeNull();
+    // An aggregation's results end at the same size.
+    const aggregated = await run({
+      aggregate: 'biosample_set',
+      pipeline: [{ $match: filter }, { $sort: { id: 1 } }],
+      cursor: { batchSize: 100 },
+    });
+    expect(aggregated.status).toBe(200);
+    expect(ids(aggregated.body.cursor.batch)).toEqual(expected(order.slice(0, fits)));
+    const aggregatedRest = await run({ getMore: aggregated.body.cursor.id });
+    expect(ids(aggregatedRest.body.cursor.batch)).toEqual(expected(order.slice(fits)));
+    expect(aggregatedRest.body.cursor.id).toBeNull();
+  }, 60_000);
 });

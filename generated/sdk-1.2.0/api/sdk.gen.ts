@@ -169,7 +169,9 @@ export const getCollectionRecord = <ThrowOnError extends boolean = false>(option
  * search index with exactly MongoDB's results. A `find` or `aggregate` answers its first
  * batch and a `cursor.id` when more records follow (null when the batch holds the last
  * one); `getMore` answers the next batch, in the cursor's batch size unless it gives its
- * own. `getMore` continuations expire after an hour of inactivity.
+ * own. Whatever its batch size, a batch ends at 16 MiB of records (their JSON text), as
+ * MongoDB's do; its cursor gives the rest. `getMore` continuations expire after an hour of
+ * inactivity.
  * The body may nest at most 100 levels deep (400 beyond).
  *
  * Every regular expression of a command runs on a linear-time engine (RE2), read with
