@@ -15,6 +15,7 @@ import { docsRouter } from './http/docs.ts';
 import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { createMetrics } from './http/metrics.ts';
 import { requestLog as requestLogger } from './http/request-log.ts';
+import { waitForUnreadBodies } from './http/unread-bodies.ts';
 
 /** For whoever listens: refusals of Node's HTTP parser answered with a JSON detail too. */
 export { answerClientErrors } from './http/client-errors.ts';
@@ -137,6 +138,8 @@ export function buildApp(services: Services): express.Express {
   app.set('etag', false);
   // Whose X-Forwarded-For names the client (login limits count by the client's address).
   app.set('trust proxy', services.config.trustProxy);
+  // An answer on a closing connection waits for the rest of its request's body (unread-bodies.ts).
+  waitForUnreadBodies(app.response);
   // Counted and timed from the first byte to the last, whatever answers.
   const metrics = createMetrics(services);
   app.use(metrics.observe);
