@@ -144,9 +144,13 @@ class AggregateResults {
     return { key, total: results.length, starts };
   }
 
-  /** Results `from` (inclusive) to `to` (exclusive). */
+  /**
+   * Results `from` (inclusive) to `to` (exclusive), the chunks read ending with the one that
+   * passes BATCH_CHARS of text (a batch ends there).
+   */
   async read({ key, total, starts }: StoredResults, from: number, to: number): Promise<Batch> {
     const out: Batch = [];
+    let chars = 0;
     const kept = async (chunk: number) => {
       // Texts; chunks kept by earlier versions hold the records themselves.
       const found = await this.state.get<Array<string | Doc>>('query-results', `${key}.${chunk}`);
@@ -168,9 +172,13 @@ class AggregateResults {
           const parts: string[] = [];
           for (let c = chunk; c <= last; c++) parts.push((await kept(c))[0] as string);
           out.push(new JsonText(parts.join('')));
+          chars += (out[out.length - 1] as JsonText).text.length;
         } else
-          for (const r of (await kept(chunk)).slice(Math.max(0, from - start), to - start))
+          for (const r of (await kept(chunk)).slice(Math.max(0, from - start), to - start)) {
             out.push(typeof r === 'string' ? new JsonText(r) : r);
+            chars += typeof r === 'string' ? r.length : 0;
+          }
+        if (chars > BATCH_CHARS) break;
       }
       chunk = last;
     }

@@ -196,5 +196,16 @@ describe('large pages through the API', () => {
     const aggregatedRest = await run({ getMore: aggregated.body.cursor.id });
     expect(ids(aggregatedRest.body.cursor.batch)).toEqual(expected(order.slice(fits)));
     expect(aggregatedRest.body.cursor.id).toBeNull();
+    // A getMore of kept results ends there too.
+    const one = await run({
+      aggregate: 'biosample_set',
+      pipeline: [{ $match: filter }, { $sort: { id: 1 } }],
+      cursor: { batchSize: 1 },
+    });
+    const kept = await run({ getMore: one.body.cursor.id, batchSize: 100 });
+    expect(ids(kept.body.cursor.batch)).toEqual(expected(order.slice(1, 1 + fits)));
+    const last = await run({ getMore: kept.body.cursor.id, batchSize: 100 });
+    expect(ids(last.body.cursor.batch)).toEqual(expected(order.slice(1 + fits)));
+    expect(last.body.cursor.id).toBeNull();
   }, 60_000);
 });
