@@ -171,8 +171,9 @@ class AggregateResults {
         if (last > chunk) {
           const parts: string[] = [];
           for (let c = chunk; c <= last; c++) parts.push((await kept(c))[0] as string);
-          out.push(new JsonText(parts.join('')));
-          chars += (out[out.length - 1] as JsonText).text.length;
+          const text = parts.join('');
+          out.push(new JsonText(text));
+          chars += text.length;
         } else
           for (const r of (await kept(chunk)).slice(Math.max(0, from - start), to - start)) {
             out.push(typeof r === 'string' ? new JsonText(r) : r);
