@@ -23,7 +23,9 @@ const USAGE = `usage: load [--no-validate] FILE...
 Loads NMDC records into the configured store (DATA_DIR, or MONGO_URL) and search index. Each FILE
 is NMDC Database JSON ({"study_set": [...], ...}; .json or .json.gz) or JSON lines of the
 collection its name says (biosample_set.jsonl[.gz]). Records are upserted by id: a record whose
-id is stored replaces it.
+id is stored replaces it. A Database file must be one JSON object whose values are arrays of
+records (or null, or the @type "Database"); anything else stops the load, naming the file and
+line. A record of more than 64 MiB of JSON is reported and skipped.
 
 By default the files are first checked, all together, as POST /metadata/json:validate checks a
 payload: every record against the NMDC schema ${SCHEMA_VERSION} (the JSON Schema of its class), then

@@ -153,7 +153,7 @@ export async function loadRecords(options: LoadOptions): Promise<LoadSummary> {
     options.onReject?.(rejected);
   };
 
-  const read = readRecords(options.input, format, counter);
+  const read = readRecords(options.input, format, counter, source);
   if (validate) {
     // One stream, read once: hold the records that pass until every record and reference has.
     const check = new DatabaseCheck(store);

@@ -126,7 +126,7 @@ export async function checkInputs(
     const { source, format } = inputs[origin]!;
     check.origin = origin;
     bySource[source] ??= 0;
-    for await (const read of readRecords(inputs[origin]!.open(), format, { bytes: 0 })) {
+    for await (const read of readRecords(inputs[origin]!.open(), format, { bytes: 0 }, source)) {
       records++;
       bySource[source]++;
       await checkRecord(read, source, check, reject);

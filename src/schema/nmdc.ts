@@ -31,6 +31,11 @@ export const COLLECTION_NAMES = [
 
 export type CollectionName = (typeof COLLECTION_NAMES)[number];
 
+/** The `@type` a Database payload may carry beside its collections (not a collection itself). */
+export function isDatabaseType(value: unknown): boolean {
+  return value === 'Database' || value === 'nmdc:Database';
+}
+
 export function isCollectionName(name: string): name is CollectionName {
   return (COLLECTION_NAMES as readonly string[]).includes(name);
 }

@@ -12,7 +12,7 @@
  * Used by `POST /metadata/json:validate`, `POST /metadata/json:submit` and the loader.
  */
 import type { DocumentStore } from '../store/port.ts';
-import { isCollectionName } from '../schema/nmdc.ts';
+import { isCollectionName, isDatabaseType } from '../schema/nmdc.ts';
 import { DatabaseCheck } from './database-check.ts';
 import { pyRepr } from './rule-messages.ts';
 import { Turns } from '../turns.ts';
@@ -26,8 +26,6 @@ export type ValidationOutcome = { valid: true } | { valid: false; detail: Valida
 
 /** The key the messages go under when the payload is not an object at all. */
 const WHOLE_PAYLOAD = 'Database';
-
-const isDatabaseType = (value: unknown) => value === 'Database' || value === 'nmdc:Database';
 
 export class MetadataValidator {
   constructor(private readonly store: Pick<DocumentStore, 'find'>) {}

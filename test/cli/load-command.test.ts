@@ -164,7 +164,7 @@ describe('generate-data and load commands', () => {
     // `load --help` says so: test/cli/help.test.ts.
   });
 
-  it('exits with a usage message without files and a clear error for a missing file', () => {
+  it('exits with a usage message without files, and a clear error for a missing file or one that is not Database JSON', () => {
     const none = run(['src/cli/load.ts'], { DATA_DIR: path.join(dir, 'data') });
     expect(none.status).toBe(2);
     expect(none.stderr).toContain('usage: load [--no-validate] FILE...');
@@ -173,5 +173,14 @@ describe('generate-data and load commands', () => {
     });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('no such file');
+    // A file that is not Database JSON is no file of zero records: the load stops, naming it.
+    const array = path.join(dir, 'array.json');
+    fs.writeFileSync(array, JSON.stringify([{ id: 'nmdc:sty-11-a', type: 'nmdc:Study' }]));
+    const wrong = run(['src/cli/load.ts', array], { DATA_DIR: path.join(dir, 'data') });
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toContain(
+      `load failed: ${array}: not NMDC Database JSON (line 1): the input must be one JSON object of collections`,
+    );
+    expect(wrong.stdout).not.toContain('loaded');
   });
 });

@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { loadRecords } from '../../src/data/loader.ts';
 import { checkInputs, recordProblem } from '../../src/data/record-checks.ts';
-import { formatOfFile } from '../../src/data/record-reader.ts';
+import { formatOfFile, MAX_RECORD_CHARS } from '../../src/data/record-reader.ts';
 import { databaseJsonChunks, generateDatabase, generateRecords } from '../../src/data/generator.ts';
 import type { Doc } from '../../src/store/port.ts';
 
@@ -65,7 +66,7 @@ describe('loadRecords', () => {
     expect(await store.count('data_object_set', {})).toBe(50);
   });
 
-  it('skips top-level values that are not collections of records and keeps tricky strings intact', async () => {
+  it('reports top-level values that are not arrays of records in their place, and keeps tricky strings intact', async () => {
     const doc = {
       id: 'nmdc:sty-11-x1',
       name: 'brackets ] } [ { and "quotes" \\ and , commas',
@@ -73,12 +74,20 @@ describe('loadRecords', () => {
       study_category: 'research_study',
     };
     const text = JSON.stringify(
-      { '@type': 'Database', meta: { a: [1, { b: '}' }] }, study_set: [doc] },
+      { '@type': 'Database', meta: { a: [1, { b: '}' }] }, biosample_set: null, study_set: [doc] },
       null,
       2,
     );
-    const summary = await loadRecords({ store, input: chunked(text, 3), format: { kind: 'database' } });
-    expect(summary.rejected).toEqual([]);
+    const summary = await loadRecords({
+      store,
+      input: chunked(text, 3),
+      format: { kind: 'database' },
+      validate: false,
+    });
+    // `@type` "Database" and a null collection are part of Database JSON; `meta` is not.
+    expect(summary.rejected.map((r) => [r.position, r.reason])).toEqual([
+      ['meta', '"meta" holds an object, not an array of records'],
+    ]);
     expect(await store.getById('study_set', 'nmdc:sty-11-x1')).toEqual(doc);
   });
 
@@ -311,6 +320,163 @@ describe('loadRecords', () => {
         'biosample_set[0] (line 2)',
         "'name' is a required property in /biosample_set/0 (id 'nmdc:bsm-11-line0001')",
       ],
+    ]);
+  });
+
+  describe('input that is not NMDC Database JSON', () => {
+    const refusal = (text: string, size = 5) =>
+      loadRecords({
+        store,
+        input: chunked(text, size),
+        format: { kind: 'database' },
+        source: 'bad.json',
+      }).then(
+        () => 'loaded',
+        (err: Error) => `${err.constructor.name}: ${err.message}`,
+      );
+    const notDatabase = (line: number, what: string) =>
+      `UnreadableInput: bad.json: not NMDC Database JSON (line ${line}): ${what}`;
+
+    it('is refused whole, naming the file and the line, with nothing written', async () => {
+      const cases: Array<[string, string]> = [
+        ['', notDatabase(1, 'the input is empty')],
+        ['  \n ', notDatabase(2, 'the input is empty')],
+        [
+          'hello world',
+          notDatabase(
+            1,
+            'the input must be one JSON object of collections ({"study_set": [...], ...}); it begins with "h"',
+          ),
+        ],
+        [
+          '[{"id": "nmdc:sty-11-a"}]',
+          notDatabase(
+            1,
+            'the input must be one JSON object of collections ({"study_set": [...], ...}); it begins with "["',
+          ),
+        ],
+        [
+          'null',
+          notDatabase(
+            1,
+            'the input must be one JSON object of collections ({"study_set": [...], ...}); it begins with "n"',
+          ),
+        ],
+        [
+          '{"study_set": []}\n{"study_set": []}',
+          notDatabase(2, 'found "{" after the end of the top-level object'),
+        ],
+        ['{"study_set": []} trailing', notDatabase(1, 'found "t" after the end of the top-level object')],
+        ['{"study_set": [], }', notDatabase(1, 'expected a collection name in quotes, found "}"')],
+        ['{study_set: []}', notDatabase(1, 'expected a collection name in quotes, found "s"')],
+        ['{"study_set" []}', notDatabase(1, 'expected \':\' after "study_set", found "["')],
+        [
+          '{"study_set": [] "x": []}',
+          notDatabase(1, 'expected \',\' or \'}\' after the value of "study_set", found "\\""'),
+        ],
+        [
+          '{\n  "study_set": [\n    {"id": "a"}\n    {"id": "b"}\n  ]\n}',
+          notDatabase(4, "expected ',' or ']' after study_set[0], found \"{\""),
+        ],
+        ['{"study_set": [,]}', notDatabase(1, 'expected the record study_set[0], found ","')],
+        // Lines are counted inside records too (outside their strings).
+        [
+          '{"study_set": [{\n"id": "a",\n"b": [\n1]\n},]}',
+          notDatabase(5, 'expected the record study_set[1], found "]"'),
+        ],
+        ['{"study_set": [{"id": "a"},]}', notDatabase(1, 'expected the record study_set[1], found "]"')],
+        [
+          '{"study_set": [{"id": "a"}',
+          notDatabase(1, 'the input ended inside the top-level object (truncated file?)'),
+        ],
+        [
+          '{"study_set": [{"id": "a"}]',
+          notDatabase(1, 'the input ended inside the top-level object (truncated file?)'),
+        ],
+        [
+          '{"study_set": [{"id": "a',
+          notDatabase(1, 'the input ended inside the top-level object (truncated file?)'),
+        ],
+        ['{"x": tru}', notDatabase(1, 'the value of "x" is not JSON')],
+      ];
+      for (const [text, expected] of cases) {
+        // Whole, and cut into pieces of every size up to 7 code units.
+        for (const size of [text.length + 1, 1, 2, 3, 7])
+          expect([text, size, await refusal(text, size)]).toEqual([text, size, expected]);
+      }
+      expect(await store.find('study_set', {})).toEqual([]);
+    });
+
+    it('names a broken gzip stream as such', async () => {
+      const zipped = zlib.gzipSync(JSON.stringify({ study_set: [{ id: 'nmdc:sty-11-a' }] }));
+      const input = Readable.from([zipped.subarray(0, zipped.length - 10)]).pipe(zlib.createGunzip());
+      await expect(
+        loadRecords({ store, input, format: { kind: 'database' }, source: 'dump.json.gz' }),
+      ).rejects.toThrow(
+        /^dump\.json\.gz: not a complete gzip file \(unexpected end of file; truncated or not gzip\?\)$/,
+      );
+    });
+
+    it('reports each top-level value that is not an array of records, and writes nothing', async () => {
+      const text = JSON.stringify({
+        '@type': 'Database',
+        study_set: null,
+        x: 5,
+        biosample_set: { id: 'nmdc:bsm-11-a' },
+        '@context': 'nmdc',
+        flag: true,
+        big: 'y'.repeat(70_000),
+      });
+      const summary = await loadRecords({ store, input: chunked(text, 4096), format: { kind: 'database' } });
+      expect(summary.rejected.map((r) => [r.position, r.reason])).toEqual([
+        ['x', '"x" holds a number, not an array of records'],
+        ['biosample_set', '"biosample_set" holds an object, not an array of records'],
+        ['@context', '"@context" holds a string, not an array of records'],
+        ['flag', '"flag" holds true, not an array of records'],
+        ['big', '"big" holds a value of more than 64 KiB, not an array of records'],
+      ]);
+      expect(summary.inserted).toBe(0);
+    });
+  });
+
+  it('reports a record longer than MAX_RECORD_CHARS in its place without holding it, in time linear in its length', async () => {
+    const long = 'z'.repeat(MAX_RECORD_CHARS);
+    const good = (n: number) => ({
+      id: `nmdc:sty-11-ok${n}`,
+      type: 'nmdc:Study',
+      study_category: 'research_study',
+    });
+    // Database JSON and JSON lines, each fed in 64 KiB pieces (over 1,000 of them for the long record).
+    const database = `{"study_set": [${JSON.stringify(good(1))}, {"id": "nmdc:sty-11-long", "name": "${long}"}, ${JSON.stringify(good(2))}]}`;
+    const summary = await loadRecords({
+      store,
+      input: chunked(database, 65_536),
+      format: { kind: 'database' },
+      validate: false,
+    });
+    expect(summary.rejected.map((r) => [r.position, r.reason])).toEqual([
+      ['study_set[1]', 'record is more than 64 MiB of JSON'],
+    ]);
+    expect(summary.counts).toEqual({ study_set: 2 });
+    const lines = [
+      JSON.stringify(good(3)),
+      `{"id": "nmdc:sty-11-long2", "name": "${long}"}`,
+      JSON.stringify(good(4)),
+    ].join('\r\n');
+    const fromLines = await loadRecords({
+      store,
+      input: chunked(lines, 65_536),
+      format: formatOfFile('study_set.jsonl'),
+      validate: false,
+    });
+    expect(fromLines.rejected.map((r) => [r.position, r.reason])).toEqual([
+      ['study_set[1] (line 2)', 'line is more than 64 MiB of JSON'],
+    ]);
+    expect((await store.find('study_set', {})).map((d: Doc) => d.id)).toEqual([
+      'nmdc:sty-11-ok1',
+      'nmdc:sty-11-ok2',
+      'nmdc:sty-11-ok3',
+      'nmdc:sty-11-ok4',
     ]);
   });
 
