@@ -18,6 +18,7 @@ import {
   type GenerateOptions,
 } from '../data/generator.ts';
 import { asksForHelp } from './usage.ts';
+import { RecordProgress } from './progress.ts';
 
 const USAGE = `usage: npm run generate-data -- --studies N --biosamples N --data-objects N [--seed S]
          [--largest-study-biosamples N] [--out FILE(.json|.json.gz)]
@@ -34,7 +35,16 @@ minted ids), so a file can be loaded into a store that holds the demo.
   --largest-study-biosamples N  study 0 holds N biosamples, the others share the rest Zipf-like
   --out FILE                    where to write (.json or .json.gz)
   -h, --help                    show this help
+
+Each N and S is digits, at most 100,000,000. Progress goes to stderr: a bar on a terminal, a
+line every few seconds otherwise.
 `;
+
+/**
+ * The most records of a kind one run writes (and the largest seed): 10^8 biosamples is some
+ * 140 GB of JSON, beyond any store this service keeps on one machine.
+ */
+export const MAX_COUNT = 100_000_000;
 
 export function parseGenerateArgs(argv: string[]): GenerateOptions & { out?: string } {
   const values: Record<string, string> = {};
@@ -50,9 +60,11 @@ export function parseGenerateArgs(argv: string[]): GenerateOptions & { out?: str
     const raw = values[name];
     delete values[name];
     if (raw === undefined) return fallback;
-    const n = Number(raw);
+    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
     if (!Number.isInteger(n) || n < 0)
       throw new Error(`--${name} must be a non-negative integer, got "${raw}"`);
+    if (n > MAX_COUNT)
+      throw new Error(`--${name} may be at most ${MAX_COUNT.toLocaleString('en-US')}, got "${raw}"`);
     return n;
   };
   const largest =
@@ -74,10 +86,20 @@ export function parseGenerateArgs(argv: string[]): GenerateOptions & { out?: str
   return options;
 }
 
-async function write(sink: Writable, options: GenerateOptions): Promise<void> {
-  for (const chunk of databaseJsonChunks(generateRecords(options))) {
+async function write(sink: Writable, options: GenerateOptions, progress: RecordProgress): Promise<void> {
+  let done = 0;
+  const counted = (function* () {
+    for (const record of generateRecords(options)) {
+      done++;
+      yield record;
+    }
+  })();
+  for (const chunk of databaseJsonChunks(counted)) {
+    progress.update(done);
     if (!sink.write(chunk)) await once(sink, 'drain');
   }
+  progress.update(done);
+  progress.stop();
 }
 
 async function main(): Promise<void> {
@@ -88,8 +110,11 @@ async function main(): Promise<void> {
   const options = parseGenerateArgs(process.argv.slice(2));
   const started = Date.now();
   const counts = plannedCounts(options);
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  // On stderr: a bar on a terminal, a line every few seconds otherwise.
+  const progress = new RecordProgress({ label: options.out ?? 'generating', total });
   if (!options.out) {
-    await write(process.stdout, options);
+    await write(process.stdout, options, progress);
     return;
   }
   const folder = path.dirname(path.resolve(options.out));
@@ -100,10 +125,9 @@ async function main(): Promise<void> {
   const file = fs.createWriteStream(options.out);
   const sink: Writable = options.out.endsWith('.gz') ? createGzip({ level: 6 }) : file;
   if (sink !== file) sink.pipe(file);
-  await write(sink, options);
+  await write(sink, options, progress);
   sink.end();
   await once(file, 'close');
-  const total = Object.values(counts).reduce((a, b) => a + b, 0);
   const seconds = (Date.now() - started) / 1000;
   process.stderr.write(
     `wrote ${options.out}: ${Object.entries(counts)

@@ -9,7 +9,7 @@ import {
   studyIdWithBiosamples,
   type GenerateOptions,
 } from '../../src/data/generator.ts';
-import { parseGenerateArgs } from '../../src/cli/generate-data.ts';
+import { MAX_COUNT, parseGenerateArgs } from '../../src/cli/generate-data.ts';
 import { DEMO_DATA_SET } from '../../src/startup.ts';
 import { collectionOfId, ID_PATTERN } from '../../src/schema/nmdc.ts';
 import type { Doc } from '../../src/store/port.ts';
@@ -454,5 +454,19 @@ describe('generate-data arguments', () => {
       /--studies must be a non-negative integer/,
     );
     expect(() => parseGenerateArgs(['--colour', 'red'])).toThrow(/unknown option --colour/);
+    // Digits only: no exponent, sign, hex or blank; and no count past MAX_COUNT (a run of 10^12
+    // biosamples would have written until the disk was full).
+    for (const raw of ['1e12', '-5', '0x10', ' ', '', '1.5', '+3'])
+      expect(() => parseGenerateArgs(['--biosamples', raw])).toThrow(
+        `--biosamples must be a non-negative integer, got "${raw}"`,
+      );
+    for (const raw of [String(MAX_COUNT + 1), '99999999999999999999'])
+      expect(() => parseGenerateArgs([`--data-objects=${raw}`])).toThrow(
+        `--data-objects may be at most 100,000,000, got "${raw}"`,
+      );
+    expect(parseGenerateArgs(['--seed', '007', '--biosamples', String(MAX_COUNT)])).toMatchObject({
+      seed: 7,
+      biosamples: MAX_COUNT,
+    });
   });
 });
