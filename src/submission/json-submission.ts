@@ -150,6 +150,9 @@ export class JsonSubmissions {
     prepared: PreparedWrites | undefined,
     ahead: WriteAhead,
   ): Promise<{ run_id: string }> {
+    // The records are serialised and handed to the writing thread first: its write is what the
+    // submission waits for, and validation shares this thread with the serialising, turn by turn.
+    await prepared?.ready.catch(() => undefined);
     const outcome = await this.validator.validateDatabase(payload);
     if (!outcome.valid) throw validationRefusal(outcome);
     run.phaseDone('validate');

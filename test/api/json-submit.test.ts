@@ -278,6 +278,33 @@ describe('POST /metadata/json:submit', () => {
     expect(res.body).toEqual({ detail: 'Access token is invalid or missing. Please log in again.' });
   });
 
+  it('hands the records to the writing thread before it validates them (the write is what the answer waits for)', async () => {
+    const { payload } = await submission(uniqueWord(), 1200);
+    const events: string[] = [];
+    const prepare = RecordWriter.prototype.prepare;
+    vi.spyOn(RecordWriter.prototype, 'prepare').mockImplementation(function (this: RecordWriter, writes) {
+      const prepared = prepare.call(this, writes);
+      void prepared.ready.then(() => events.push('records serialised and staged'));
+      return prepared;
+    });
+    const validate = MetadataValidator.prototype.validateDatabase;
+    vi.spyOn(MetadataValidator.prototype, 'validateDatabase').mockImplementation(async function (
+      this: MetadataValidator,
+      ...args
+    ) {
+      events.push('validation begins');
+      return validate.apply(this, args);
+    });
+    let res: request.Response;
+    try {
+      res = await submit(curator, payload);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(res.status, res.text).toBe(200);
+    expect(events).toEqual(['records serialised and staged', 'validation begins']);
+  });
+
   it('rolls back the write it began while validating when 1,200 biosamples do not validate', async () => {
     const word = uniqueWord();
     const { payload, studyId, biosampleIds } = await submission(word, 1200);
