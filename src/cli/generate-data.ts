@@ -140,6 +140,8 @@ async function main(): Promise<void> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((err) => {
+    // The reader of stdout stopped reading (`generate-data | head`): it has what it wanted.
+    if ((err as { code?: unknown }).code === 'EPIPE') process.exit(0);
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });

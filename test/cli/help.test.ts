@@ -2,7 +2,7 @@
  * Every command-line tool answers `--help` with its usage on stdout and exit status 0, before
  * opening any store; collection arguments are checked; generate-data creates its output folder.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,5 +85,32 @@ describe('generate-data --out', () => {
     expect(result.stderr).toContain(`created folder ${path.relative(ROOT, path.dirname(out))}\n`);
     expect(result.stderr).toMatch(/wrote .*sample\.json\.gz: study_set=1 biosample_set=2/);
     expect(fs.statSync(out).size).toBeGreaterThan(100);
+  });
+});
+
+describe('generate-data to stdout', () => {
+  it('stops quietly, exit status 0, when its reader closes the pipe (generate-data | head)', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/generate-data.ts', '--biosamples', '20000'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, LOG_LEVEL: 'silent' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // Read the first bytes, then close the pipe as `head -c` does.
+    const first = await new Promise<string>((resolve) =>
+      child.stdout.once('data', (d: Buffer) => {
+        child.stdout.destroy();
+        resolve(d.toString());
+      }),
+    );
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(first).toMatch(/^\{\n"study_set": \[/);
+    expect(code).toBe(0);
+    expect(stderr).not.toContain('EPIPE');
   });
 });
