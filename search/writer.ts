@@ -39,6 +39,11 @@ export interface PreparedWrites {
    * for a record that is not an object or has no id.
    */
   ready: Promise<PreparedWrite[]>;
+  /**
+   * Settles once every write is serialised and its work ahead started (records staged on the
+   * store's writing thread are in its hands then), before that work is done.
+   */
+  serialised: Promise<void>;
   /** Stops preparing and forgets the work started ahead (call once the write is done or abandoned). */
   release(): void;
 }
@@ -123,7 +128,7 @@ export class RecordWriter {
   prepare(writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>): PreparedWrites {
     const ahead: PreparedAhead[] = [];
     let released = false;
-    const ready = (async () => {
+    const serialising = (async () => {
       const prepared: PreparedWrite[] = [];
       for (const w of writes) {
         if (released) throw new Error('the prepared writes were released');
@@ -142,12 +147,19 @@ export class RecordWriter {
               ahead.push(index.prepareAhead(w.collection, texts));
         await nextTurn();
       }
-      await Promise.all(ahead.map((a) => a.ready));
       return prepared;
     })();
+    const ready = serialising.then(async (prepared) => {
+      await Promise.all(ahead.map((a) => a.ready));
+      return prepared;
+    });
     ready.catch(() => {}); // the caller hears of it when it awaits `ready`
     return {
       ready,
+      serialised: serialising.then(
+        () => undefined,
+        () => undefined,
+      ),
       release: () => {
         released = true;
         for (const a of ahead) a.release();

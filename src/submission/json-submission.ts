@@ -150,9 +150,10 @@ export class JsonSubmissions {
     prepared: PreparedWrites | undefined,
     ahead: WriteAhead,
   ): Promise<{ run_id: string }> {
-    // The records are serialised and handed to the writing thread first: its write is what the
-    // submission waits for, and validation shares this thread with the serialising, turn by turn.
-    await prepared?.ready.catch(() => undefined);
+    // The records are serialised and handed to the writing thread first: its write is what a
+    // large submission waits for, and validation would share this thread with the serialising,
+    // turn by turn (the indexes' work ahead of a small one is not waited for).
+    await prepared?.serialised;
     const outcome = await this.validator.validateDatabase(payload);
     if (!outcome.valid) throw validationRefusal(outcome);
     run.phaseDone('validate');

@@ -284,7 +284,7 @@ describe('POST /metadata/json:submit', () => {
     const prepare = RecordWriter.prototype.prepare;
     vi.spyOn(RecordWriter.prototype, 'prepare').mockImplementation(function (this: RecordWriter, writes) {
       const prepared = prepare.call(this, writes);
-      void prepared.ready.then(() => events.push('records serialised and staged'));
+      void prepared.serialised.then(() => events.push('records serialised and staged'));
       return prepared;
     });
     const validate = MetadataValidator.prototype.validateDatabase;
@@ -303,6 +303,35 @@ describe('POST /metadata/json:submit', () => {
     }
     expect(res.status, res.text).toBe(200);
     expect(events).toEqual(['records serialised and staged', 'validation begins']);
+  });
+
+  it("validates a small submission without waiting for the indexes' work ahead of its write", async () => {
+    const { payload } = await submission(uniqueWord(), 2);
+    const events: string[] = [];
+    const prepare = RecordWriter.prototype.prepare;
+    vi.spyOn(RecordWriter.prototype, 'prepare').mockImplementation(function (this: RecordWriter, writes) {
+      const prepared = prepare.call(this, writes);
+      void prepared.serialised.then(() => events.push('serialised'));
+      void prepared.ready.then(() => events.push('work ahead done'));
+      return prepared;
+    });
+    const validate = MetadataValidator.prototype.validateDatabase;
+    vi.spyOn(MetadataValidator.prototype, 'validateDatabase').mockImplementation(async function (
+      this: MetadataValidator,
+      ...args
+    ) {
+      events.push('validation begins');
+      return validate.apply(this, args);
+    });
+    let res: request.Response;
+    try {
+      res = await submit(curator, payload);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(res.status, res.text).toBe(200);
+    // The search index prepares the records on a worker thread meanwhile (a round trip at least).
+    expect(events).toEqual(['serialised', 'validation begins', 'work ahead done']);
   });
 
   it('rolls back the write it began while validating when 1,200 biosamples do not validate', async () => {
