@@ -400,7 +400,7 @@ describe('loadRecords', () => {
         ['{"x": tru}', notDatabase(1, 'the value of "x" is not JSON')],
       ];
       for (const [text, expected] of cases) {
-        // Whole, and cut into pieces of every size up to 7 code units.
+        // Whole, and cut into pieces of 1, 2, 3 and 7 code units.
         for (const size of [text.length + 1, 1, 2, 3, 7])
           expect([text, size, await refusal(text, size)]).toEqual([text, size, expected]);
       }
