@@ -6,18 +6,29 @@ import { BadRequest } from '../errors.ts';
 
 /** At most this many problems are listed; the rest are counted. */
 const LISTED = 25;
+/**
+ * A problem is told in at most this many characters: its message quotes what the file holds (a
+ * header line, an id, a value), which may be most of a megabyte.
+ */
+export const MESSAGE_CHARS = 1000;
+
+/** `message`, cut to MESSAGE_CHARS with a note of its full length. */
+function bounded(message: string): string {
+  if (message.length <= MESSAGE_CHARS) return message;
+  return `${message.slice(0, MESSAGE_CHARS)}… (${message.length.toLocaleString('en-US')} characters in all)`;
+}
 
 export class ChangesheetProblems {
   private readonly messages: string[] = [];
 
   /** A 400 with this message alone. */
   static fail(message: string): never {
-    throw new BadRequest(message);
+    throw new BadRequest(bounded(message));
   }
 
   /** `line 4, column attribute: 'foo' is not a slot of Study` */
   static describe(line: number, column: string | undefined, message: string): string {
-    return `line ${line}${column ? `, column ${column}` : ''}: ${message}`;
+    return bounded(`line ${line}${column ? `, column ${column}` : ''}: ${message}`);
   }
 
   add(line: number, column: string | undefined, message: string): void {

@@ -13,6 +13,7 @@ import { Changesheets } from '../../src/changesheets/changesheets.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import type { Doc } from '../../src/store/port.ts';
 import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
+import { MESSAGE_CHARS } from '../../src/changesheets/problems.ts';
 
 setBcryptCost(4);
 
@@ -247,6 +248,31 @@ describe('POST /metadata/changesheets:validate', () => {
       detail:
         'Content-Type application/json is not accepted by POST /metadata/changesheets:validate; send multipart/form-data',
     });
+  });
+
+  it('tells each problem in at most MESSAGE_CHARS characters, however much of the file it quotes', async () => {
+    // A header of 200,000 characters, and an id as long: each is quoted in its problem.
+    const header = await validate(`${'x'.repeat(200_000)}\n`);
+    expect(header.status).toBe(400);
+    expect(header.body.detail).toMatch(
+      /^line 1: the changesheet lacks the columns 'id', 'action', 'attribute', 'value' \(the header must name id, action, attribute and value, and names 'x{100,}… \(200,\d{3} characters in all\)$/,
+    );
+    expect(header.body.detail.length).toBeLessThan(MESSAGE_CHARS + 40);
+    const longId = `nmdc:bsm-11-${'y'.repeat(200_000)}`;
+    const rows = await validate(
+      tsv([
+        [longId, 'update', 'name', 'n'],
+        ['nmdc:bsm-11-nothere', 'update', 'name', 'n'],
+      ]),
+    );
+    expect(rows.status).toBe(400);
+    const [first, second] = String(rows.body.detail).split('; ');
+    expect(first).toMatch(
+      /^line 2, column id: no record has the id 'nmdc:bsm-11-y{100,}… \(200,\d{3} characters in all\)$/,
+    );
+    expect(first!.length).toBeLessThan(MESSAGE_CHARS + 40);
+    // The problems after it are listed in full.
+    expect(second).toBe("line 3, column id: no record has the id 'nmdc:bsm-11-nothere'");
   });
 
   it('refuses a file larger than MAX_BODY_BYTES (413)', async () => {
