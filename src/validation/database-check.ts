@@ -13,7 +13,7 @@ import { classAndDescendants } from '../schema/class-tree.ts';
 import { referenceSlotsOf } from '../schema/reference-slots.ts';
 import { COLLECTION_NAMES } from '../schema/nmdc.ts';
 import { rangeClassesOf } from './json-schema.ts';
-import { pyRepr, type RuleViolation } from './rule-messages.ts';
+import { clipped, pyRepr, type RuleViolation } from './rule-messages.ts';
 import { nestingRefusal, valuesWithin } from '../store/nesting.ts';
 import { LARGE_RECORD_VALUES, MAX_RECORD_VALUES, schemaViolations } from './schema-violations.ts';
 import { schemaViolationsOnThread } from './validation-thread.ts';
@@ -76,7 +76,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 /** The message for a rule broken at `place` (a JSON pointer into the payload). */
 function placedMessage(v: RuleViolation, place: string, id: string | undefined): string {
   const where = v.placed ? v.text : `${v.text} in ${place}${v.path}`;
-  return id !== undefined && v.path !== '/id' ? `${where} (id '${id}')` : where;
+  return id !== undefined && v.path !== '/id' ? `${where} (id '${clipped(id)}')` : where;
 }
 
 export class DatabaseCheck {
@@ -152,7 +152,7 @@ export class DatabaseCheck {
       const first = ids.get(id);
       if (first !== undefined)
         messages.push(
-          `Duplicate id '${id}' in ${place}/id: the record at /${collection}/${first} has it too (ids are unique in a collection)`,
+          `Duplicate id '${clipped(id)}' in ${place}/id: the record at /${collection}/${first} has it too (ids are unique in a collection)`,
         );
       else ids.set(id, index);
     }
@@ -228,7 +228,7 @@ export class DatabaseCheck {
     for (const r of unresolved) {
       if (turns.due()) await turns.give();
       if (r.allowed.some((c) => stored.get(c)?.has(r.target))) continue;
-      const who = r.id !== undefined ? `Document '${r.id}'` : `Document #${r.index}`;
+      const who = r.id !== undefined ? `Document '${clipped(r.id)}'` : `Document #${r.index}`;
       const path = `/${r.collection}/${r.index}/${r.slot}${r.position === undefined ? '' : `/${r.position}`}`;
       problems.push({
         origin: r.origin,
@@ -238,7 +238,7 @@ export class DatabaseCheck {
         reference: { slot: r.slot, target: r.target },
         message:
           `${who} in collection '${r.collection}' has a field '${r.slot}' that references a document having id ` +
-          `'${r.target}', but the latter document does not exist in any of the collections the NMDC Schema says ` +
+          `'${clipped(r.target)}', but the latter document does not exist in any of the collections the NMDC Schema says ` +
           `it can exist in (${r.allowed.join(', ') || 'none'}); at ${path}`,
       });
     }

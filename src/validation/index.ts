@@ -14,7 +14,7 @@
 import type { DocumentStore } from '../store/port.ts';
 import { isCollectionName, isDatabaseType } from '../schema/nmdc.ts';
 import { DatabaseCheck } from './database-check.ts';
-import { pyRepr } from './rule-messages.ts';
+import { clipped, pyRepr } from './rule-messages.ts';
 import { Turns } from '../turns.ts';
 
 export { DatabaseCheck, type DatabaseCheckOptions, type RecordProblem } from './database-check.ts';
@@ -46,7 +46,7 @@ export class MetadataValidator {
     for (const [name, records] of Object.entries(payload)) {
       if (name === '@type' && isDatabaseType(records)) continue;
       if (!isCollectionName(name)) {
-        detail.set(name, [`'${name}' is not a known schema collection name`]);
+        detail.set(name, [`'${clipped(name)}' is not a known schema collection name`]);
         continue;
       }
       const messages: string[] = [];

@@ -34,8 +34,17 @@ export type ClassCheck = (className: string, value: unknown) => ErrorObject[];
 const MAX_REPR = 120;
 const MAX_LISTED = 12;
 
+/**
+ * Text from the payload (an id, a key, a unit) as a message quotes it: cut after MAX_REPR
+ * characters, as a value's repr is. A message must not repeat a megabyte-long id once per rule
+ * its record breaks (a public validation answer would be many times its request).
+ */
+export function clipped(s: string): string {
+  return s.length > MAX_REPR ? `${s.slice(0, MAX_REPR)}...` : s;
+}
+
 function pyString(s: string): string {
-  const body = s.length > MAX_REPR ? `${s.slice(0, MAX_REPR)}...` : s;
+  const body = clipped(s);
   return `'${body.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
 }
 

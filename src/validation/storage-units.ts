@@ -5,7 +5,7 @@
  * the unit is one of them.
  */
 import { schemaView } from '../schema/schema-view.ts';
-import type { RuleViolation } from './rule-messages.ts';
+import { clipped, type RuleViolation } from './rule-messages.ts';
 
 const QUANTITY_VALUE = 'nmdc:QuantityValue';
 
@@ -55,7 +55,7 @@ export function unitViolations(record: Record<string, unknown>, base: string): R
         out.push({
           path,
           placed: true,
-          text: `QuantityValue at ${base}${path} has unit '${String(unit)}' which is not allowed for slot '${slot}' (allowed: ${allowed.join(', ')})`,
+          text: `QuantityValue at ${base}${path} has unit '${clipped(String(unit))}' which is not allowed for slot '${slot}' (allowed: ${allowed.join(', ')})`,
         });
       return;
     }

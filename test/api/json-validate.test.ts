@@ -125,6 +125,33 @@ describe('POST /metadata/json:validate', () => {
     expect(JSON.stringify(notList.body.detail)).toMatch(/study_set/);
   });
 
+  it('quotes long ids, keys and references cut short, so an answer is never many times its request', async () => {
+    const long = (prefix: string) => `${prefix}${'z'.repeat(200_000)}`;
+    // A record breaking five rules names its id in each message; a dangling reference names both ids.
+    const res = await validate({
+      biosample_set: [{ id: long('nmdc:bsm-11-'), type: 'nmdc:Biosample' }],
+      [long('x_set')]: [],
+    });
+    expect(res.status).toBe(200);
+    const text = JSON.stringify(res.body);
+    expect(text.length).toBeLessThan(250_000); // the unknown key itself is the detail's key, once
+    const messages = res.body.detail.biosample_set as string[];
+    expect(messages.length).toBeGreaterThanOrEqual(4);
+    for (const m of messages) expect(m).toMatch(/ \(id 'nmdc:bsm-11-z{108}\.\.\.'\)$/);
+    expect(res.body.detail[long('x_set')]).toEqual([
+      `'x_set${'z'.repeat(115)}...' is not a known schema collection name`,
+    ]);
+    const dangling = await validate({
+      biosample_set: [biosample(long('nmdc:bsm-11-'), long('nmdc:sty-11-'))],
+    });
+    const [reference] = dangling.body.detail.biosample_set as string[];
+    expect(reference).toBe(
+      `Document 'nmdc:bsm-11-${'z'.repeat(108)}...' in collection 'biosample_set' has a field 'associated_studies' ` +
+        `that references a document having id 'nmdc:sty-11-${'z'.repeat(108)}...', but the latter document does ` +
+        'not exist in any of the collections the NMDC Schema says it can exist in (study_set); at /biosample_set/0/associated_studies/0',
+    );
+  });
+
   it('answers 413 beyond MAX_BODY_BYTES', async () => {
     const big = {
       study_set: [{ id: 'nmdc:sty-11-aaaa0009', description: 'x'.repeat(t.config.maxBodyBytes) }],
