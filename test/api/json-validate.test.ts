@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
 import { collectionOfId } from '../../src/schema/nmdc.ts';
+import { PROBLEMS_LISTED } from '../../src/validation/index.ts';
 import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
 import { prepareData } from '../../src/startup.ts';
 import { loadCurrentDocument } from '../../src/http/openapi-documents.ts';
@@ -149,6 +150,39 @@ describe('POST /metadata/json:validate', () => {
       `Document 'nmdc:bsm-11-${'z'.repeat(108)}...' in collection 'biosample_set' has a field 'associated_studies' ` +
         `that references a document having id 'nmdc:sty-11-${'z'.repeat(108)}...', but the latter document does ` +
         'not exist in any of the collections the NMDC Schema says it can exist in (study_set); at /biosample_set/0/associated_studies/0',
+    );
+  });
+
+  it('lists at most PROBLEMS_LISTED problems a collection, saying where checking stopped or how many more', async () => {
+    // 30,000 records missing their required slots: about 180,000 messages before (a 0.9 MB request, a 16 MB answer).
+    const bare = Array.from({ length: 30_000 }, (_, i) => ({ id: `nmdc:bsm-11-b${i}` }));
+    const res = await validate({ biosample_set: bare });
+    expect(res.status).toBe(200);
+    const listed = res.body.detail.biosample_set as string[];
+    expect(listed).toHaveLength(PROBLEMS_LISTED + 1);
+    expect(listed[0]).toBe(
+      "'associated_studies' is a required property in /biosample_set/0 (id 'nmdc:bsm-11-b0')",
+    );
+    const stoppedAt = Number(/\/biosample_set\/(\d+) and the records after it/.exec(listed.at(-1)!)?.[1]);
+    expect(listed.at(-1)).toBe(
+      `checking /biosample_set stopped at 1,000 problems: the rest of /biosample_set/${stoppedAt} and the records after it were not checked`,
+    );
+    expect(stoppedAt).toBeGreaterThan(100);
+    expect(stoppedAt).toBeLessThan(1000);
+    expect(JSON.stringify(res.body).length).toBeLessThan(200_000);
+
+    // Broken references past the bound are counted.
+    const dangling = Array.from({ length: PROBLEMS_LISTED + 250 }, (_, i) =>
+      biosample(`nmdc:bsm-11-d${i}`, `nmdc:sty-11-nowhere${i}`),
+    );
+    const refs = await validate({ biosample_set: dangling });
+    const refMessages = refs.body.detail.biosample_set as string[];
+    expect(refMessages).toHaveLength(PROBLEMS_LISTED + 1);
+    expect(refMessages[0]).toMatch(
+      /^Document 'nmdc:bsm-11-d0' in collection 'biosample_set' .* having id 'nmdc:sty-11-nowhere0'/,
+    );
+    expect(refMessages.at(-1)).toBe(
+      'and 250 more references of /biosample_set that resolve nowhere (not listed)',
     );
   });
 
