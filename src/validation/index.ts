@@ -27,7 +27,8 @@ export type ValidationOutcome = { valid: true } | { valid: false; detail: Valida
 /**
  * Problems listed per collection at most. A payload of 30,000 records each missing its required
  * slots came to 180,000 messages: a public request of 0.9 MB answered 16 MB. Checking a
- * collection stops at this many (saying where); broken references past it are counted.
+ * collection stops after the record that brings its problems to this many (saying where); broken
+ * references past it are counted.
  */
 export const PROBLEMS_LISTED = 1000;
 
@@ -64,14 +65,13 @@ export class MetadataValidator {
         continue;
       }
       for (let i = 0; i < records.length; i++) {
+        // A record's own messages are bounded (the last one counts the rest: DatabaseCheck).
         for (const m of await check.record(name, i, records[i])) messages.push(m);
         if (messages.length >= PROBLEMS_LISTED) {
-          const cut = messages.length > PROBLEMS_LISTED;
-          messages.length = PROBLEMS_LISTED;
-          if (cut || i + 1 < records.length)
+          if (i + 1 < records.length)
             messages.push(
-              `checking /${name} stopped at ${PROBLEMS_LISTED.toLocaleString('en-US')} problems: ` +
-                `the rest of /${name}/${i} and the records after it were not checked`,
+              `checking /${name} stopped at ${messages.length.toLocaleString('en-US')} problems, ` +
+                `at /${name}/${i}: the records after it were not checked`,
             );
           break;
         }

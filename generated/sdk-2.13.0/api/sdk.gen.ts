@@ -306,9 +306,9 @@ export const runQuery = <ThrowOnError extends boolean = false>(options: Options<
  * "detail": {...}}` with each collection's messages (an empty list for a collection without
  * problems). Each message names the rule, the place as a JSON pointer into the payload
  * (`/biosample_set/3/lat_lon`) and the record's id (ids and other quoted text cut after 120
- * characters). A collection lists at most 1,000 problems: its checking stops there, and its
- * last message says where; broken references past 1,000 are counted in a last message. The
- * body may be at most `MAX_BODY_BYTES`
+ * characters). A collection's checking stops after the record that brings its problems to
+ * 1,000, and its last message says where; broken references past 1,000 are counted in a last
+ * message. The body may be at most `MAX_BODY_BYTES`
  * (1 MiB by default; 413 beyond) and may nest at most 100 levels deep (400 beyond). The
  * schema's patterns run on a linear-time engine, so a long value is checked in time linear
  * in its length. Public; a bearer token, if sent, is not needed.
