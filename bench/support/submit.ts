@@ -14,6 +14,7 @@ import { buildApp } from '../../src/app.ts';
 import { openServices } from '../../src/services.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { compileSchema, MetadataValidator } from '../../src/validation/index.ts';
+import { mainThreadCpuMs } from '../../test/support/thread-cpu.ts';
 
 const ADMIN = { username: 'bench-admin', password: 'bench-admin-password-5531' };
 
@@ -33,20 +34,10 @@ async function withProgress<T>(label: string, work: () => Promise<T>): Promise<T
   }
 }
 
-/**
- * CPU seconds of this process's main thread so far (Linux: /proc/self/task/<pid>/stat), or
- * undefined elsewhere. Unlike the process's CPU it leaves out worker threads, and unlike wall time
- * it hardly moves with other work on the machine: it is what a submit holds the server's thread.
- */
+/** CPU seconds of this process's main thread so far (Linux), or undefined elsewhere: what a submit holds the server's thread. */
 export function mainThreadCpuSeconds(): number | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    // Fields after the command (which may hold spaces) start after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks
-  } catch {
-    return undefined;
-  }
+  const ms = mainThreadCpuMs();
+  return ms === undefined ? undefined : ms / 1000;
 }
 
 export interface SubmitFigures {

@@ -5,7 +5,6 @@
  * schema patterns, numerals and aggregation regexes ran on V8's backtracking engine, and deep
  * bodies overflowed the stack.
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,11 +12,12 @@ import { setBcryptCost } from '../../src/accounts/index.ts';
 import type { Doc } from '../../src/store/port.ts';
 import { MAX_NESTING_DEPTH } from '../../src/store/nesting.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { mainThreadCpuMs, TICK_MS } from '../support/thread-cpu.ts';
 import { form } from './process-faults.ts';
 
 setBcryptCost(4);
 
-/** The longest a `GET /version` may wait while a hostile request is handled (see `loopCpuMs`). */
+/** The longest a `GET /version` may wait while a hostile request is handled (see `versionProbe`). */
 const VERSION_BOUND_MS = 100;
 const ADMIN = { ADMIN_USERNAME: 'hostile-root', ADMIN_PASSWORD: 'hostile requests meet a calm server' };
 
@@ -55,7 +55,13 @@ interface Handled {
 
 /**
  * One keep-alive connection that asks `GET /version` and resolves when the whole answer is in: as
- * little client work as possible shares the event loop with the server under test.
+ * little client work as possible shares the event loop with the server under test (test files run
+ * in forks: the server and this file share the process's main thread).
+ *
+ * A wait is the loop's CPU time meanwhile (plus a tick), or its wall time when less: a request
+ * that holds the loop holds it in CPU, while the other test files running on these two cores
+ * stretch a wait's wall time without the loop doing anything (a 52 ms wait read 75-190 ms with
+ * both cores busy elsewhere).
  */
 function versionProbe(url: string): { ask: () => Promise<number>; close: () => void } {
   const { hostname, port } = new URL(url);
@@ -77,39 +83,16 @@ function versionProbe(url: string): { ask: () => Promise<number>; close: () => v
     ask: () =>
       new Promise<number>((resolve) => {
         const started = performance.now();
-        const cpu = loopCpuMs();
+        const cpu = mainThreadCpuMs();
         waiting = () => {
           const wall = performance.now() - started;
-          const used = loopCpuMs();
+          const used = mainThreadCpuMs();
           resolve(cpu === undefined || used === undefined ? wall : Math.min(wall, used - cpu + TICK_MS));
         };
         socket.write(`GET /version HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
       }),
     close: () => socket.destroy(),
   };
-}
-
-/** Linux counts a thread's CPU time in clock ticks of 10 ms (USER_HZ, 100 a second). */
-const TICK_MS = 10;
-
-/**
- * CPU milliseconds used so far by this process's main thread: the event loop the server under
- * test and this file share (test files run in forks). Undefined where /proc is not there.
- *
- * A probe's wait is this loop's CPU time meanwhile (plus a tick), or its wall time when less: a
- * request that holds the loop holds it in CPU, while the other test files running on these two
- * cores stretch a wait's wall time without the loop doing anything (a 52 ms wait read 75-190 ms
- * with both cores busy elsewhere).
- */
-function loopCpuMs(): number | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    // Fields after the command (which may hold spaces) start after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

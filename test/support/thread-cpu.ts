@@ -1,0 +1,22 @@
+/**
+ * CPU time of this process's main thread (the event loop), read from Linux's /proc: unlike the
+ * process's CPU it leaves out worker threads, and unlike wall time it hardly moves with other
+ * work on the machine. Used by tests that bound how long a request holds the loop, and by the
+ * benches that report it.
+ */
+import fs from 'node:fs';
+
+/** Linux counts a thread's CPU time in clock ticks of 10 ms (USER_HZ, 100 a second). */
+export const TICK_MS = 10;
+
+/** CPU milliseconds the main thread has used so far (in TICK_MS steps), or undefined where /proc is not there. */
+export function mainThreadCpuMs(): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces) start after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+  } catch {
+    return undefined;
+  }
+}
