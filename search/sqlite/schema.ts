@@ -20,12 +20,10 @@ const SCHEMA = `
   );
   -- Contentless, without positions (detail = none) or column sizes (columnsize = 0): a MATCH is
   -- an AND/OR of single trigrams (match-plan.ts) and never a phrase, and no query ranks. A string
-  -- is removed with FTS5's 'delete' command and its value (pruning.ts).
+  -- is added by the statement after its own (map-writer.ts), and removed with FTS5's 'delete'
+  -- command and its value (pruning.ts).
   ${TRIGRAM_TABLE};
   CREATE VIRTUAL TABLE IF NOT EXISTS search_trigram_vocab USING fts5vocab(search_trigram, 'row');
-  CREATE TRIGGER IF NOT EXISTS search_strings_added AFTER INSERT ON search_strings BEGIN
-    INSERT INTO search_trigram(rowid, value) VALUES (new.rowid, new.value);
-  END;
   CREATE TABLE IF NOT EXISTS search_records (
     rowid INTEGER PRIMARY KEY,
     collection TEXT NOT NULL,
@@ -70,19 +68,18 @@ export const ROWS_OF_OTHERS =
  * transaction).
  */
 export function createSchema(db: Database): void {
-  // Files from before word predicates were answered by trigrams: drop the words table and the
-  // trigger that fed it (SCHEMA creates the trigger again).
+  // Files from before strings were tokenized a batch at a time: the insert trigger that did it
+  // string by string goes (it would index each string twice).
+  db.exec('DROP TRIGGER IF EXISTS search_strings_added');
+  // Files from before word predicates were answered by trigrams: drop the words table.
   if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'search_words'").get() !== undefined)
-    db.exec('DROP TRIGGER IF EXISTS search_strings_added; DROP TABLE search_words;');
+    db.exec('DROP TABLE search_words;');
   // Files from before the trigram index lost its positions (2.6 times its size at 10^5 strings,
   // with a column-size row per string): it is built again from the strings, once.
   const trigrams = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'search_trigram'").pluck().get() as
     string | undefined;
   const rebuildTrigrams = trigrams !== undefined && !trigrams.includes('detail = none');
-  if (rebuildTrigrams)
-    db.exec(
-      'DROP TRIGGER IF EXISTS search_strings_added; DROP TABLE IF EXISTS search_trigram_vocab; DROP TABLE search_trigram;',
-    );
+  if (rebuildTrigrams) db.exec('DROP TABLE IF EXISTS search_trigram_vocab; DROP TABLE search_trigram;');
   db.exec(SCHEMA);
   if (rebuildTrigrams)
     db.exec('INSERT INTO search_trigram(rowid, value) SELECT rowid, value FROM search_strings');

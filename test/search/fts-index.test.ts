@@ -323,6 +323,37 @@ describe('FTS5 index kept in step by the store', () => {
     }
   });
 
+  it('opens a file whose strings were tokenized by an insert trigger, and tokenizes each new string once', async () => {
+    const db = new Database(':memory:');
+    // The layout before strings were tokenized a batch at a time: the same tables, and a trigger.
+    new FtsSearchIndex(db, { hooked: false, ownsDatabase: false });
+    db.exec(`
+      CREATE TRIGGER search_strings_added AFTER INSERT ON search_strings BEGIN
+        INSERT INTO search_trigram(rowid, value) VALUES (new.rowid, new.value);
+      END;
+      INSERT INTO search_strings(value) VALUES ('Old permafrost core');
+    `);
+    const index = new FtsSearchIndex(db, { hooked: false, ownsDatabase: true });
+    try {
+      expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'").pluck().get()).toBe(0);
+      await index.index('biosample_set', [
+        { id: 'a', name: 'Frozen tundra core', type: 'x' },
+        { id: 'b', name: 'Thawed tundra core', type: 'x' },
+      ]);
+      // Each trigram counts the strings holding it: 'tun' is in two, 'zen' in one, 'ore' in three.
+      const strings = db.prepare('SELECT doc FROM search_trigram_vocab WHERE term = ?').pluck();
+      expect([strings.get('tun'), strings.get('zen'), strings.get('ore')]).toEqual([2, 1, 3]);
+      const found = await index.candidates(
+        'biosample_set',
+        { kind: 'search', path: 'name', text: 'tundra' },
+        10,
+      );
+      expect(found.all ? 'ALL' : [...found.ids].sort()).toEqual(['a', 'b']);
+    } finally {
+      await index.close();
+    }
+  });
+
   it('renders trigram queries as FTS5 MATCH expressions of quoted substrings', () => {
     expect(ftsMatchOf(trigramQueryOf('abc|x"yz'))).toBe('"abc" OR "x""yz"');
     expect(ftsMatchOf(trigramQueryOf('abc.*(def|ghi)'))).toBe('"abc" AND ("def" OR "ghi")');
