@@ -16,6 +16,7 @@ import type {
   WriteResult,
 } from '../src/store/port.ts';
 import type { MaintainedIndex, PreparedAhead } from './port.ts';
+import { MAX_NOTED, type NotedChange, type WriteNotes } from './count-cache.ts';
 import { catchUp } from './maintenance.ts';
 import { assertRegexLengths } from './filter-predicates.ts';
 import { keyedRecord } from '../src/store/record-keys.ts';
@@ -67,14 +68,48 @@ function keyedWrites(
   );
 }
 
+/**
+ * The records a checked change makes, each as it is (its expected version) and as it will be;
+ * none when it makes more than MAX_NOTED or changes a record it does not expect (that change is
+ * then not noted, and the counts of its collection are computed again).
+ */
+function notedChanges(
+  expected: Array<{ collection: string; id: string; doc: Doc | null }>,
+  writes: Array<{ collection: string; docs: Doc[] }>,
+  deletes: RecordKey[],
+): NotedChange[] {
+  const known = new Map(expected.map((e) => [`${e.collection}\u0000${e.id}`, e.doc]));
+  const changes: NotedChange[] = [];
+  const add = (collection: string, id: string, after: Doc | null): boolean => {
+    const key = `${collection}\u0000${id}`;
+    if (!known.has(key)) return false;
+    // As stored: the JSON text's value, without an `_id`.
+    const stored = after === null ? null : (JSON.parse(JSON.stringify(cleanDocs([after])[0])) as Doc);
+    changes.push({ collection, id, before: known.get(key) ?? null, after: stored });
+    return true;
+  };
+  if (deletes.length + writes.reduce((n, w) => n + w.docs.length, 0) > MAX_NOTED) return [];
+  for (const d of deletes) if (!add(d.collection, d.id, null)) return [];
+  for (const w of writes)
+    for (const doc of w.docs) if (typeof doc.id !== 'string' || !add(w.collection, doc.id, doc)) return [];
+  return changes;
+}
+
 export class RecordWriter {
   private readonly indexes: MaintainedIndex[];
+  /** Told of the records small checked writes change (cached counts adjust by them). */
+  private notes: WriteNotes | undefined;
 
   constructor(
     private readonly store: DocumentStore,
     indexes: MaintainedIndex | MaintainedIndex[],
   ) {
     this.indexes = Array.isArray(indexes) ? indexes : [indexes];
+  }
+
+  /** Tells `notes` of the records each small checked write (`writeIfUnchanged`, `readModifyWrite`) changes. */
+  observe(notes: WriteNotes): void {
+    this.notes = notes;
   }
 
   /** Upserts by id; records of a collection without ids are kept under a store key. */
@@ -184,9 +219,26 @@ export class RecordWriter {
     keys: RecordKey[],
     decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
   ): Promise<T> {
-    const value = await this.store.readModifyWrite(keys, decide);
-    await this.afterWrite();
-    return value;
+    const noted: Array<{ settle(): Promise<void> }> = [];
+    try {
+      const value = await this.store.readModifyWrite(keys, (current) => {
+        const decision = decide(current);
+        // Noted inside the transaction, before its commit: the records read are those replaced.
+        if (this.notes) {
+          const expected = keys.map((k, i) => ({
+            collection: k.collection,
+            id: k.id,
+            doc: current[i] ?? null,
+          }));
+          noted.push(this.notes.note(notedChanges(expected, decision.writes, decision.deletes ?? [])));
+        }
+        return decision;
+      });
+      await this.afterWrite();
+      return value;
+    } finally {
+      for (const n of noted) await n.settle();
+    }
   }
 
   /**
@@ -194,6 +246,16 @@ export class RecordWriter {
    * decision in the store's read-modify-write), then the other indexes catch up.
    */
   async writeIfUnchanged(change: CheckedChange): Promise<CheckedChangeResult> {
+    const { expected, writes, deletes } = change;
+    const noted = this.notes?.note(notedChanges(expected, writes, deletes));
+    try {
+      return await this.checkedWrite(change);
+    } finally {
+      await noted?.settle();
+    }
+  }
+
+  private async checkedWrite(change: CheckedChange): Promise<CheckedChangeResult> {
     const { expected, writes, deletes } = change;
     const result = this.store.writeIfUnchanged
       ? await this.store.writeIfUnchanged(change)

@@ -71,6 +71,9 @@ export async function openServices(
     if (options.prepareData) await prepareData({ config, store, searchIndex, edgeIndex, logger });
     const planner = new QueryPlanner(store, searchIndex, { logger });
     const writer = new RecordWriter(store, [searchIndex, edgeIndex]);
+    // Cached counts follow small checked writes instead of counting again. On the embedded store
+    // only: its counts are exactly what the compiled filter decides, with which they are adjusted.
+    if (store.engine === 'sqlite') writer.observe(planner.writeNotes);
     // A changed password also ends the account's sign-in sessions at the provider.
     const accounts = await ensureAccounts({ config, store, logger }, async (change) => {
       if (change.kind === 'user') await endSignInsOf(store.state, change.id);

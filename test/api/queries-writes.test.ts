@@ -368,6 +368,33 @@ describe('updates are checked, applied to copies and validated against the schem
     expect(found.body.n).toBeGreaterThanOrEqual(2);
   });
 
+  it('keeps counts exact while updates and deletes move records in and out of a counted filter', async () => {
+    const { bsmA, bsmB } = await seedGraph();
+    const tag = bsmA.id.slice(-6);
+    const counts = async () => {
+      const counted = await run({ count: 'biosample_set', query: { name: { $regex: `^${tag} soil` } } });
+      const listed = await request(t.app).get(
+        `/biosamples?filter=${encodeURIComponent(`name.search:${tag} soil`)}&per_page=5`,
+      );
+      expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+      return [counted.body.n, listed.body.meta.count, listed.body.results.map((r: Doc) => r.id).sort()];
+    };
+    const rename = async (id: string, name: string) =>
+      expect(
+        (await run({ update: 'biosample_set', updates: [{ q: { id }, u: { $set: { name } } }] })).body,
+      ).toEqual({ ok: 1, n: 1, nModified: 1 });
+    expect(await counts()).toEqual([0, 0, []]);
+    await rename(bsmA.id, `${tag} soil A`);
+    expect(await counts()).toEqual([1, 1, [bsmA.id]]);
+    await rename(bsmB.id, `${tag} soil B`);
+    expect(await counts()).toEqual([2, 2, [bsmA.id, bsmB.id].sort()]);
+    await rename(bsmA.id, `${tag} water A`);
+    expect(await counts()).toEqual([1, 1, [bsmB.id]]);
+    const deleted = await run({ delete: 'biosample_set', deletes: [{ q: { id: bsmB.id }, limit: 1 }] });
+    expect(deleted.body).toEqual({ ok: 1, n: 1 });
+    expect(await counts()).toEqual([0, 0, []]);
+  });
+
   it('upserts a new valid record from q and u, and refuses an upsert whose record the schema refuses', async () => {
     const { studyA } = await seedGraph();
     const id = `nmdc:bsm-11-u${randomBytes(3).toString('hex')}`;

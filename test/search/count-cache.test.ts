@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
-import { CountCache } from '../../search/count-cache.ts';
+import { CountCache, MAX_NOTED } from '../../search/count-cache.ts';
+import { RecordWriter } from '../../search/writer.ts';
+import type { Doc } from '../../src/store/port.ts';
 
 describe('CountCache', () => {
   let dir: string;
@@ -172,5 +174,145 @@ describe('CountCache', () => {
     const counted = cache.count('biosample_set', other, async () => 6);
     expect(await declining).toBeUndefined();
     expect(await counted).toBe(6);
+  });
+
+  describe('following writes its writer notes', () => {
+    const writerFor = (cache: CountCache) => {
+      const writer = new RecordWriter(store, []);
+      writer.observe(cache);
+      return writer;
+    };
+    /** Writes (and deletes) through the checked path, as `/queries:run` does; true when made. */
+    const change = async (writer: RecordWriter, docs: Doc[], deletes: string[] = []) => {
+      const ids = [...docs.map((d) => String(d.id)), ...deletes];
+      const expected = await Promise.all(
+        ids.map(async (id) => ({
+          collection: 'biosample_set',
+          id,
+          doc: await store.getById('biosample_set', id),
+        })),
+      );
+      const result = await writer.writeIfUnchanged({
+        expected,
+        writes: docs.length > 0 ? [{ collection: 'biosample_set', docs }] : [],
+        deletes: deletes.map((id) => ({ collection: 'biosample_set', id })),
+      });
+      return result.changed < 0;
+    };
+
+    it('moves a kept count by the records a noted write changes, without counting again', async () => {
+      const cache = new CountCache(store);
+      const writer = writerFor(cache);
+      expect(await countSoil(cache)).toBe(1);
+      expect(await change(writer, [{ id: 'nmdc:bsm-11-b', name: 'Lake soil' }])).toBe(true);
+      expect(await countSoil(cache)).toBe(2);
+      expect(await change(writer, [{ id: 'nmdc:bsm-11-c', name: 'Forest soil' }], ['nmdc:bsm-11-a'])).toBe(
+        true,
+      );
+      expect(await countSoil(cache)).toBe(2);
+      expect(await change(writer, [{ id: 'nmdc:bsm-11-c', name: 'Forest litter' }])).toBe(true);
+      expect(await countSoil(cache)).toBe(1);
+      expect(computed).toBe(1);
+      expect(await store.count('biosample_set', filter)).toBe(1);
+    });
+
+    it('counts again when a write it was not told of, or a larger one, comes with the noted ones', async () => {
+      const cache = new CountCache(store);
+      const writer = writerFor(cache);
+      expect(await countSoil(cache)).toBe(1);
+      await store.upsertMany('biosample_set', [{ id: 'nmdc:bsm-11-d', name: 'Peat soil' }]);
+      await change(writer, [{ id: 'nmdc:bsm-11-b', name: 'Lake soil' }]);
+      expect(await countSoil(cache)).toBe(3);
+      expect(computed).toBe(2);
+      const many = Array.from({ length: MAX_NOTED + 1 }, (_, i) => ({
+        id: `nmdc:bsm-11-m${i}`,
+        name: 'Marsh soil',
+      }));
+      await change(writer, many);
+      expect(await countSoil(cache)).toBe(3 + MAX_NOTED + 1);
+      expect(computed).toBe(3);
+    });
+
+    it('takes no note for a change another process made to a noted record before the noted write', async () => {
+      const cache = new CountCache(store);
+      expect(await countSoil(cache)).toBe(1);
+      // Noted as a rename of 'Lake water' to 'Lake soil'; another process renames it otherwise first.
+      const noted = cache.note([
+        {
+          collection: 'biosample_set',
+          id: 'nmdc:bsm-11-b',
+          before: { id: 'nmdc:bsm-11-b', name: 'Lake water' },
+          after: { id: 'nmdc:bsm-11-b', name: 'Lake soil' },
+        },
+      ]);
+      const other = new SqliteDocumentStore({ file: path.join(dir, 'nmdc.sqlite') });
+      await other.upsertMany('biosample_set', [{ id: 'nmdc:bsm-11-b', name: 'Lake mud' }]);
+      await other.close();
+      expect(await countSoil(cache)).toBe(1);
+      expect(computed).toBe(2);
+      await noted.settle();
+      // The noted write, refused (the record changed), leaves nothing behind to match a later change.
+      const writer = writerFor(cache);
+      expect(await change(writer, [{ id: 'nmdc:bsm-11-b', name: 'Lake soil' }])).toBe(true);
+      expect(await countSoil(cache)).toBe(2);
+      expect(computed).toBe(2);
+    });
+
+    it('counts again when two noted writes change one record at once', async () => {
+      const cache = new CountCache(store);
+      expect(await countSoil(cache)).toBe(1);
+      const rename = (name: string) =>
+        cache.note([
+          {
+            collection: 'biosample_set',
+            id: 'nmdc:bsm-11-b',
+            before: { id: 'nmdc:bsm-11-b', name: 'Lake water' },
+            after: { id: 'nmdc:bsm-11-b', name },
+          },
+        ]);
+      const first = rename('Lake soil');
+      const second = rename('Lake soil');
+      await store.upsertMany('biosample_set', [{ id: 'nmdc:bsm-11-b', name: 'Lake soil' }]);
+      expect(await countSoil(cache)).toBe(2);
+      expect(computed).toBe(2);
+      await first.settle();
+      await second.settle();
+    });
+
+    it('keeps exact counts through a run of random noted writes (differential)', async () => {
+      const cache = new CountCache(store);
+      const writer = writerFor(cache);
+      const filters = [filter, { name: { $regex: '^Lake' } }, { depth: { $gte: 5 } }, {}];
+      const counts = () =>
+        Promise.all(
+          filters.map((f) =>
+            cache.count('biosample_set', f, async () => {
+              computed++;
+              return store.count('biosample_set', f);
+            }),
+          ),
+        );
+      let seed = 20261127;
+      const random = (n: number) => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return seed % n;
+      };
+      const names = ['Lake soil', 'Lake water', 'Soil core', 'Forest litter', 'Peat SOIL'];
+      await counts();
+      for (let step = 0; step < 120; step++) {
+        const id = `nmdc:bsm-11-r${random(12)}`;
+        const existing = await store.getById('biosample_set', id);
+        if (existing && random(4) === 0) await change(writer, [], [id]);
+        else {
+          const doc: Doc = { id, name: names[random(names.length)]! };
+          if (random(2) === 0) doc.depth = random(10);
+          await change(writer, [doc]);
+        }
+        const exact = await Promise.all(filters.map((f) => store.count('biosample_set', f)));
+        expect(await counts()).toEqual(exact);
+      }
+      // Every write was followed: the first counts were the only ones computed.
+      expect(computed).toBe(filters.length);
+    });
   });
 });

@@ -20,7 +20,7 @@ import type { AccessDirective, Doc, DocumentStore, ExecutionStats, Filter } from
 import { compileFilter } from '../../store/filter.ts';
 import type { SearchIndex } from '../../../search/port.ts';
 import { assertRegexLengths, conjunctsOf } from '../../../search/filter-predicates.ts';
-import { CountCache } from '../../../search/count-cache.ts';
+import { CountCache, type WriteNotes } from '../../../search/count-cache.ts';
 import { bodyTestOf, bodyTestSql, describeBodyTest, type BodyTest } from './body-prefilter.ts';
 import { SelectivityEstimator } from './estimates.ts';
 import {
@@ -78,6 +78,11 @@ export class QueryPlanner {
     // dropped on the next lookup after a write and the time bound is only a backstop; MongoDB
     // may also be written by other programs, past the change log.
     this.counts = new CountCache(store, store.engine === 'sqlite' ? 60_000 : 10_000);
+  }
+
+  /** Where a writer notes the records its small writes change, so cached counts follow them (`RecordWriter.observe`). */
+  get writeNotes(): WriteNotes {
+    return this.counts;
   }
 
   async find(collection: string, filter: Filter, options: PlannedFind = {}): Promise<Doc[]> {
