@@ -279,6 +279,26 @@ describe('CountCache', () => {
       await second.settle();
     });
 
+    it('answers a noted write made when the change log cannot be read, and counts again after it', async () => {
+      let failing = false;
+      const flaky = new Proxy(store, {
+        get(target, name, receiver) {
+          if (name === 'changesSince' && failing)
+            return async () => Promise.reject(new Error('disk I/O error'));
+          const value = Reflect.get(target, name, receiver) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const cache = new CountCache(flaky);
+      const writer = writerFor(cache);
+      expect(await countSoil(cache)).toBe(1);
+      failing = true;
+      expect(await change(writer, [{ id: 'nmdc:bsm-11-b', name: 'Lake soil' }])).toBe(true);
+      failing = false;
+      expect(await countSoil(cache)).toBe(2);
+      expect(computed).toBe(2);
+    });
+
     it('keeps exact counts through a run of random noted writes (differential)', async () => {
       const cache = new CountCache(store);
       const writer = writerFor(cache);
