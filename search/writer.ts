@@ -83,8 +83,13 @@ function notedChanges(
   const add = (collection: string, id: string, after: Doc | null): boolean => {
     const key = `${collection}\u0000${id}`;
     if (!known.has(key)) return false;
-    // As stored: the JSON text's value, without an `_id`.
-    const stored = after === null ? null : (JSON.parse(JSON.stringify(cleanDocs([after])[0])) as Doc);
+    let stored: Doc | null = null;
+    try {
+      // As stored: the JSON text's value, without an `_id`.
+      if (after !== null) stored = JSON.parse(JSON.stringify(cleanDocs([after])[0])) as Doc;
+    } catch {
+      return false; // a record the store refuses: it says why, not the note
+    }
     changes.push({ collection, id, before: known.get(key) ?? null, after: stored });
     return true;
   };
