@@ -112,7 +112,7 @@ export class RecordWriter {
     this.indexes = Array.isArray(indexes) ? indexes : [indexes];
   }
 
-  /** Tells `notes` of the records each small checked write (`writeIfUnchanged`, `readModifyWrite`) changes. */
+  /** Tells `notes` of the records each small checked write (`writeIfUnchanged`) changes. */
   observe(notes: WriteNotes): void {
     this.notes = notes;
   }
@@ -224,26 +224,9 @@ export class RecordWriter {
     keys: RecordKey[],
     decide: (current: Array<Doc | null>) => ReadModifyWriteDecision<T>,
   ): Promise<T> {
-    const noted: Array<{ settle(): Promise<void> }> = [];
-    try {
-      const value = await this.store.readModifyWrite(keys, (current) => {
-        const decision = decide(current);
-        // Noted inside the transaction, before its commit: the records read are those replaced.
-        if (this.notes) {
-          const expected = keys.map((k, i) => ({
-            collection: k.collection,
-            id: k.id,
-            doc: current[i] ?? null,
-          }));
-          noted.push(this.notes.note(notedChanges(expected, decision.writes, decision.deletes ?? [])));
-        }
-        return decision;
-      });
-      await this.afterWrite();
-      return value;
-    } finally {
-      for (const n of noted) await n.settle();
-    }
+    const value = await this.store.readModifyWrite(keys, decide);
+    await this.afterWrite();
+    return value;
   }
 
   /**
