@@ -60,7 +60,8 @@ interface Note {
   text: string | null;
 }
 
-const noteKey = (collection: string, id: string) => `${collection}\u0000${id}`;
+/** A record's key among the notes. */
+export const noteKey = (collection: string, id: string) => `${collection}\u0000${id}`;
 
 export class CountCache {
   private readonly counts = new Map<string, Entry>();
@@ -268,11 +269,10 @@ export class CountCache {
     }
     if (!exact) return undefined;
     const out: Array<{ before: Doc | null; after: Doc | null }> = [];
+    // Only a store that gives its records' stored text (the embedded one) can say a record is as noted.
+    if (!this.store.getTextById) return undefined;
     for (const { change, text } of found) {
-      const now = this.store.getTextById
-        ? await this.store.getTextById(collection, change.id)
-        : JSON.stringify(await this.store.getById(collection, change.id));
-      if ((now ?? null) !== text && !(now === 'null' && text === null)) return undefined;
+      if ((await this.store.getTextById(collection, change.id)) !== text) return undefined;
       out.push({ before: change.before, after: text === null ? null : (JSON.parse(text) as Doc) });
     }
     return out;

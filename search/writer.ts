@@ -16,7 +16,7 @@ import type {
   WriteResult,
 } from '../src/store/port.ts';
 import type { MaintainedIndex, PreparedAhead } from './port.ts';
-import { MAX_NOTED, type NotedChange, type WriteNotes } from './count-cache.ts';
+import { MAX_NOTED, noteKey, type NotedChange, type WriteNotes } from './count-cache.ts';
 import { catchUp } from './maintenance.ts';
 import { assertRegexLengths } from './filter-predicates.ts';
 import { keyedRecord } from '../src/store/record-keys.ts';
@@ -78,10 +78,10 @@ function notedChanges(
   writes: Array<{ collection: string; docs: Doc[] }>,
   deletes: RecordKey[],
 ): NotedChange[] {
-  const known = new Map(expected.map((e) => [`${e.collection}\u0000${e.id}`, e.doc]));
+  const known = new Map(expected.map((e) => [noteKey(e.collection, e.id), e.doc]));
   const changes: NotedChange[] = [];
   const add = (collection: string, id: string, after: Doc | null): boolean => {
-    const key = `${collection}\u0000${id}`;
+    const key = noteKey(collection, id);
     if (!known.has(key)) return false;
     let stored: Doc | null = null;
     try {
@@ -93,6 +93,7 @@ function notedChanges(
     changes.push({ collection, id, before: known.get(key) ?? null, after: stored });
     return true;
   };
+  // A write CountCache would not note is not normalised either (a submission's 10^5 records).
   if (deletes.length + writes.reduce((n, w) => n + w.docs.length, 0) > MAX_NOTED) return [];
   for (const d of deletes) if (!add(d.collection, d.id, null)) return [];
   for (const w of writes)
