@@ -21,6 +21,11 @@ export class Turns {
 
   async give(): Promise<void> {
     await nextTurn();
+    this.restart();
+  }
+
+  /** Starts a new stretch: the work has just waited (for a thread, say) and others had their turn. */
+  restart(): void {
     this.started = performance.now();
   }
 }

@@ -7,7 +7,8 @@
  * rather than the main thread's event loop.
  */
 import { parentPort } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openReadOnly } from '../../src/store/sqlite/read-only.ts';
 import type { Doc } from '../../src/store/port.ts';
 import { splitTexts } from '../../src/store/sqlite/joined-texts.ts';
 import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';
@@ -50,12 +51,8 @@ function connectionTo(file: string, cacheKib: number): NonNullable<typeof reader
     reader?.db?.close();
     let db: Database.Database | undefined;
     try {
-      // A lock is waited on for a moment only (better-sqlite3 waits 5 s by default): a file held
-      // locked for longer means the main thread looks the keys up.
-      db = new Database(file, { readonly: true, fileMustExist: true, timeout: 250 });
-      db.pragma(`cache_size = -${cacheKib}`);
-      // As the store's own connection: pages read through the OS page cache the process shares.
-      db.pragma('mmap_size = 1073741824');
+      // A file held locked for longer than a moment means the main thread looks the keys up.
+      db = openReadOnly(file, cacheKib);
       reader = { file, db, keys: keyReader(db) };
     } catch {
       db?.close();

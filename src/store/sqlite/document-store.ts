@@ -35,8 +35,9 @@ import {
 } from './attribute-index.ts';
 import { candidateIdSql, ConditionEstimates, ESTIMATE_CAP } from './attribute-plans.ts';
 import { sampleTexts, type SampleOptions } from './sampling.ts';
+import { ReadThreads } from './read-threads.ts';
 import { CHANGE_LOG_SCHEMA, ChangeLog } from './change-log.ts';
-import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
+import { isPause, matchesInIdOrder } from './id-order-scans.ts';
 import { countMatches, findPage, findPageWith } from './page-strategies.ts';
 import type { PageStrategy } from './page-queries.ts';
 import {
@@ -113,6 +114,11 @@ export interface SqliteStoreOptions {
   walkPrefixes?: WalkPrefixOptions;
   /** How the planner's samples are drawn: index entries per slice, each slice a turn (scaled to 5 ms). */
   sampling?: SampleOptions;
+  /**
+   * Threads that read a scan's larger statements off the event loop (read-threads.ts); default
+   * on for a store in a file, 0 for none.
+   */
+  readThreads?: number;
 }
 
 /**
@@ -153,6 +159,7 @@ export class SqliteDocumentStore implements DocumentStore {
     writesOnThread: 0,
     holdsFinished: 0,
     holdsAborted: 0,
+    readsOffLoop: 0,
   };
   private readonly statements: StatementCache;
   private readonly context: StoreContext;
@@ -192,6 +199,10 @@ export class SqliteDocumentStore implements DocumentStore {
       estimates: new ConditionEstimates(this.statements, keys),
       keys,
       checkpoints: new WalkCheckpoints(this.statements, this.counters),
+      readers:
+        this.db.memory || options.readThreads === 0
+          ? undefined
+          : new ReadThreads(this.db.name, options.readThreads),
     };
     keepWalkPrefixes(this.context, options.walkPrefixes);
     this.sampling = options.sampling;
@@ -336,7 +347,13 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /** About `size` records drawn evenly across the collection, as stored text (planner estimates). */
   async sampleTexts(collection: string, size: number): Promise<string[]> {
-    return sampleTexts(this.db, collection, recordCount(this.statements, collection), size, this.sampling);
+    return sampleTexts(
+      this.context,
+      collection,
+      recordCount(this.statements, collection),
+      size,
+      this.sampling,
+    );
   }
 
   /** The attribute index's view of a filter, for the planner's estimates. */
@@ -496,7 +513,7 @@ export class SqliteDocumentStore implements DocumentStore {
         .transaction((): string[] => {
           const victims: Doc[] = [];
           for (const doc of matchesInIdOrder(this.context, { collection, filter, chunkSize: CHUNK })) {
-            if (doc === PAUSE) continue; // inside a transaction: no turns
+            if (isPause(doc)) continue; // inside a transaction: no turns, every read here
             victims.push(doc);
             if (victims.length >= max) break;
           }
@@ -533,6 +550,7 @@ export class SqliteDocumentStore implements DocumentStore {
     clearInterval(this.sweepTimer);
     // Writes the thread has under way are waited for; it takes no more from here.
     await this.writeThread?.close();
+    await this.context.readers?.close();
     this.statements.clear();
     this.db.close();
     this.stateDb.close();

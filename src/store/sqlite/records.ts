@@ -63,12 +63,12 @@ export function bodyOf(statements: StatementCache, collection: string, id: strin
 /** Bodies of the records with these ids, in id order (missing ids are left out). */
 export function loadBodies(statements: StatementCache, collection: string, ids: string[]): Row[] {
   if (ids.length === 0) return [];
-  return statements
-    .get(
-      'SELECT id, body FROM docs WHERE collection = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id',
-    )
-    .all(collection, JSON.stringify(ids)) as Row[];
+  return statements.get(BODIES_OF_IDS).all(collection, JSON.stringify(ids)) as Row[];
 }
+
+/** The statement of `loadBodies`: a collection and a JSON array of ids. */
+export const BODIES_OF_IDS =
+  'SELECT id, body FROM docs WHERE collection = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id';
 
 /** Every record body of a collection in id order, `batchSize` at a time, with no statement left open between batches. */
 export async function* scanTexts(

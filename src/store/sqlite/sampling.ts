@@ -5,8 +5,10 @@
  * only the drawn rows' bodies, in slices of the index that take turns with other requests: a
  * million records on a cold file took more than 100 ms as one statement.
  */
-import type { Database } from 'better-sqlite3';
 import { nextTurn, PacedSize } from '../../turns.ts';
+import { readOnThread } from './read-threads.ts';
+import type { SqlParam } from './statement-cache.ts';
+import type { StoreContext } from './store-context.ts';
 
 /**
  * Time one slice of a draw should take, ms (`PacedSize`, from FIRST_SLICE index entries, between
@@ -24,43 +26,66 @@ export interface SampleOptions {
   slice?: number;
 }
 
-/** About `size` stored texts of `collection` (every one, in id order, when it holds no more than that). */
+/**
+ * About `size` stored texts of `collection` (every one, in id order, when it holds no more than
+ * that). Slices are read on the store's reading threads where it has them, at MAX_SLICE entries
+ * each (they hold no other request); else on its connection, paced.
+ */
 export async function sampleTexts(
-  db: Database,
+  ctx: StoreContext,
   collection: string,
   collectionSize: number,
   size: number,
   options: SampleOptions = {},
 ): Promise<string[]> {
-  const slice = new PacedSize(options.slice ?? FIRST_SLICE, SLICE_MS, MIN_SLICE, MAX_SLICE);
+  const slice = new PacedSize(
+    options.slice ?? (ctx.readers ? MAX_SLICE : FIRST_SLICE),
+    SLICE_MS,
+    MIN_SLICE,
+    MAX_SLICE,
+  );
   const whole = collectionSize <= size;
   const stride = whole ? 1 : Math.max(1, Math.floor(collectionSize / size));
   const most = whole ? Infinity : size * 2;
   const drawn = whole ? '' : ' AND abs(random() % ?) = 0';
   const drawParams = whole ? [] : [stride];
   const texts: string[] = [];
+  let onLoop = false;
+  const read = async (sql: string, params: SqlParam[]): Promise<unknown[]> => {
+    const rows = await readOnThread(ctx, sql, params, true);
+    onLoop = rows === undefined;
+    return (
+      rows ??
+      ctx.db
+        .prepare(sql)
+        .pluck()
+        .all(...params)
+    );
+  };
   /** The last id of the slices read; undefined before the first. */
   let after: string | undefined;
   for (;;) {
     const started = performance.now();
     const from = after === undefined ? '' : ' AND id > ?';
     const fromParams = after === undefined ? [] : [after];
-    const edge = db
-      .prepare(`SELECT id FROM docs WHERE collection = ?${from} ORDER BY id LIMIT 1 OFFSET ${slice.size - 1}`)
-      .pluck()
-      .get(collection, ...fromParams) as string | undefined;
+    const [edge] = (await read(
+      `SELECT id FROM docs WHERE collection = ?${from} ORDER BY id LIMIT 1 OFFSET ${slice.size - 1}`,
+      [collection, ...fromParams],
+    )) as Array<string | undefined>;
     const upTo = edge === undefined ? '' : ' AND id <= ?';
-    const rows = db
-      .prepare(`SELECT body FROM docs WHERE collection = ?${from}${upTo}${drawn} ORDER BY id`)
-      .pluck()
-      .all(collection, ...fromParams, ...(edge === undefined ? [] : [edge]), ...drawParams) as string[];
+    const rows = (await read(`SELECT body FROM docs WHERE collection = ?${from}${upTo}${drawn} ORDER BY id`, [
+      collection,
+      ...fromParams,
+      ...(edge === undefined ? [] : [edge]),
+      ...drawParams,
+    ])) as string[];
     for (const text of rows) {
       if (texts.length >= most) break;
       texts.push(text);
     }
     if (edge === undefined || texts.length >= most) return texts;
     after = edge;
-    if (options.slice === undefined) slice.took(performance.now() - started);
+    if (options.slice === undefined && onLoop) slice.took(performance.now() - started);
     await nextTurn();
   }
 }

@@ -25,7 +25,7 @@ import {
   type IndexValue,
 } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
-import { matchesInIdOrder, PAUSE } from './id-order-scans.ts';
+import { isPause, matchesInIdOrder } from './id-order-scans.ts';
 import { compareRows, rowAt, rowsFrom, rowsPast, type Row, type Walk } from './index-walk-rows.ts';
 import { isKept, lowerBound, PREFIX_ROWS, walkName, walkPrefixes, type WalkPrefix } from './walk-prefixes.ts';
 import type { Checkpoint } from './walk-checkpoints.ts';
@@ -243,7 +243,7 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery, committed: boolean): Do
       lazyNulls = (function* () {
         const chunkSize = Math.min(CHUNK, skip + limit + 1);
         for (const doc of matchesInIdOrder(ctx, { collection, filter, chunkSize })) {
-          if (doc === PAUSE || skipIds.has(doc.id) || !later(doc.id)) continue;
+          if (isPause(doc) || skipIds.has(doc.id) || !later(doc.id)) continue;
           walk.parsed.set(doc.id, doc);
           yield { id: doc.id, keys: [null, doc.id] };
         }

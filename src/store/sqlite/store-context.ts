@@ -8,6 +8,7 @@ import type { Doc } from '../port.ts';
 import type { AttributeKeys } from './attribute-index.ts';
 import type { ConditionEstimates } from './attribute-plans.ts';
 import type { PageStrategy } from './page-queries.ts';
+import type { ReadThreads } from './read-threads.ts';
 import type { StatementCache } from './statement-cache.ts';
 import type { WalkCheckpoints } from './walk-checkpoints.ts';
 
@@ -24,6 +25,8 @@ export interface SqliteStoreCounters {
   /** Atomic writes held open on the writing thread (`holdAtomically`) and then committed, or rolled back. */
   holdsFinished: number;
   holdsAborted: number;
+  /** Statements of scans run on a reading thread (read-threads.ts). */
+  readsOffLoop: number;
   /** How the last find read its page (unset before the first), for a planner's explain. */
   lastStrategy?: PageStrategy;
 }
@@ -37,6 +40,8 @@ export interface StoreContext {
   readonly keys: AttributeKeys;
   /** Rows sorted walks under a filter's conditions have found, by position. */
   readonly checkpoints: WalkCheckpoints;
+  /** Threads that run a scan's larger statements off the event loop; none for a store in memory. */
+  readonly readers?: ReadThreads;
 }
 
 export type Row = { id: string; body: string };

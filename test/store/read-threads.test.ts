@@ -1,0 +1,158 @@
+/**
+ * The embedded store's reading threads: a collection is read on them while it is cold (since the
+ * store opened, or after a slow statement on the loop) and for statements larger than a chunk,
+ * handing out the same records as its own connection; a thread that fails, or a scan inside a
+ * transaction, reads on the loop instead.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Doc, ExecutionStats, FindOptions } from '../../src/store/port.ts';
+import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
+import type { ReadThreads } from '../../src/store/sqlite/read-threads.ts';
+
+const C = 'biosample_set';
+const S = 'study_set';
+const docs: Doc[] = Array.from({ length: 3000 }, (_, i) => ({
+  id: `nmdc:bsm-11-${String(i).padStart(6, '0')}`,
+  name: `sample ${i}`,
+  ecosystem: i % 3 === 0 ? 'Soil' : 'Marine',
+}));
+const studies: Doc[] = Array.from({ length: 60 }, (_, i) => ({
+  id: `nmdc:sty-11-${String(i).padStart(3, '0')}`,
+}));
+/** A body-tested walk for a rare name: it crosses ranges of 256 to 2,048 records. */
+const rare = {
+  filter: { name: { $regex: '^sample 2999$' } },
+  access: {
+    path: 'id-walk' as const,
+    bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 2999%'] },
+  },
+};
+/** One that ends in the first range. */
+const broad = {
+  filter: { name: { $regex: 'sample 1' } },
+  access: {
+    path: 'id-walk' as const,
+    bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 1%'] },
+  },
+};
+
+const readersOf = (store: SqliteDocumentStore) =>
+  (store as unknown as { context: { readers?: ReadThreads } }).context.readers!;
+
+describe("the store's reading threads", () => {
+  let dir: string;
+  let file: string;
+  /** The same file, read on its connection only. */
+  let plain: SqliteDocumentStore;
+  const opened: SqliteDocumentStore[] = [];
+  const open = () => {
+    const store = new SqliteDocumentStore({ file, sweepIntervalMs: 0 });
+    opened.push(store);
+    return store;
+  };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-read-threads-'));
+    file = path.join(dir, 'nmdc.sqlite');
+    plain = new SqliteDocumentStore({ file, sweepIntervalMs: 0, readThreads: 0 });
+    await plain.upsertMany(C, docs);
+    await plain.upsertMany(S, studies);
+  });
+
+  afterAll(async () => {
+    for (const store of opened) await store.close();
+    await plain.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads a collection on its threads until a quick read finds it warm, then on the loop', async () => {
+    const store = open();
+    const warmth = readersOf(store).warmth;
+    expect(warmth.cold(C)).toBe(true);
+    const options: FindOptions[] = [
+      { limit: 25 },
+      { skip: 100, limit: 30 },
+      { afterId: docs[2000]!.id, limit: 5 },
+    ];
+    for (const o of options) expect(await store.find(C, {}, o)).toEqual(await plain.find(C, {}, o));
+    expect(store.counters.readsOffLoop).toBeGreaterThanOrEqual(1);
+    // Warm once a statement of 20 rows or more took under 3 ms on a thread: a few tries at most.
+    for (let i = 0; i < 10 && warmth.cold(C); i++) await store.find(C, {}, { limit: 25, skip: i * 25 });
+    expect(warmth.cold(C)).toBe(false);
+    // Another collection is still cold: it has not been read.
+    expect(warmth.cold(S)).toBe(true);
+    const before = store.counters.readsOffLoop;
+    expect(await store.find(C, { ecosystem: 'Soil' }, { limit: 25 })).toEqual(
+      await plain.find(C, { ecosystem: 'Soil' }, { limit: 25 }),
+    );
+    expect(store.counters.readsOffLoop).toBe(before);
+  });
+
+  it('walks ranges larger than a chunk on its threads, warm or not, with the same pages and counts', async () => {
+    const store = open();
+    for (let i = 0; i < 10 && readersOf(store).warmth.cold(C); i++) await store.find(C, {}, { limit: 25 });
+    expect(readersOf(store).warmth.cold(C)).toBe(false);
+    for (const { filter, access } of [rare, broad]) {
+      for (const o of [{ limit: 5 }, { skip: 3, limit: 40 }, {}] as FindOptions[]) {
+        const before = store.counters.readsOffLoop;
+        const stats: ExecutionStats = { docsExamined: 0, keysExamined: 0, docsParsed: 0 };
+        const expectedStats: ExecutionStats = { docsExamined: 0, keysExamined: 0, docsParsed: 0 };
+        const label = JSON.stringify({ filter, o });
+        expect(await store.find(C, filter, { ...o, access, stats }), label).toEqual(
+          await plain.find(C, filter, { ...o, access, stats: expectedStats }),
+        );
+        expect(stats, label).toEqual(expectedStats);
+        // The rare name is past the 1,024-record range: the 2,048 one is read on a thread. The
+        // broad name's pages end within 1,024 records, on the loop.
+        if (filter === rare.filter) expect(store.counters.readsOffLoop, label).toBeGreaterThan(before);
+        else if (o.limit !== undefined) expect(store.counters.readsOffLoop, label).toBe(before);
+      }
+    }
+  });
+
+  it('reads on the loop when a thread fails, and inside a transaction', async () => {
+    const store = open();
+    const readers = readersOf(store);
+    const all = readers.all.bind(readers);
+    readers.all = () => Promise.reject(new Error('the thread exited'));
+    try {
+      expect(readers.warmth.cold(C)).toBe(true);
+      expect(await store.find(C, rare.filter, { access: rare.access })).toEqual(
+        await plain.find(C, rare.filter, { access: rare.access }),
+      );
+      expect(await store.find(C, {}, { limit: 25 })).toEqual(await plain.find(C, {}, { limit: 25 }));
+      expect(await store.count(C, { ecosystem: 'Soil' })).toBe(1000);
+      expect(store.counters.readsOffLoop).toBe(0);
+    } finally {
+      readers.all = all;
+    }
+    // deleteMany scans inside its write transaction, where a scan cannot wait for a thread: the
+    // cold collection's records are read on the loop.
+    expect(readers.warmth.cold(S)).toBe(true);
+    const deleted = await store.deleteMany(S, { id: { $gte: studies[50]!.id } });
+    expect(deleted).toEqual(studies.slice(50).map((d) => d.id));
+    expect(store.counters.readsOffLoop).toBe(0);
+    expect(await plain.find(S, {})).toEqual(studies.slice(0, 50));
+  });
+
+  it('takes a collection as cold for a while after a slow statement on the loop, by collection', () => {
+    const store = open();
+    const { warmth } = readersOf(store);
+    warmth.tookOnThread(C, 1, 25);
+    warmth.tookOnThread(S, 1, 25);
+    expect([warmth.cold(C), warmth.cold(S)]).toEqual([false, false]);
+    // A quick read of one row or none says nothing.
+    warmth.tookOnThread('data_object_set', 0.1, 1);
+    expect(warmth.cold('data_object_set')).toBe(true);
+    warmth.tookOnLoop(C, 25);
+    expect(warmth.cold(C)).toBe(false);
+    warmth.tookOnLoop(C, 45);
+    expect([warmth.cold(C), warmth.cold(S)]).toEqual([true, false]);
+    // A quick read does not end a spell a slow statement began.
+    warmth.tookOnThread(C, 1, 25);
+    expect(warmth.cold(C)).toBe(true);
+  });
+});
