@@ -8,7 +8,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { openReadOnly } from '../../src/store/sqlite/read-only.ts';
+import { openReadOnly } from '../../src/store/sqlite/read-only.mjs';
 import type { Doc } from '../../src/store/port.ts';
 import { splitTexts } from '../../src/store/sqlite/joined-texts.ts';
 import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';

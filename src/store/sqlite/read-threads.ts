@@ -45,20 +45,21 @@ const CACHE_KIB = 16_384;
 const COLD_MS = 30;
 const COLD_SPELL_MS = 10_000;
 /**
- * A statement of no more than ON_LOOP_ROWS rows that read at least WARM_ROWS in less than
- * WARM_MS on a thread read a warm collection.
+ * A statement of no more than ON_LOOP_ROWS rows that found a record in less than this on a thread,
+ * ms, read a warm collection.
  */
 const WARM_MS = 3;
-const WARM_ROWS = 20;
 /** A thread idle this long is stopped, giving back its memory. */
 const IDLE_MS = 60_000;
 
 /**
  * Whether a collection's records are read from disk: a collection is taken as cold when the store
- * opens (a restart reads from disk) until a statement on a thread reads WARM_ROWS or more of it
- * within WARM_MS (one that finds a row or none says little), and for COLD_SPELL_MS after a
- * statement on the loop took longer than COLD_MS. By collection: the small ones are read at
- * start-up and warm long before a large one is.
+ * opens (a restart reads from disk) until a statement on a thread finds records of it within
+ * WARM_MS (one that finds none says nothing), and for COLD_SPELL_MS after a statement on the loop
+ * took longer than COLD_MS. By collection: the small ones are read at start-up and warm long
+ * before a large one is. Taking a cold collection as warm costs one slow statement on the loop,
+ * which begins a spell; taking a warm one as cold costs a thread's round trip on every statement,
+ * so a collection is let out of its opening spell on the first sign.
  */
 class Warmth {
   /** Until when each collection counts as cold (performance.now()); Infinity: since opening. */
@@ -73,7 +74,7 @@ class Warmth {
   }
 
   tookOnThread(collection: string, ms: number, rows: number): void {
-    if (this.coldUntil.get(collection) === undefined && ms < WARM_MS && rows >= WARM_ROWS)
+    if (this.coldUntil.get(collection) === undefined && ms < WARM_MS && rows > 0)
       this.coldUntil.set(collection, 0);
   }
 }
@@ -87,15 +88,10 @@ export class ReadThreads {
 
   constructor(file: string, count = THREADS) {
     this.threads = Array.from({ length: count }, (_, i) => ({
+      // Plain JavaScript: the thread needs none of the process's loaders (`--import tsx`).
       thread: new JobThread<Read, { rows: unknown[]; ms: number }>(
-        new URL('../../worker-boot.mjs', import.meta.url),
-        {
-          workerData: {
-            module: new URL('./read-worker.ts', import.meta.url).href,
-            file,
-            cacheKib: CACHE_KIB,
-          },
-        },
+        new URL('./read-worker.mjs', import.meta.url),
+        { execArgv: [], workerData: { file, cacheKib: CACHE_KIB } },
         `the store's reading thread ${i + 1}`,
         IDLE_MS,
       ),

@@ -1,0 +1,4 @@
+import type Database from 'better-sqlite3';
+
+/** A read-only connection to `file` for a thread of its own (read-only.mjs). */
+export function openReadOnly(file: string, cacheKib: number): Database.Database;
