@@ -15,7 +15,15 @@ import os from 'node:os';
 import { startServerProcess } from '../support/server-process.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { passwordToken, percentile } from '../support/embedded.ts';
-import { latencyLine, loadReadData, readPaths, runReads, warmReads } from '../support/read-workload.ts';
+import {
+  latencyByKind,
+  latencyLine,
+  slowBySecond,
+  loadReadData,
+  readPaths,
+  runReads,
+  warmReads,
+} from '../support/read-workload.ts';
 
 const flag = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -88,6 +96,9 @@ async function main(): Promise<void> {
       `pacing: request k is due k/${rate} s after the start; latency is from when it was due to its last byte (waits for a connection included)`,
       `requests: ${result.requests.total} sent, ${achieved.toFixed(0)} req/s achieved (mean ${result.requests.average.toFixed(0)}/s)`,
       `latency ms: ${latencyLine(result.latency)}`,
+      'latency ms by kind of request:',
+      ...latencyByKind(responses ?? []),
+      `responses over 100 ms by second of the run (when due): ${slowBySecond(responses ?? [], 100)}`,
       `statuses: ${JSON.stringify(Object.fromEntries(statuses))}`,
       `errors: ${result.errors}, timeouts: ${result.timeouts}, 5xx: ${fivexx}, non-2xx: ${result.non2xx}`,
       `server RSS MiB (all processes): before ${before.rss.toFixed(1)}, after ${after.rss.toFixed(1)} (${growth(before.rss, after.rss)}); ` +

@@ -82,6 +82,53 @@ export async function readPaths(url: string): Promise<string[]> {
   return paths;
 }
 
+/**
+ * The kind of a path of `readPaths`: its ids, numbers and searched names written as placeholders,
+ * so a run's latencies can be told apart by what was asked.
+ */
+export function pathKind(path: string): string {
+  return decodeURIComponent(path)
+    .replace(/nmdc:[a-z]+-[0-9a-z]+-[0-9a-z]+/g, '{id}')
+    .replace(/name\.search:(?!soil&)[^&]*/, 'name.search:{a name}')
+    .replace(/>\d+/g, '>{n}');
+}
+
+/** p50 and p99 of a run's responses by `pathKind`, slowest p99 first, one line each. */
+export function latencyByKind(responses: NonNullable<ReadRun['responses']>): string[] {
+  const byKind = new Map<string, number[]>();
+  for (const r of responses) {
+    const kind = pathKind(r.path ?? '');
+    const list = byKind.get(kind) ?? [];
+    list.push(r.ms);
+    byKind.set(kind, list);
+  }
+  return [...byKind]
+    .map(([kind, ms]) => ({ kind, n: ms.length, p50: percentile(ms, 50), p99: percentile(ms, 99) }))
+    .sort((a, b) => b.p99 - a.p99)
+    .map(
+      (k) =>
+        `  p50 ${k.p50.toFixed(1).padStart(6)}  p99 ${k.p99.toFixed(1).padStart(6)}  (${k.n})  ${k.kind}`,
+    );
+}
+
+/**
+ * How many responses took longer than `ms`, by the second of the run they were due in ("3s:120"),
+ * seconds with none left out: a backlog shows as a run of full seconds, a stall as one.
+ */
+export function slowBySecond(responses: NonNullable<ReadRun['responses']>, ms: number): string {
+  const bySecond = new Map<number, number>();
+  for (const r of responses)
+    if (r.ms > ms) {
+      const second = Math.floor((r.at - r.ms) / 1000);
+      bySecond.set(second, (bySecond.get(second) ?? 0) + 1);
+    }
+  if (bySecond.size === 0) return 'none';
+  return [...bySecond]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, n]) => `${s}s:${n}`)
+    .join(' ');
+}
+
 /** What a run measured: the figures of autocannon's result that the benches read. */
 export interface RunFigures {
   requests: { total: number; average: number };
