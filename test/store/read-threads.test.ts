@@ -79,8 +79,9 @@ describe("the store's reading threads", () => {
     ];
     for (const o of options) expect(await store.find(C, {}, o)).toEqual(await plain.find(C, {}, o));
     expect(store.counters.readsOffLoop).toBeGreaterThanOrEqual(1);
-    // Warm once a statement that found records took under 3 ms on a thread: a few tries at most.
-    for (let i = 0; i < 10 && warmth.cold(C); i++) await store.find(C, {}, { limit: 25, skip: i * 25 });
+    // Warm once quick statements (under 3 ms each) on a thread have read a thousand rows in a row.
+    for (let i = 0; i < 20 && warmth.cold(C); i++)
+      await store.find(C, {}, { limit: 500, skip: (i * 500) % 2500 });
     expect(warmth.cold(C)).toBe(false);
     // Another collection is still cold: it has not been read.
     expect(warmth.cold(S)).toBe(true);
@@ -93,7 +94,7 @@ describe("the store's reading threads", () => {
 
   it('walks ranges larger than a chunk on its threads, warm or not, with the same pages and counts', async () => {
     const store = open();
-    for (let i = 0; i < 10 && readersOf(store).warmth.cold(C); i++) await store.find(C, {}, { limit: 25 });
+    for (let i = 0; i < 20 && readersOf(store).warmth.cold(C); i++) await store.find(C, {}, { limit: 500 });
     expect(readersOf(store).warmth.cold(C)).toBe(false);
     for (const { filter, access } of [rare, broad]) {
       for (const o of [{ limit: 5 }, { skip: 3, limit: 40 }, {}] as FindOptions[]) {
@@ -138,21 +139,37 @@ describe("the store's reading threads", () => {
     expect(await plain.find(S, {})).toEqual(studies.slice(0, 50));
   });
 
-  it('takes a collection as cold for a while after a slow statement on the loop, by collection', () => {
+  it('takes a collection as warm after quick reads in a row, and as cold after a slow statement on the loop', () => {
     const store = open();
     const { warmth } = readersOf(store);
-    warmth.tookOnThread(C, 1, 25);
-    warmth.tookOnThread(S, 1, 25);
-    expect([warmth.cold(C), warmth.cold(S)]).toEqual([false, false]);
-    // A quick read that finds nothing says nothing.
-    warmth.tookOnThread('data_object_set', 0.1, 0);
+    warmth.tookOnThread(C, 1, 600);
+    warmth.tookOnThread(C, 0.5, 0);
+    warmth.tookOnThread(C, 1, 300);
+    expect(warmth.cold(C)).toBe(true);
+    // One that took a little longer (a busy machine) neither counts nor starts the count again.
+    warmth.tookOnThread(C, 5, 200);
+    expect(warmth.cold(C)).toBe(true);
+    // A slow one (the disk) starts it again.
+    warmth.tookOnThread(C, 40, 200);
+    warmth.tookOnThread(C, 1, 900);
+    expect(warmth.cold(C)).toBe(true);
+    warmth.tookOnThread(C, 1, 100);
+    expect(warmth.cold(C)).toBe(false);
+    // Or after 16 quick statements that found records, however few.
+    for (let i = 0; i < 15; i++) warmth.tookOnThread('data_object_set', 1, 5);
     expect(warmth.cold('data_object_set')).toBe(true);
+    warmth.tookOnThread('data_object_set', 1, 5);
+    expect(warmth.cold('data_object_set')).toBe(false);
+    // By collection.
+    expect(warmth.cold(S)).toBe(true);
+    warmth.tookOnThread(S, 2, 1000);
+    expect([warmth.cold(C), warmth.cold(S)]).toEqual([false, false]);
     warmth.tookOnLoop(C, 25);
     expect(warmth.cold(C)).toBe(false);
     warmth.tookOnLoop(C, 45);
     expect([warmth.cold(C), warmth.cold(S)]).toEqual([true, false]);
-    // A quick read does not end a spell a slow statement began.
-    warmth.tookOnThread(C, 1, 25);
+    // Quick reads do not end a spell a slow statement began.
+    warmth.tookOnThread(C, 1, 1000);
     expect(warmth.cold(C)).toBe(true);
   });
 });

@@ -45,25 +45,34 @@ const CACHE_KIB = 16_384;
 const COLD_MS = 30;
 const COLD_SPELL_MS = 10_000;
 /**
- * A statement of no more than ON_LOOP_ROWS rows that found a record in less than this on a thread,
- * ms, read a warm collection.
+ * A statement of no more than ON_LOOP_ROWS rows that took less than this on a thread, ms, was
+ * quick; one that took longer than COLD_MS was slow.
  */
 const WARM_MS = 3;
+/**
+ * Quick statements on threads one after another that show a collection warm: WARM_STATEMENTS
+ * that found records, or fewer that read WARM_ROWS.
+ */
+const WARM_STATEMENTS = 16;
+const WARM_ROWS = 1000;
 /** A thread idle this long is stopped, giving back its memory. */
 const IDLE_MS = 60_000;
 
 /**
- * Whether a collection's records are read from disk: a collection is taken as cold when the store
- * opens (a restart reads from disk) until a statement on a thread finds records of it within
- * WARM_MS (one that finds none says nothing), and for COLD_SPELL_MS after a statement on the loop
- * took longer than COLD_MS. By collection: the small ones are read at start-up and warm long
- * before a large one is. Taking a cold collection as warm costs one slow statement on the loop,
- * which begins a spell; taking a warm one as cold costs a thread's round trip on every statement,
- * so a collection is let out of its opening spell on the first sign.
+ * Whether a collection's records are read from disk. A collection is taken as cold when the store
+ * opens (a restart reads from disk), until quick statements on threads have found its records
+ * WARM_STATEMENTS times or read WARM_ROWS of them with no slow one between; and for COLD_SPELL_MS
+ * after a statement on the loop took longer than COLD_MS. By collection: the small ones are read
+ * at start-up and warm long before a large one is. Not on one quick statement: the pages a cold
+ * request has just read answer the next statement quickly (at 10^6 a listing's second statement
+ * was quick, and the search after it then held the loop 820 ms). Until then a warm collection
+ * pays a thread's round trip (0.13 ms) a statement.
  */
 class Warmth {
-  /** Until when each collection counts as cold (performance.now()); Infinity: since opening. */
+  /** Until when each collection counts as cold (performance.now()); none: since opening. */
   private readonly coldUntil = new Map<string, number>();
+  /** Statements and rows of quick statements in a row, of collections in their opening spell. */
+  private readonly quick = new Map<string, { statements: number; rows: number }>();
 
   cold(collection: string): boolean {
     return performance.now() < (this.coldUntil.get(collection) ?? Infinity);
@@ -74,8 +83,23 @@ class Warmth {
   }
 
   tookOnThread(collection: string, ms: number, rows: number): void {
-    if (this.coldUntil.get(collection) === undefined && ms < WARM_MS && rows > 0)
-      this.coldUntil.set(collection, 0);
+    if (this.coldUntil.has(collection)) return;
+    // Between quick and slow (a busy machine, say): neither.
+    if (ms >= WARM_MS && ms <= COLD_MS) return;
+    if (ms > COLD_MS) {
+      this.quick.delete(collection);
+      return;
+    }
+    if (rows === 0) return;
+    const q = this.quick.get(collection) ?? { statements: 0, rows: 0 };
+    q.statements++;
+    q.rows += rows;
+    if (q.statements < WARM_STATEMENTS && q.rows < WARM_ROWS) {
+      this.quick.set(collection, q);
+      return;
+    }
+    this.quick.delete(collection);
+    this.coldUntil.set(collection, 0);
   }
 }
 
