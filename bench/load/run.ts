@@ -80,6 +80,7 @@ async function main(): Promise<void> {
     // Warm-up, so that growth after it is what a leak would show.
     await warmReads(url, paths);
     const before = server.memory();
+    const cpuBefore = server.cpu();
     const started = performance.now();
     const submitted = submit > 0 ? submitDuring(url, submit, started) : undefined;
     const { result, statuses, achieved, responses } = await runReads(url, paths, {
@@ -89,6 +90,7 @@ async function main(): Promise<void> {
     });
     const applied = await submitted;
     const after = server.memory();
+    const cpuMs = (server.cpu() - cpuBefore) * 1000;
     const growth = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(1)}%`;
     const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
     const lines = [
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
       `pacing: request k is due k/${rate} s after the start; latency is from when it was due to its last byte (waits for a connection included)`,
       `requests: ${result.requests.total} sent, ${achieved.toFixed(0)} req/s achieved (mean ${result.requests.average.toFixed(0)}/s)`,
       `latency ms: ${latencyLine(result.latency)}`,
+      `server CPU (all processes and threads): ${(cpuMs / 1000).toFixed(1)} s, ${(cpuMs / result.requests.total).toFixed(2)} ms a request`,
       'latency ms by kind of request:',
       ...latencyByKind(responses ?? []),
       `responses over 100 ms by second of the run (when due): ${slowBySecond(responses ?? [], 100)}`,
