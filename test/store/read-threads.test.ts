@@ -17,7 +17,7 @@ const S = 'study_set';
 const docs: Doc[] = Array.from({ length: 3000 }, (_, i) => ({
   id: `nmdc:bsm-11-${String(i).padStart(6, '0')}`,
   name: `sample ${i}`,
-  ecosystem: i % 3 === 0 ? 'Soil' : 'Marine',
+  ecosystem_category: i % 3 === 0 ? 'Terrestrial' : 'Aquatic',
 }));
 const studies: Doc[] = Array.from({ length: 60 }, (_, i) => ({
   id: `nmdc:sty-11-${String(i).padStart(3, '0')}`,
@@ -86,8 +86,8 @@ describe("the store's reading threads", () => {
     // Another collection is still cold: it has not been read.
     expect(warmth.cold(S)).toBe(true);
     const before = store.counters.readsOffLoop;
-    expect(await store.find(C, { ecosystem: 'Soil' }, { limit: 25 })).toEqual(
-      await plain.find(C, { ecosystem: 'Soil' }, { limit: 25 }),
+    expect(await store.find(C, { ecosystem_category: 'Terrestrial' }, { limit: 25 })).toEqual(
+      await plain.find(C, { ecosystem_category: 'Terrestrial' }, { limit: 25 }),
     );
     expect(store.counters.readsOffLoop).toBe(before);
   });
@@ -114,6 +114,24 @@ describe("the store's reading threads", () => {
     }
   });
 
+  it("reads a cold collection's sorted walk ahead on a thread, with the same pages", async () => {
+    const store = open();
+    expect(readersOf(store).warmth.cold(C)).toBe(true);
+    const filter = { ecosystem_category: 'Terrestrial' };
+    for (const [skip, limit, direction] of [
+      [0, 25, 1],
+      [0, 25, -1],
+      [600, 30, 1],
+    ] as const) {
+      const options: FindOptions = { sort: [['name', direction]], skip, limit };
+      const before = { ...store.counters };
+      expect(await store.find(C, filter, options)).toEqual(await plain.find(C, filter, options));
+      expect(store.counters.sortedIndexWalks).toBe(before.sortedIndexWalks + 1);
+      // The walk's slices were read on a thread first (nothing else in a sorted walk is).
+      expect(store.counters.readsOffLoop, JSON.stringify(options)).toBeGreaterThan(before.readsOffLoop);
+    }
+  });
+
   it('reads on the loop when a thread fails, and inside a transaction', async () => {
     const store = open();
     const readers = readersOf(store);
@@ -125,7 +143,7 @@ describe("the store's reading threads", () => {
         await plain.find(C, rare.filter, { access: rare.access }),
       );
       expect(await store.find(C, {}, { limit: 25 })).toEqual(await plain.find(C, {}, { limit: 25 }));
-      expect(await store.count(C, { ecosystem: 'Soil' })).toBe(1000);
+      expect(await store.count(C, { ecosystem_category: 'Terrestrial' })).toBe(1000);
       expect(store.counters.readsOffLoop).toBe(0);
     } finally {
       readers.all = all;
