@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Doc, ExecutionStats, FindOptions } from '../../src/store/port.ts';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import type { ReadThreads } from '../../src/store/sqlite/read-threads.ts';
@@ -116,6 +116,8 @@ describe("the store's reading threads", () => {
 
   it("reads a cold collection's sorted walk ahead on a thread, with the same pages", async () => {
     const store = open();
+    // A slow statement on the loop begins a spell that nothing ends early.
+    readersOf(store).warmth.tookOnLoop(C, 1000);
     expect(readersOf(store).warmth.cold(C)).toBe(true);
     const filter = { ecosystem_category: 'Terrestrial' };
     for (const [skip, limit, direction] of [
@@ -130,6 +132,24 @@ describe("the store's reading threads", () => {
       // The walk's slices were read on a thread first (nothing else in a sorted walk is).
       expect(store.counters.readsOffLoop, JSON.stringify(options)).toBeGreaterThan(before.readsOffLoop);
     }
+  });
+
+  it('reads a few records at random places when a collection is first asked about, and takes it as warm when they are quick', async () => {
+    // One read of the probe that a busy machine makes slower than 3 ms gives up on it: a few
+    // stores, each probed once, for one whose probe ended the spell.
+    let warmed: SqliteDocumentStore | undefined;
+    for (let attempt = 0; attempt < 3 && !warmed; attempt++) {
+      const store = open();
+      const { warmth } = readersOf(store);
+      expect(warmth.cold(C)).toBe(true);
+      const until = Date.now() + 2000;
+      while (warmth.cold(C) && warmth.inOpeningSpell(C) && Date.now() < until)
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      if (!warmth.cold(C)) warmed = store;
+    }
+    expect(warmed).toBeDefined();
+    // Nothing of the collection read by a scan: the probe decided.
+    expect(warmed!.counters.readsOffLoop).toBe(0);
   });
 
   it('reads on the loop when a thread fails, and inside a transaction', async () => {
@@ -160,6 +180,8 @@ describe("the store's reading threads", () => {
   it('takes a collection as warm after quick reads in a row, and as cold after a slow statement on the loop', () => {
     const store = open();
     const { warmth } = readersOf(store);
+    // Cold from the first time it is asked about.
+    for (const c of [C, S, 'data_object_set']) expect(warmth.cold(c)).toBe(true);
     warmth.tookOnThread(C, 1, 600);
     warmth.tookOnThread(C, 0.5, 0);
     warmth.tookOnThread(C, 1, 300);
@@ -189,5 +211,26 @@ describe("the store's reading threads", () => {
     // Quick reads do not end a spell a slow statement began.
     warmth.tookOnThread(C, 1, 1000);
     expect(warmth.cold(C)).toBe(true);
+  });
+
+  it('ends a spell 10 s after it began, the first one too', () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    try {
+      const store = open();
+      const { warmth } = readersOf(store);
+      vi.advanceTimersByTime(60_000); // time since opening does not count, only since first asked
+      expect(warmth.cold(C)).toBe(true);
+      vi.advanceTimersByTime(9_900);
+      expect(warmth.cold(C)).toBe(true);
+      vi.advanceTimersByTime(200);
+      expect(warmth.cold(C)).toBe(false);
+      warmth.tookOnLoop(C, 45);
+      vi.advanceTimersByTime(9_900);
+      expect(warmth.cold(C)).toBe(true);
+      vi.advanceTimersByTime(200);
+      expect(warmth.cold(C)).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -59,52 +59,72 @@ const WARM_ROWS = 1000;
 const IDLE_MS = 60_000;
 
 /**
- * Whether a collection's records are read from disk. A collection is taken as cold when the store
- * opens (a restart reads from disk), until quick statements on threads have found its records
- * WARM_STATEMENTS times or read WARM_ROWS of them with no slow one between; and for COLD_SPELL_MS
- * after a statement on the loop took longer than COLD_MS. By collection: the small ones are read
- * at start-up and warm long before a large one is. Not on one quick statement: the pages a cold
- * request has just read answer the next statement quickly (at 10^6 a listing's second statement
- * was quick, and the search after it then held the loop 820 ms). Until then a warm collection
- * pays a thread's round trip (0.13 ms) a statement.
+ * Whether a collection's records are read from disk. A collection is taken as cold from the first
+ * time it is asked about since the store opened (a restart reads from disk), for COLD_SPELL_MS or
+ * until quick statements on threads have found its records WARM_STATEMENTS times or read WARM_ROWS
+ * of them with no slow one between, whichever comes first; and for COLD_SPELL_MS after a statement
+ * on the loop took longer than COLD_MS. By collection: the small ones are read at start-up and
+ * warm long before a large one is. Not on one quick statement: the pages a cold request has just
+ * read answer the next statement quickly (at 10^6 a listing's second statement was quick, and the
+ * search after it then held the loop 820 ms). Meanwhile a warm collection pays a thread's round
+ * trip (0.13 ms) a statement, and a sorted walk reads its slices twice; so when a collection is
+ * first asked about, a thread reads a few of its records at random places (`ReadThreads.probe`).
  */
 class Warmth {
-  /** Until when each collection counts as cold (performance.now()); none: since opening. */
+  /** Until when each collection counts as cold (performance.now()); none: not asked about yet. */
   private readonly coldUntil = new Map<string, number>();
-  /** Statements and rows of quick statements in a row, of collections in their opening spell. */
-  private readonly quick = new Map<string, { statements: number; rows: number }>();
+  /** Collections in their first spell, with their quick statements in a row and the rows these read. */
+  private readonly opening = new Map<string, { statements: number; rows: number }>();
+
+  /** @param probe starts reading a few of a collection's records on a thread, as evidence. */
+  constructor(private readonly probe: (collection: string) => void = () => undefined) {}
 
   cold(collection: string): boolean {
-    return performance.now() < (this.coldUntil.get(collection) ?? Infinity);
+    let until = this.coldUntil.get(collection);
+    if (until === undefined) {
+      until = performance.now() + COLD_SPELL_MS;
+      this.coldUntil.set(collection, until);
+      this.opening.set(collection, { statements: 0, rows: 0 });
+      this.probe(collection);
+    }
+    return performance.now() < until;
+  }
+
+  /** Ends a collection's first spell (`ReadThreads.probe` found it warm). */
+  shownWarm(collection: string): void {
+    if (!this.opening.delete(collection)) return;
+    this.coldUntil.set(collection, 0);
+  }
+
+  /** True while a collection is in its first spell and no evidence has ended it. */
+  inOpeningSpell(collection: string): boolean {
+    return this.opening.has(collection);
   }
 
   tookOnLoop(collection: string, ms: number): void {
-    if (ms > COLD_MS) this.coldUntil.set(collection, performance.now() + COLD_SPELL_MS);
+    if (ms <= COLD_MS) return;
+    this.coldUntil.set(collection, performance.now() + COLD_SPELL_MS);
+    this.opening.delete(collection);
   }
 
   tookOnThread(collection: string, ms: number, rows: number): void {
-    if (this.coldUntil.has(collection)) return;
+    const q = this.opening.get(collection);
     // Between quick and slow (a busy machine, say): neither.
-    if (ms >= WARM_MS && ms <= COLD_MS) return;
+    if (!q || (ms >= WARM_MS && ms <= COLD_MS)) return;
     if (ms > COLD_MS) {
-      this.quick.delete(collection);
+      q.statements = q.rows = 0;
       return;
     }
     if (rows === 0) return;
-    const q = this.quick.get(collection) ?? { statements: 0, rows: 0 };
     q.statements++;
     q.rows += rows;
-    if (q.statements < WARM_STATEMENTS && q.rows < WARM_ROWS) {
-      this.quick.set(collection, q);
-      return;
-    }
-    this.quick.delete(collection);
-    this.coldUntil.set(collection, 0);
+    if (q.statements < WARM_STATEMENTS && q.rows < WARM_ROWS) return;
+    this.shownWarm(collection);
   }
 }
 
 export class ReadThreads {
-  readonly warmth = new Warmth();
+  readonly warmth = new Warmth((collection) => void this.probe(collection));
   private readonly threads: Array<{
     thread: JobThread<Read, { rows: unknown[]; ms: number }>;
     pending: number;
@@ -130,14 +150,53 @@ export class ReadThreads {
     pluck = false,
     of?: { collection: string; reads: number },
   ): Promise<unknown[]> {
+    const { rows, ms } = await this.timed(sql, params, pluck);
+    if (of && of.reads <= ON_LOOP_ROWS) this.warmth.tookOnThread(of.collection, ms, rows.length);
+    return rows;
+  }
+
+  /** The rows of a read-only statement and the time it took on its thread, ms. */
+  private async timed(
+    sql: string,
+    params: SqlParam[],
+    pluck: boolean,
+  ): Promise<{ rows: unknown[]; ms: number }> {
     const t = this.threads.reduce((a, b) => (b.pending < a.pending ? b : a));
     t.pending++;
     try {
-      const { rows, ms } = await t.thread.run({ sql, params, pluck });
-      if (of && of.reads <= ON_LOOP_ROWS) this.warmth.tookOnThread(of.collection, ms, rows.length);
-      return rows;
+      return await t.thread.run({ sql, params, pluck });
     } finally {
       t.pending--;
+    }
+  }
+
+  /**
+   * Reads one record in each of WARM_STATEMENTS windows of 64 rows at random places of the
+   * records' table while `collection` is in its first spell, and ends the spell when every read
+   * was quick and at least half found a record of it: on a file the OS
+   * holds that takes milliseconds, before the requests that found the collection cold have paid
+   * much for it (a first filtered sorted page at 10^5: 35-38 ms with its slices read twice, 20 ms
+   * without). One read that is not quick ends the probe with no evidence: on a cold file a page
+   * takes 1-3 ms, and pages the OS read ahead would make some reads quick.
+   */
+  private async probe(collection: string): Promise<void> {
+    try {
+      const [last] = (await this.all('SELECT max(rowid) FROM docs', [], true)) as Array<number | null>;
+      if (!last) return;
+      let found = 0;
+      for (let i = 0; i < WARM_STATEMENTS; i++) {
+        const from = 1 + Math.floor(Math.random() * last);
+        const { rows, ms } = await this.timed(
+          'SELECT length(body) FROM docs WHERE rowid BETWEEN ? AND ? AND collection = ? LIMIT 1',
+          [from, from + 63, collection],
+          true,
+        );
+        if (ms >= WARM_MS || !this.warmth.inOpeningSpell(collection)) return;
+        found += rows.length;
+      }
+      if (found >= WARM_STATEMENTS / 2) this.warmth.shownWarm(collection);
+    } catch {
+      // no evidence: the collection's own reads decide
     }
   }
 

@@ -182,9 +182,11 @@ export class WalkPrefixes {
     if (p && (p.complete || p.full)) return;
     const through = p?.through;
     const bound = this.boundStatement(w, through);
-    const [upTo] = (await readOnThread(w.ctx, bound.sql, bound.params, true)) ?? [];
+    // Both count as evidence of the collection's warmth (`of`), a slice being a few milliseconds warm.
+    const of = { collection: w.collection, reads: 0 };
+    const [upTo] = (await readOnThread(w.ctx, bound.sql, bound.params, true, of)) ?? [];
     const rows = this.rowsStatement(w, through, upTo as IndexValue | undefined, this.mostRows(p));
-    await readOnThread(w.ctx, rows.sql, rows.params);
+    await readOnThread(w.ctx, rows.sql, rows.params, false, of);
   }
 
   /** The statement of the value about SLICE index entries after `through` (from the start when undefined). */
