@@ -6,10 +6,10 @@
  * 60-371 ms, each statement holding every other request that long.
  *
  * Scans are generators (id-order-scans.ts): a scan yields an `OffLoopRead`, its driver runs it on
- * a thread (`run`) and resumes the scan, which finds the rows there. Which statements go to a
- * thread: see `scanRows`. A driver that cannot wait
- * (inside a transaction) passes it over, and the scan reads on its own connection, as it does when
- * a thread fails.
+ * a thread (`run`) and resumes the scan, which finds the rows there. A driver that cannot wait
+ * (inside a transaction) passes it over, and the scan reads on its own connection, as it does
+ * when a thread fails. Which statements go to a thread: `scanRows`; when a collection counts as
+ * cold: `Warmth`. Sorted walks read their slices ahead on a thread (walk-prefixes.ts).
  */
 import os from 'node:os';
 import { JobThread } from '../../job-thread.ts';

@@ -156,7 +156,7 @@ export class WalkPrefixes {
       // A cold collection: a reading thread reads the next slice first, so that the one read
       // here (in this snapshot, for the kept rows) finds its pages in the OS cache; one a turn.
       const cold = w.ctx.readers?.warmth.cold(w.collection) ?? false;
-      if (cold) await this.readAhead(w);
+      if (cold) await this.readAhead(w, enough);
       const more = db.transaction(() => {
         const p = this.of(w);
         const start = performance.now();
@@ -177,9 +177,11 @@ export class WalkPrefixes {
    * thread, their rows dropped. Their pages are then in the OS cache for `readSlice`: at 10^6 on
    * a cold file a slice under a filter's conditions held the loop 59-86 ms.
    */
-  private async readAhead(w: Walk): Promise<void> {
+  private async readAhead(w: Walk, enough: (p: WalkPrefix) => boolean): Promise<void> {
     const p = this.kept.get(walkName(w));
-    if (p && (p.complete || p.full)) return;
+    // Rows kept already (perhaps before writes the transaction will catch them up with) that hold
+    // the page, or all there are: nothing to read ahead.
+    if (p && (p.complete || p.full || enough(p))) return;
     const through = p?.through;
     const bound = this.boundStatement(w, through);
     // Both count as evidence of the collection's warmth (`of`), a slice being a few milliseconds warm.
