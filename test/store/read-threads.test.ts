@@ -152,6 +152,14 @@ describe("the store's reading threads", () => {
     expect(warmed!.counters.readsOffLoop).toBe(0);
   });
 
+  it('starts no thread once the store is closed (a probe under way would hold the file open)', async () => {
+    const store = new SqliteDocumentStore({ file, sweepIntervalMs: 0 });
+    const readers = readersOf(store);
+    expect(readers.warmth.cold(C)).toBe(true); // starts a probe
+    await store.close();
+    await expect(readers.all('SELECT count(*) FROM docs', [], true)).rejects.toThrow('the store is closed');
+  });
+
   it('reads on the loop when a thread fails, and inside a transaction', async () => {
     const store = open();
     const readers = readersOf(store);

@@ -124,6 +124,7 @@ class Warmth {
 }
 
 export class ReadThreads {
+  private closed = false;
   readonly warmth = new Warmth((collection) => void this.probe(collection));
   private readonly threads: Array<{
     thread: JobThread<Read, { rows: unknown[]; ms: number }>;
@@ -161,6 +162,8 @@ export class ReadThreads {
     params: SqlParam[],
     pluck: boolean,
   ): Promise<{ rows: unknown[]; ms: number }> {
+    // A read after close (a probe under way) would start a thread again, holding the file open.
+    if (this.closed) throw new Error('the store is closed');
     const t = this.threads.reduce((a, b) => (b.pending < a.pending ? b : a));
     t.pending++;
     try {
@@ -201,6 +204,7 @@ export class ReadThreads {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all(this.threads.map((t) => t.thread.close()));
   }
 }
