@@ -14,3 +14,17 @@ export class JsonText {
     return JSON.parse(this.text);
   }
 }
+
+/**
+ * A stored record carried as its stored text, with its id: the embedded store keeps every record
+ * as exactly its `JSON.stringify`, so a page answered whole is read and written without parsing
+ * (`FindOptions.asText`).
+ */
+export class RecordText extends JsonText {
+  constructor(
+    readonly id: string,
+    text: string,
+  ) {
+    super(text);
+  }
+}

@@ -8,7 +8,8 @@
  * `res.json` not replaced, e.g. by the response validator) is written here with the same status
  * line, headers in the same order and the same body, as one string; anything else goes to
  * `res.json`, which stays the canonical answer. A value at hand as its JSON text (a record as the
- * store keeps it) is written as it is, unparsed (`answerJsonText`).
+ * store keeps it) is written as it is, unparsed (`answerJsonText`), and so are the JsonTexts in a
+ * plain answer (`answerLargeJson`: a page of records read as their stored texts).
  */
 import express, { type Response } from 'express';
 import { JsonText } from '../json-text.ts';
@@ -142,15 +143,18 @@ export async function jsonPiecesInTurns(value: unknown): Promise<string[]> {
 }
 
 /**
- * Answers `value` as `answerJson` does; one holding more than LARGE_ANSWER_ELEMENTS array
+ * Answers `value` as `answerJson` does, with its JsonTexts written as they are when the answer is
+ * plain (parsed first for `res.json` otherwise: the response validator reads the value); one holding more than LARGE_ANSWER_ELEMENTS array
  * elements (a page of records, a cursor's batch) or more than PIECE_CHARS of JsonText is made and
  * written in turns, a piece at a time, with the same status, headers and body (it is not checked
  * against the contract on the way out, where responses are). JsonTexts are written as they are.
  */
 export async function answerLargeJson(res: Response, value: unknown): Promise<void> {
   const { elements, textChars } = sizeOf(value);
-  if ((elements < LARGE_ANSWER_ELEMENTS && textChars < PIECE_CHARS) || !largeAnswerable(res))
-    return answerJson(res, textChars > 0 ? withTextsParsed(value) : value);
+  const large = elements >= LARGE_ANSWER_ELEMENTS || textChars >= PIECE_CHARS;
+  // A small answer holding texts is written with them as they are, unless its JSON is checked.
+  if (!large && textChars > 0 && plain(res)) return write(res, (await jsonPiecesInTurns(value)).join(''));
+  if (!large || !largeAnswerable(res)) return answerJson(res, textChars > 0 ? withTextsParsed(value) : value);
   const pieces = await jsonPiecesInTurns(value);
   let bytes = 0;
   for (const piece of pieces) bytes += Buffer.byteLength(piece);

@@ -7,6 +7,7 @@ import type { QueryPlanner } from '../query/planner/planner.ts';
 import { sortKeyOf } from '../store/ordering.ts';
 import type { Doc, Filter, Sort } from '../store/port.ts';
 import { compileProjection } from '../store/projection.ts';
+import type { RecordText } from '../json-text.ts';
 
 /** A record found by id: parsed, or as its JSON text (`JSON.stringify` of the record). */
 export type FoundRecord = { collection: string } & ({ doc: Doc } | { text: string });
@@ -22,8 +23,8 @@ export interface ReadPage {
 }
 
 /** A sorted page with the sort keys of its records, from which the next page can start. */
-export interface SortedPage {
-  docs: Doc[];
+export interface SortedPage<R = Doc> {
+  docs: R[];
   /**
    * Per record of `docs`: its sort keys with the id tie-breaker (one collection only), or null
    * when a key is not a plain null, string or number (the next page then skips to its place).
@@ -75,14 +76,49 @@ export class CollectionsReader {
   }
 
   /**
+   * As `find`, for records answered whole and read no further than their `id`: a page of one
+   * collection in id order, without a projection, may come as the records' stored texts
+   * (FindOptions.asText), which are answered without being parsed or serialised again.
+   */
+  async findWhole(collections: string[], filter: Filter, page: ReadPage): Promise<Array<Doc | RecordText>> {
+    if (collections.length !== 1 || page.projection !== undefined || page.sort?.length) {
+      return this.find(collections, filter, page);
+    }
+    // The store hands out RecordText for `asText` (typed as records for its scans' drivers).
+    return this.planner.find(collections[0]!, filter, {
+      ...page,
+      sort: undefined,
+      after: undefined,
+      asText: true,
+    });
+  }
+
+  /**
    * Like `find`, with the sort keys of each record when one collection is read in a sort order,
    * so that the next page can start after the last record instead of skipping to it (`after`).
    */
-  async findSorted(collections: string[], filter: Filter, page: ReadPage): Promise<SortedPage> {
+  async findSorted(collections: string[], filter: Filter, page: ReadPage): Promise<SortedPage>;
+  /** `whole`: the records are answered whole, and a page in id order may be stored texts (findWhole). */
+  async findSorted(
+    collections: string[],
+    filter: Filter,
+    page: ReadPage,
+    whole: true,
+  ): Promise<SortedPage<Doc | RecordText>>;
+  async findSorted(
+    collections: string[],
+    filter: Filter,
+    page: ReadPage,
+    whole = false,
+  ): Promise<SortedPage<Doc | RecordText>> {
     const sort = withIdTieBreaker(page.sort);
     if (!sort || collections.length !== 1) {
       const { after: _after, ...rest } = page;
-      return { docs: await this.find(collections, filter, rest) };
+      return {
+        docs: await (whole
+          ? this.findWhole(collections, filter, rest)
+          : this.find(collections, filter, rest)),
+      };
     }
     // The sort paths are read with the projection, and dropped after the keys are taken.
     const { projection } = page;

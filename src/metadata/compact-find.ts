@@ -8,6 +8,7 @@ import { closestNames, unknownFieldPath } from '../schema/field-paths.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';
 import type { CollectionsReader } from './collections-reader.ts';
+import type { RecordText } from '../json-text.ts';
 import { CONTINUATION_TTL_SECONDS, loadContinuation, saveContinuation } from './paging-state.ts';
 
 /** Page-based access may skip at most this many records; beyond it callers use cursors. */
@@ -36,7 +37,8 @@ export interface FindResponse {
     next_cursor?: string | null;
     fields?: string;
   };
-  results: Doc[];
+  /** Records in id order and whole may be their stored texts (CollectionsReader.findWhole). */
+  results: Array<Doc | RecordText>;
   group_by: unknown[];
 }
 
@@ -134,7 +136,7 @@ export class CompactFind {
       );
     }
     const [results, count] = await Promise.all([
-      this.reader.find(collections, filter, { sort, projection, skip, limit: params.per_page }),
+      this.reader.findWhole(collections, filter, { sort, projection, skip, limit: params.per_page }),
       this.reader.count(collections, filter),
     ]);
     return this.response(filter, sort, params.fields, count, started, results, {
@@ -168,14 +170,19 @@ export class CompactFind {
     }
     const projection = parseFieldList(state.fields ?? undefined);
     // One record beyond the page tells whether another page exists.
-    const { docs: batch, keys } = await this.reader.findSorted(collections, state.filter, {
-      sort: state.sort ?? undefined,
-      projection,
-      ...(state.sort
-        ? { skip: state.offset, after: state.lastKeys ?? undefined }
-        : { afterId: state.lastId ?? undefined }),
-      limit: state.perPage + 1,
-    });
+    const { docs: batch, keys } = await this.reader.findSorted(
+      collections,
+      state.filter,
+      {
+        sort: state.sort ?? undefined,
+        projection,
+        ...(state.sort
+          ? { skip: state.offset, after: state.lastKeys ?? undefined }
+          : { afterId: state.lastId ?? undefined }),
+        limit: state.perPage + 1,
+      },
+      true,
+    );
     const results = batch.slice(0, state.perPage);
     let nextCursor: string | null = null;
     if (batch.length > state.perPage) {
@@ -207,7 +214,7 @@ export class CompactFind {
     fields: string | undefined,
     count: number,
     started: number,
-    results: Doc[],
+    results: Array<Doc | RecordText>,
     paging: { page: number | null; per_page: number; next_cursor?: string | null },
   ): FindResponse {
     return {

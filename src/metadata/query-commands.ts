@@ -19,9 +19,9 @@ import {
 } from './paging-state.ts';
 import { AggregationRunner, checkPipeline, type StoredTexts } from './aggregation.ts';
 import type { PipelineProcesses } from './pipeline-processes.ts';
-import { shownRecord } from '../store/record-keys.ts';
+import { shownRecord, shownStored } from '../store/record-keys.ts';
 import { Turns } from '../turns.ts';
-import { JsonText } from '../json-text.ts';
+import { JsonText, RecordText } from '../json-text.ts';
 import type { WriteCommands, WriteOptions } from './write-commands.ts';
 import { deleteStatementsOf, updateStatementsOf } from './write-statements.ts';
 
@@ -245,6 +245,10 @@ function parseSort(sort: unknown): Sort | null {
   });
 }
 
+/** A record read whole, parsed when it came as its stored text. */
+const parsedRecord = (record: Doc | RecordText): Doc =>
+  record instanceof RecordText ? (JSON.parse(record.text) as Doc) : record;
+
 function dropFields(doc: Doc, fields: string[]): Doc {
   const copy = structuredClone(doc);
   for (const path of fields) {
@@ -438,7 +442,7 @@ export class QueryCommands {
     state: QueryCursorState,
     want: number,
   ): Promise<{ batch: Batch; more: boolean; lastKeys: unknown[] | null; lastId: string | null }> {
-    const docs: Doc[] = [];
+    const docs: Array<Doc | RecordText> = [];
     const texts: string[] = [];
     let chars = 0;
     let lastKeys = state.lastKeys ?? null;
@@ -452,20 +456,27 @@ export class QueryCommands {
       lastId,
     });
     for (;;) {
-      const found = await this.reader.findSorted([state.collection], state.filter, {
-        sort: state.sort ?? undefined,
-        projection: state.projection ?? undefined,
-        ...(state.sort
-          ? { skip: state.offset + docs.length, after: lastKeys ?? undefined }
-          : { afterId: lastId ?? undefined }),
-        limit: step + 1,
-      });
+      const found = await this.reader.findSorted(
+        [state.collection],
+        state.filter,
+        {
+          sort: state.sort ?? undefined,
+          projection: state.projection ?? undefined,
+          ...(state.sort
+            ? { skip: state.offset + docs.length, after: lastKeys ?? undefined }
+            : { afterId: lastId ?? undefined }),
+          limit: step + 1,
+        },
+        true,
+      );
       const taking = Math.min(step, found.docs.length);
       for (let i = 0; i < taking; i++) {
         if (turns.due()) await turns.give();
         const stored = found.docs[i]!;
-        const doc = shownRecord(state.collection, state.exclude ? dropFields(stored, state.exclude) : stored);
-        const text = JSON.stringify(doc);
+        const doc = state.exclude
+          ? shownRecord(state.collection, dropFields(parsedRecord(stored), state.exclude))
+          : shownStored(state.collection, stored);
+        const text = doc instanceof RecordText ? doc.text : JSON.stringify(doc);
         if (docs.length > 0 && chars + text.length > BATCH_CHARS) return answer(true);
         docs.push(doc);
         texts.push(text);

@@ -64,7 +64,9 @@ export function metadataRouter(deps: Services): express.Router {
     ['/activities', PLANNED_PROCESS_COLLECTIONS, 'activity_id'],
   ];
   for (const [path, collections, idParam] of findRoutes) {
-    router.get(path, async (req, res) => answerJson(res, await finds.find(collections, compactParams(req))));
+    router.get(path, async (req, res) =>
+      answerLargeJson(res, await finds.find(collections, compactParams(req))),
+    );
     router.get(`${path}/:${idParam}`, async (req, res) => {
       const found = await reader.getRecordById(collections, String(req.params[idParam]));
       if (!found) throw new NotFound();

@@ -10,7 +10,8 @@ import type { Doc, StateStore } from '../store/port.ts';
 import type { CollectionsReader, FoundRecord } from './collections-reader.ts';
 import { tokenPage, type TokenPage } from './token-pages.ts';
 import { largerPageInstead } from './paging-state.ts';
-import { shownRecord } from '../store/record-keys.ts';
+import { isStoreKey, shownRecord, shownStored } from '../store/record-keys.ts';
+import type { RecordText } from '../json-text.ts';
 
 export interface ListParams {
   filter?: string;
@@ -33,8 +34,7 @@ export function checkCollectionName(name: string): void {
  */
 function shown(found: FoundRecord, id: string): FoundRecord {
   if ('doc' in found) return { collection: found.collection, doc: shownRecord(found.collection, found.doc) };
-  const probe = { id };
-  if (shownRecord(found.collection, probe) === probe) return found;
+  if (!isStoreKey(found.collection, id)) return found;
   return { collection: found.collection, doc: shownRecord(found.collection, JSON.parse(found.text) as Doc) };
 }
 
@@ -44,16 +44,17 @@ export class SchemaEndpoints {
     private readonly state: StateStore,
   ) {}
 
-  async list(collection: string, params: ListParams): Promise<TokenPage> {
+  /** A page of the listing; records answered whole may be their stored texts (RecordText). */
+  async list(collection: string, params: ListParams): Promise<TokenPage<Doc | RecordText>> {
     checkCollectionName(collection);
     const page = await tokenPage(
       this.state,
       collection,
       { ...params, filter: () => parseJsonFilter(params.filter) },
-      (filter, page) => this.reader.find([collection], filter, page),
+      (filter, page) => this.reader.findWhole([collection], filter, page),
       largerPageInstead(collection),
     );
-    return { ...page, resources: page.resources.map((doc) => shownRecord(collection, doc)) };
+    return { ...page, resources: page.resources.map((record) => shownStored(collection, record)) };
   }
 
   /** The record, whole (as JSON text when the store gives it) or with the fields asked for. */

@@ -23,14 +23,17 @@ export interface TokenPageParams {
   page_token?: string;
 }
 
-/** Reads records matching `filter` in id order, after `afterId`, at most `limit`. */
-export type IdOrderedSource = (
+/**
+ * Reads records matching `filter` in id order, after `afterId`, at most `limit`: parsed, or (a
+ * page answered whole) as RecordText.
+ */
+export type IdOrderedSource<R extends { id: string } = Doc> = (
   filter: Filter,
   page: { projection?: string[]; afterId?: string; limit?: number },
-) => Promise<Doc[]>;
+) => Promise<R[]>;
 
-export interface TokenPage {
-  resources: Doc[];
+export interface TokenPage<R extends { id: string } = Doc> {
+  resources: R[];
   next_page_token?: string;
 }
 
@@ -46,13 +49,13 @@ interface PageTokenState {
  * One page of a listing. `instead` is what a refusal of a too large page suggests (paging with
  * `next_page_token` when not given).
  */
-export async function tokenPage(
+export async function tokenPage<R extends { id: string } = Doc>(
   state: StateStore,
   scope: string,
   params: TokenPageParams,
-  read: IdOrderedSource,
+  read: IdOrderedSource<R>,
   instead?: string,
-): Promise<TokenPage> {
+): Promise<TokenPage<R>> {
   checkMaxPageSize(params.max_page_size, instead);
   let filter: Filter;
   let projectionText: string | undefined;

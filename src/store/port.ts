@@ -39,6 +39,13 @@ export interface FindOptions {
   access?: AccessDirective;
   /** Filled in by adapters that count their work (the planner's `executionStats`). */
   stats?: ExecutionStats;
+  /**
+   * For a caller that answers the records whole and reads nothing of them but `id`: without a
+   * projection or sort, an adapter that keeps records as their JSON text may hand them out as
+   * `RecordText` (src/json-text.ts), read and not parsed (unless its filter needs them parsed).
+   * The others answer parsed records as ever.
+   */
+  asText?: boolean;
 }
 
 /**

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
 import type { Doc, RecordKey } from './port.ts';
+import { RecordText } from '../json-text.ts';
 
 const KEY_PREFIX = 'key:';
 
@@ -20,9 +21,20 @@ export function keyedRecord(collection: string, record: Record<string, unknown>)
 
 /** The record as answers show it: without the store key of a collection that has no ids. */
 export function shownRecord(collection: string, doc: Doc): Doc {
-  if (!UNIDENTIFIED_COLLECTIONS.has(collection) || !String(doc.id).startsWith(KEY_PREFIX)) return doc;
+  if (!isStoreKey(collection, doc.id)) return doc;
   const { id: _key, ...shown } = doc;
   return shown as Doc;
+}
+
+/** As `shownRecord`, for a record that may be its stored text: the text stays unless a store key must go. */
+export function shownStored(collection: string, record: Doc | RecordText): Doc | RecordText {
+  if (!(record instanceof RecordText)) return shownRecord(collection, record);
+  return isStoreKey(collection, record.id) ? shownRecord(collection, JSON.parse(record.text) as Doc) : record;
+}
+
+/** Whether answers leave out this `id` (a store key). */
+export function isStoreKey(collection: string, id: unknown): boolean {
+  return UNIDENTIFIED_COLLECTIONS.has(collection) && String(id).startsWith(KEY_PREFIX);
 }
 
 /** Record keys grouped by collection, each id once. */

@@ -11,6 +11,7 @@ import { compileFilter } from '../../src/store/filter.ts';
 import { sortDocs, sortKeyOf } from '../../src/store/ordering.ts';
 import type { Doc, ExecutionStats, Filter, FindOptions } from '../../src/store/port.ts';
 import { SqliteDocumentStore, type PageStrategy } from '../../src/store/sqlite/index.ts';
+import { RecordText } from '../../src/json-text.ts';
 
 const C = 'biosample_set';
 const CATEGORIES = ['Terrestrial', 'Aquatic', 'Plants'];
@@ -44,6 +45,14 @@ const ALL: PageStrategy[] = [
   'sort-in-memory',
 ];
 const everyThird = docs.filter((_, i) => i % 3 === 0).map((d) => d.id);
+const everyFifth = docs.filter((_, i) => i % 5 === 0).map((d) => d.id);
+/** Filters the attribute index decides (the whole collection, exact conditions)... */
+const decided: Filter[] = [{}, { ecosystem_category: 'Plants' }, { 'depth.has_numeric_value': { $gt: 90 } }];
+/** ...and filters it does not: each candidate is parsed and tested. */
+const tested: Filter[] = [
+  { name: { $regex: '^sample 2' } },
+  { ecosystem_category: 'Plants', name: { $regex: '7$' } },
+];
 
 /** A find, the strategy the store chooses for it, and every strategy that can answer it. */
 const CASES: Array<{
@@ -234,17 +243,7 @@ describe('SQLite page strategies', () => {
   });
 
   it('answers a page of ids alone without parsing a record where the candidates decide, and as the reference', async () => {
-    // Ids by themselves: the whole collection, and an exact attribute-index condition. Then
-    // filters the candidates do not decide (each record is parsed and tested as usual).
-    const decided: Filter[] = [
-      {},
-      { ecosystem_category: 'Plants' },
-      { 'depth.has_numeric_value': { $gt: 90 } },
-    ];
-    const tested: Filter[] = [
-      { name: { $regex: '^sample 2' } },
-      { ecosystem_category: 'Plants', name: { $regex: '7$' } },
-    ];
+    // Ids by themselves where the index decides; the tested filters parse each record as usual.
     for (const filter of [...decided, ...tested])
       for (const options of [
         { limit: 25 },
@@ -275,6 +274,71 @@ describe('SQLite page strategies', () => {
     );
     expect(store.counters.bodiesParsed).toBeGreaterThan(0);
   });
+
+  it('hands out a page in id order as the stored texts when asked, parsing only what a filter tests', async () => {
+    for (const filter of [...decided, ...tested])
+      for (const options of [
+        { limit: 25 },
+        { skip: 40, limit: 10 },
+        { afterId: docs[1500]!.id, limit: 7 },
+        { candidateIds: everyFifth, limit: 30 },
+        { limit: 1200 },
+      ] as FindOptions[]) {
+        const label = JSON.stringify({
+          filter,
+          options: { ...options, candidateIds: options.candidateIds ? 'every fifth' : undefined },
+        });
+        const expected = reference(filter, {})
+          .filter((d) => !options.afterId || d.id > options.afterId)
+          .filter((d) => !options.candidateIds || everyFifth.includes(d.id))
+          .slice(options.skip ?? 0, options.limit ? (options.skip ?? 0) + options.limit : undefined);
+        // (Every case but one has records: no record is a Plants one among every fifth ending in 7.)
+        if (!(options.candidateIds && Object.keys(filter).length === 2))
+          expect(expected.length, label).toBeGreaterThan(0);
+        const asText = { ...options, asText: true };
+        store.counters.bodiesParsed = 0;
+        await store.find(C, filter, options);
+        const parsedAsEver = store.counters.bodiesParsed;
+        store.counters.bodiesParsed = 0;
+        const page = await store.find(C, filter, asText);
+        expect(storedTexts(page), label).toEqual(await textsOf(expected));
+        // Nothing parsed where the index decides; otherwise what the filter's test parses as ever.
+        const parsed = store.counters.bodiesParsed;
+        if (decided.includes(filter) && !options.candidateIds) expect(parsed, label).toBe(0);
+        else if (tested.includes(filter)) expect(parsed, label).toBe(parsedAsEver);
+        else expect([0, parsedAsEver], label).toContain(parsed);
+        for (const strategy of ['id-walk', 'attribute-index', 'candidate-ids'] as const) {
+          const other = await store.findWith(strategy, C, filter, asText);
+          if (other !== undefined)
+            expect(storedTexts(other), `${strategy} ${label}`).toEqual(await textsOf(expected));
+        }
+      }
+    // Sorted or projected pages come parsed.
+    const sorted: FindOptions = { sort: [['name', -1]], limit: 5 };
+    expect(await store.find(C, {}, { ...sorted, asText: true })).toEqual(reference({}, sorted));
+    expect(
+      await store.find(C, { ecosystem_category: 'Plants' }, { limit: 2, projection: ['name'], asText: true }),
+    ).toEqual(
+      reference({ ecosystem_category: 'Plants' }, { limit: 2 }).map((d) => ({ id: d.id, name: d.name })),
+    );
+    // Unasked, records are parsed as ever.
+    expect(await store.find(C, {}, { limit: 2 })).toEqual(reference({}, { limit: 2 }));
+  });
+
+  /** The page's records as their ids and texts; each must be a RecordText of its own id. */
+  function storedTexts(page: Doc[]): Array<{ id: string; text: string }> {
+    return page.map((record) => {
+      expect(record).toBeInstanceOf(RecordText);
+      const { id, text } = record as unknown as RecordText;
+      expect((JSON.parse(text) as Doc).id).toBe(id);
+      return { id, text };
+    });
+  }
+
+  /** The stored texts of these records, read by id. */
+  async function textsOf(records: Doc[]): Promise<Array<{ id: string; text: string }>> {
+    return Promise.all(records.map(async ({ id }) => ({ id, text: (await store.getTextById(C, id))! })));
+  }
 });
 
 describe('the id walk with a body test', () => {
@@ -336,6 +400,12 @@ describe('the id walk with a body test', () => {
           expect(stats.docsExamined).toBeGreaterThanOrEqual(upTo - from + 1);
         }
       }
+      // As stored texts: the same records, each parsed once for the filter's test.
+      const texts = await store.find(C, filter, { limit: 9, access, asText: true });
+      expect(texts.every((r) => r instanceof RecordText)).toBe(true);
+      expect(texts.map((r) => JSON.parse((r as unknown as RecordText).text))).toEqual(
+        reference(filter, { limit: 9 }),
+      );
       expect(await store.count(C, filter, undefined, { access })).toBe(reference(filter, {}).length);
       const sorted = { sort: [['name', -1]] as Array<[string, 1 | -1]>, limit: 4 };
       expect(await store.find(C, filter, { ...sorted, access })).toEqual(reference(filter, sorted));

@@ -15,6 +15,7 @@ import { CHUNK, parseBody, type Row, type StoreContext } from './store-context.t
 import { textTestOf } from './text-regex-test.ts';
 import { OffLoopRead, scanRows } from './read-threads.ts';
 import { Turns } from '../../turns.ts';
+import { RecordText } from '../../json-text.ts';
 
 /**
  * Scans read in chunks with no statement left open between records, so they can pause between
@@ -55,6 +56,11 @@ export interface IdOrderQuery {
    * records are handed out as `{ id }` without their text being read or parsed.
    */
   idsOnly?: boolean;
+  /**
+   * The caller answers records whole and reads nothing of them but `id` (FindOptions.asText):
+   * matches are handed out as RecordText, and only those the filter's test needs are parsed.
+   */
+  asText?: boolean;
 }
 
 type Test = (doc: Doc) => boolean;
@@ -65,16 +71,18 @@ const testOf = (filter: Filter): Test => (Object.keys(filter).length === 0 ? ALW
 /**
  * Parses each row, yields the records `test` passes, and offers PAUSE every PAUSE_EVERY + 1
  * records. With `filter`, rows whose text fails its top-level `$regex` conditions
- * (text-regex-test.ts) are passed over unparsed.
+ * (text-regex-test.ts) are passed over unparsed. With `asText`, a match is yielded as its
+ * RecordText, parsed only when `test` must read it.
  */
 function* verified(
   ctx: StoreContext,
   chunks: Iterable<Row[] | OffLoopRead>,
   test: Test,
-  stats: ExecutionStats | undefined,
+  { stats, asText }: Pick<IdOrderQuery, 'stats' | 'asText'>,
   filter?: Filter,
 ): Generator<Doc | Pause> {
   const textTest = filter && test !== ALWAYS ? textTestOf(filter) : undefined;
+  const unparsed = asText === true && test === ALWAYS;
   let tested = 0;
   for (const rows of chunks) {
     if (rows instanceof OffLoopRead) {
@@ -84,15 +92,22 @@ function* verified(
     if (rows.length === 0) yield PAUSE; // the scan read records that none passed
     for (const row of rows) {
       if (stats) stats.docsExamined++;
-      if (textTest === undefined || textTest(row.body)) {
+      if (unparsed) yield recordText(row);
+      else if (textTest === undefined || textTest(row.body)) {
         if (stats) stats.docsParsed++;
         const doc = parseBody(ctx, row.body);
-        if (test(doc)) yield doc;
+        if (test(doc)) yield asText ? recordText(row) : doc;
       }
       if ((++tested & PAUSE_EVERY) === 0) yield PAUSE;
     }
   }
 }
+
+/**
+ * A row handed out as its stored text. Typed as a record for the scans' drivers, which read
+ * nothing but `id` of it; FindOptions.asText's caller takes it as the RecordText it is.
+ */
+const recordText = (row: Row): Doc => new RecordText(row.id, row.body) as unknown as Doc;
 
 /** 'candidate-ids': the caller's candidates, index conditions checked in SQL where it can. */
 export function* candidateIdsScan(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {
@@ -118,7 +133,7 @@ export function* candidateIdsScan(ctx: StoreContext, q: IdOrderQuery): Generator
     }
   }
   if (q.stats) q.stats.keysExamined += sorted.length;
-  yield* verified(ctx, chunks(), plan.exact && conds.complete ? ALWAYS : predicate, q.stats, q.filter);
+  yield* verified(ctx, chunks(), plan.exact && conds.complete ? ALWAYS : predicate, q, q.filter);
 }
 
 /** Ids of rows read by a statement the cache shares with other readers (so never switched to pluck). */
@@ -240,7 +255,7 @@ function* candidatesScan(
       })) as Row[];
   }
   const inline = candidates.ordered && from === 'docs x';
-  yield* verified(ctx, inline ? walkedChunks() : loadedChunks(), test, q.stats, q.filter);
+  yield* verified(ctx, inline ? walkedChunks() : loadedChunks(), test, q, q.filter);
 }
 
 /** 'id-walk': every record of the collection in id order, each checked by the filter. */
@@ -248,7 +263,7 @@ export function* idWalk(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pau
   const predicate = testOf(q.filter);
   if (q.bodyTest) {
     // Rows that pass the body test mostly hold the regex's string too: no text test before parsing.
-    yield* verified(ctx, bodyTestedRanges(ctx, q, q.bodyTest), predicate, q.stats);
+    yield* verified(ctx, bodyTestedRanges(ctx, q, q.bodyTest), predicate, q);
     return;
   }
   yield* candidatesScan(ctx, q, candidateIdSql(ctx.estimates, q.collection, NO_CONDITIONS), predicate);

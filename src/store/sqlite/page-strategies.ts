@@ -61,6 +61,8 @@ interface PageRequest {
   project: (doc: Doc) => Doc;
   /** The projection keeps only `id`. */
   idsOnly: boolean;
+  /** Records may come as RecordText (FindOptions.asText): asked for, in id order, whole. */
+  asText: boolean;
   /** Undefined for plain id order. */
   sort: Sort | undefined;
   candidateIds?: Iterable<string>;
@@ -80,6 +82,7 @@ function pageRequest(options: FindOptions): PageRequest {
     limit,
     project,
     idsOnly: projectsIdOnly(options.projection),
+    asText: options.asText === true && options.projection === undefined && sort === undefined,
     sort,
     candidateIds: options.candidateIds,
     afterId: options.afterId,
@@ -119,7 +122,7 @@ export async function findPage(
     return idOrderPage(r, (chunkSize, need) =>
       matchesInIdOrder(
         ctx,
-        { collection, filter, candidateIds, afterId, chunkSize, need, idsOnly: r.idsOnly },
+        { collection, filter, candidateIds, afterId, chunkSize, need, idsOnly: r.idsOnly, asText: r.asText },
         served,
       ),
     );
@@ -178,6 +181,7 @@ export async function findPageWith(
     bodyTest,
     stats,
     idsOnly: !r.sort && r.idsOnly,
+    asText: r.asText,
   });
   const sorted = r.sort ?? [['id', 1] as [string, 1]];
   const q: SortedPageQuery = {

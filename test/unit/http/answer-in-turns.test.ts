@@ -2,11 +2,11 @@
  * Large JSON answers made in turns (src/http/answer.ts): the pieces are exactly `JSON.stringify`
  * of the value, and a large answer goes out with the same status, headers and body as `res.json`.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import express from 'express';
 import request from 'supertest';
 import { answerLargeJson, jsonPiecesInTurns } from '../../../src/http/answer.ts';
-import { JsonText } from '../../../src/json-text.ts';
+import { JsonText, RecordText } from '../../../src/json-text.ts';
 
 const tricky = {
   a: [1, 'two', null, undefined, () => 3, { b: undefined, c: [undefined, Symbol('s')] }],
@@ -92,5 +92,36 @@ describe('JSON answers made in turns', () => {
     const small = await request(app).get('/small').expect(200);
     expect(small.text).toBe(JSON.stringify(cursor(records)));
     expect(jsonCalls).toEqual([cursor(records)]);
+  });
+
+  it("writes a small answer's stored texts as they are when res.json is Express's own", async () => {
+    const records = [
+      { id: 'a', s: 'é "q" \u2028 🌍' },
+      { id: 'b', n: [1, 2.5, null], o: { p: [] } },
+    ];
+    const texts = records.map((r) => JSON.stringify(r));
+    const value = { resources: records.map((r, i) => new RecordText(r.id, texts[i]!)), next_page_token: 't' };
+    const app = express();
+    app.set('etag', false); // as the service's app
+    app.get('/texts', (_req, res) => void answerLargeJson(res, value));
+    app.get('/express', (_req, res) => void res.json({ resources: records, next_page_token: 't' }));
+    const parse = vi.spyOn(JSON, 'parse');
+    let parsedTexts: unknown[];
+    let ours: request.Response;
+    let head: request.Response;
+    try {
+      ours = await request(app).get('/texts').expect(200);
+      head = await request(app).head('/texts').expect(200);
+    } finally {
+      parsedTexts = parse.mock.calls.filter(([text]) => texts.includes(text as string));
+      parse.mockRestore();
+    }
+    expect(parsedTexts).toEqual([]);
+    const theirs = await request(app).get('/express').expect(200);
+    expect(ours.text).toBe(theirs.text);
+    expect(ours.headers['content-type']).toBe(theirs.headers['content-type']);
+    expect(ours.headers['content-length']).toBe(theirs.headers['content-length']);
+    expect(head.headers['content-length']).toBe(theirs.headers['content-length']);
+    expect(head.text ?? '').toBe('');
   });
 });
