@@ -21,6 +21,8 @@ export class JobThread<J extends object, R> {
   private readonly waiting = new Map<number, Waiting<R>>();
   private next = 0;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** The thread `close` is stopping. */
+  private closing: Worker | undefined;
 
   /**
    * @param entry the thread's module
@@ -73,6 +75,7 @@ export class JobThread<J extends object, R> {
   }
 
   private idle(w: Worker): void {
+    if (this.closing === w) return;
     w.unref();
     if (this.idleMs === undefined) return;
     this.idleTimer = setTimeout(() => {
@@ -88,6 +91,11 @@ export class JobThread<J extends object, R> {
     const w = this.worker;
     if (!w) return;
     clearTimeout(this.idleTimer);
+    // Held until it has stopped, even when its last reply arrives meanwhile (`idle`): a thread
+    // let go of leaves the event loop empty while its end is awaited, and the process ends there
+    // with the caller's work undone.
+    this.closing = w;
+    w.ref();
     await w.terminate();
   }
 }

@@ -90,7 +90,8 @@ export class WorkerPreparer {
       const w = entry.waiting.get(reply.id);
       if (!w) return;
       entry.waiting.delete(reply.id);
-      if (entry.waiting.size === 0) worker.unref();
+      // Let go of while idle, unless it is being stopped (held until it has: see `close`).
+      if (entry.waiting.size === 0 && this.workers[slot] === entry) worker.unref();
       if (reply.error !== undefined) w.reject(new Error(`${w.what} failed: ${reply.error}`));
       else w.resolve('rows' in reply ? reply.rows : reply.batch);
     });
@@ -103,6 +104,13 @@ export class WorkerPreparer {
   async close(): Promise<void> {
     const running = this.workers.filter((w) => w !== null);
     this.workers.fill(null);
-    await Promise.all(running.map((w) => w.worker.terminate()));
+    // Held until they have stopped: a worker let go of leaves the event loop empty while its end
+    // is awaited, and the process ends there (see JobThread.close).
+    await Promise.all(
+      running.map((w) => {
+        w.worker.ref();
+        return w.worker.terminate();
+      }),
+    );
   }
 }

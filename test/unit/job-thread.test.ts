@@ -2,9 +2,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobThread } from '../../src/job-thread.ts';
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-job-thread-'));
 const entry = path.join(dir, 'worker.mjs');
 // Doubles `n`; refuses a negative one; `exit` ends the thread without answering.
@@ -54,5 +57,51 @@ describe('JobThread', () => {
     expect(after.double).toBe(6);
     expect(after.threadId).not.toBe(first);
     await thread.close();
+  });
+
+  it('holds the process while an idle thread is closed, as a caller awaiting close() expects', () => {
+    // In a process of its own: the test runner keeps this one's event loop busy. An idle thread is
+    // let go of, and awaiting its end once left nothing to run, ending the process at that await
+    // (the service's primary process quit after preparing a freshly loaded store).
+    const job = path.join(ROOT, 'src/job-thread.ts');
+    const preparer = path.join(ROOT, 'search/sqlite/preparer.ts');
+    const script = `
+      import { JobThread } from ${JSON.stringify(job)};
+      import { WorkerPreparer } from ${JSON.stringify(preparer)};
+      const thread = new JobThread(new URL(${JSON.stringify(`file://${entry}`)}), { execArgv: [] }, 'the test thread');
+      await thread.run({ n: 1 });
+      // Closed with a job under way, whose answer arrives while the thread is stopped.
+      const pending = thread.run({ n: 2 }).then((r) => r.double, () => 'failed');
+      const until = Date.now() + 200;
+      while (Date.now() < until);
+      await thread.close();
+      console.log('thread closed', await pending);
+      const idle = new JobThread(new URL(${JSON.stringify(`file://${entry}`)}), { execArgv: [] }, 'the test thread');
+      await idle.run({ n: 1 });
+      await idle.close();
+      console.log('idle thread closed');
+      const workers = new WorkerPreparer(undefined, 1024);
+      await workers.prepare([JSON.stringify({ id: 'nmdc:bsm-11-x', name: 'one' })]);
+      await workers.close();
+      console.log('workers closed');
+      // Closed with a batch under way on a worker that is up (ids 0 and 2 go to the same one).
+      const busy = new WorkerPreparer(undefined, 1024);
+      const batch = [JSON.stringify({ id: 'nmdc:bsm-11-y', name: 'two' })];
+      await Promise.all([busy.prepare(batch), busy.prepare(batch)]);
+      const under = busy.prepare(batch).then(() => 'prepared', () => 'failed');
+      const until2 = Date.now() + 200;
+      while (Date.now() < until2);
+      await busy.close();
+      console.log('busy workers closed', await under);`;
+    const file = path.join(dir, 'close.mts');
+    fs.writeFileSync(file, script);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, encoding: 'utf8' });
+    expect(run.stdout.trim().split('\n'), run.stderr).toEqual([
+      'thread closed 4',
+      'idle thread closed',
+      'workers closed',
+      'busy workers closed prepared',
+    ]);
+    expect(run.status).toBe(0);
   });
 });
