@@ -77,18 +77,18 @@ export class CollectionsReader {
 
   /**
    * As `find`, for records answered whole and read no further than their `id`: a page of one
-   * collection in id order, without a projection, may come as the records' stored texts
-   * (FindOptions.asText), which are answered without being parsed or serialised again.
+   * collection without a projection may come as the records' stored texts (FindOptions.asText),
+   * which are answered without being parsed or serialised again.
    */
   async findWhole(collections: string[], filter: Filter, page: ReadPage): Promise<Array<Doc | RecordText>> {
-    if (collections.length !== 1 || page.projection !== undefined || page.sort?.length) {
+    if (collections.length !== 1 || page.projection !== undefined)
       return this.find(collections, filter, page);
-    }
+    const sort = withIdTieBreaker(page.sort);
     // The store hands out RecordText for `asText` (typed as records for its scans' drivers).
     return this.planner.find(collections[0]!, filter, {
       ...page,
-      sort: undefined,
-      after: undefined,
+      sort,
+      after: sort ? page.after : undefined,
       asText: true,
     });
   }

@@ -11,11 +11,10 @@ import { compareCodePoints } from './index-walk-rows.ts';
 import { BODIES_OF_IDS } from './records.ts';
 import type { IdOrderStrategy } from './page-queries.ts';
 import type { SqlParam } from './statement-cache.ts';
-import { CHUNK, parseBody, type Row, type StoreContext } from './store-context.ts';
+import { CHUNK, parseBody, recordText, type Row, type StoreContext } from './store-context.ts';
 import { textTestOf } from './text-regex-test.ts';
 import { OffLoopRead, scanRows } from './read-threads.ts';
 import { Turns } from '../../turns.ts';
-import { RecordText } from '../../json-text.ts';
 
 /**
  * Scans read in chunks with no statement left open between records, so they can pause between
@@ -92,22 +91,16 @@ function* verified(
     if (rows.length === 0) yield PAUSE; // the scan read records that none passed
     for (const row of rows) {
       if (stats) stats.docsExamined++;
-      if (unparsed) yield recordText(row);
+      if (unparsed) yield recordText(row.id, row.body);
       else if (textTest === undefined || textTest(row.body)) {
         if (stats) stats.docsParsed++;
         const doc = parseBody(ctx, row.body);
-        if (test(doc)) yield asText ? recordText(row) : doc;
+        if (test(doc)) yield asText ? recordText(row.id, row.body) : doc;
       }
       if ((++tested & PAUSE_EVERY) === 0) yield PAUSE;
     }
   }
 }
-
-/**
- * A row handed out as its stored text. Typed as a record for the scans' drivers, which read
- * nothing but `id` of it; FindOptions.asText's caller takes it as the RecordText it is.
- */
-const recordText = (row: Row): Doc => new RecordText(row.id, row.body) as unknown as Doc;
 
 /** 'candidate-ids': the caller's candidates, index conditions checked in SQL where it can. */
 export function* candidateIdsScan(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {

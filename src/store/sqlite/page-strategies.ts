@@ -61,8 +61,10 @@ interface PageRequest {
   project: (doc: Doc) => Doc;
   /** The projection keeps only `id`. */
   idsOnly: boolean;
-  /** Records may come as RecordText (FindOptions.asText): asked for, in id order, whole. */
+  /** Records may come as RecordText (FindOptions.asText): asked for, whole, in id order. */
   asText: boolean;
+  /** The same for a sorted page: only its strategies that read no more than the page's bodies do. */
+  sortedAsText: boolean;
   /** Undefined for plain id order. */
   sort: Sort | undefined;
   candidateIds?: Iterable<string>;
@@ -75,6 +77,7 @@ function pageRequest(options: FindOptions): PageRequest {
   const limit = options.limit && options.limit > 0 ? options.limit : undefined;
   if (skip < 0) throw new InvalidQuery('skip must not be negative');
   const project = compileProjection(options.projection);
+  const whole = options.asText === true && options.projection === undefined;
   let sort = options.sort && options.sort.length > 0 ? options.sort : undefined;
   if (sort && sort.length === 1 && sort[0]![0] === 'id' && sort[0]![1] === 1) sort = undefined;
   return {
@@ -82,7 +85,8 @@ function pageRequest(options: FindOptions): PageRequest {
     limit,
     project,
     idsOnly: projectsIdOnly(options.projection),
-    asText: options.asText === true && options.projection === undefined && sort === undefined,
+    asText: whole && sort === undefined,
+    sortedAsText: whole && sort !== undefined,
     sort,
     candidateIds: options.candidateIds,
     afterId: options.afterId,
@@ -136,6 +140,7 @@ export async function findPage(
     candidateIds,
     afterId,
     after: r.after,
+    asText: r.sortedAsText,
   };
   if (afterId === undefined) {
     if (candidateIds === undefined) await prepareSortedIndexWalk(ctx, q);
@@ -194,6 +199,7 @@ export async function findPageWith(
     afterId,
     after: r.after,
     bodyTest,
+    asText: r.sortedAsText,
   };
   let page: Doc[] | undefined;
   switch (strategy) {

@@ -10,7 +10,7 @@ import { candidateIdSql, conditionsSql } from './attribute-plans.ts';
 import type { SortedPageQuery } from './page-queries.ts';
 import { loadBodies } from './records.ts';
 import type { SqlParam } from './statement-cache.ts';
-import { CHUNK, parseBody, type StoreContext } from './store-context.ts';
+import { CHUNK, parseBody, recordText, type StoreContext } from './store-context.ts';
 
 /** Ids one statement looks up at a time. */
 const ID_BATCH = CHUNK * 10;
@@ -106,5 +106,5 @@ export function sortKeysPage(ctx: StoreContext, q: SortedPageQuery): Doc[] | und
   sortByKeys(items, keys);
   const pageIds = items.slice(skip, limit === undefined ? undefined : skip + limit).map((it) => it.id);
   const byId = new Map(loadBodies(statements, collection, pageIds).map((r) => [r.id, r.body]));
-  return pageIds.map((id) => parseBody(ctx, byId.get(id)!));
+  return pageIds.map((id) => (q.asText ? recordText(id, byId.get(id)!) : parseBody(ctx, byId.get(id)!)));
 }

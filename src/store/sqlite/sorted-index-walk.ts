@@ -33,7 +33,7 @@ import type { SortedPageQuery } from './page-queries.ts';
 import { loadBodies } from './records.ts';
 import { recordCount } from './statistics.ts';
 import type { SqlParam } from './statement-cache.ts';
-import { CHUNK, parseBody, type StoreContext } from './store-context.ts';
+import { CHUNK, parseBody, recordText, type StoreContext } from './store-context.ts';
 
 /** Matches below this many are sorted from their bodies rather than found on a walk of the sort key's index. */
 const SMALL_MATCH = 1000;
@@ -296,8 +296,12 @@ function walkPage(ctx: StoreContext, q: SortedPageQuery, committed: boolean): Do
   ctx.counters.sortedIndexWalks++;
   const { parsed } = walk;
   const missing = page.filter((id) => !parsed.has(id));
-  for (const row of loadBodies(statements, collection, missing)) parsed.set(row.id, parseBody(ctx, row.body));
-  return page.map((id) => parsed.get(id)!);
+  const texts = new Map<string, Doc>();
+  for (const row of loadBodies(statements, collection, missing)) {
+    if (q.asText) texts.set(row.id, recordText(row.id, row.body));
+    else parsed.set(row.id, parseBody(ctx, row.body));
+  }
+  return page.map((id) => parsed.get(id) ?? texts.get(id)!);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { Database as Db } from 'better-sqlite3';
 import type { Doc } from '../port.ts';
+import { RecordText } from '../../json-text.ts';
 import type { AttributeKeys } from './attribute-index.ts';
 import type { ConditionEstimates } from './attribute-plans.ts';
 import type { PageStrategy } from './page-queries.ts';
@@ -53,4 +54,13 @@ export const CHUNK = 1000;
 export function parseBody(ctx: StoreContext, body: string): Doc {
   ctx.counters.bodiesParsed++;
   return JSON.parse(body) as Doc;
+}
+
+/**
+ * A record handed out as its stored text (FindOptions.asText). Typed as a record for the drivers
+ * of scans and pages, which read nothing but `id` of it; the caller that asked takes it as the
+ * RecordText it is.
+ */
+export function recordText(id: string, body: string): Doc {
+  return new RecordText(id, body) as unknown as Doc;
 }
