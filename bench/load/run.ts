@@ -2,6 +2,8 @@
  * `npm run bench:load` — a mixed read workload at a fixed request rate against the embedded
  * default, served by a separate process on 127.0.0.1 with 10^5 biosamples.
  * Flags: --rate 1000 --seconds 60 --biosamples 100000 --connections 64 --workers <cores>.
+ * The server runs as deployed (`NODE_ENV=production`); `--validate-responses 1` also checks every
+ * answer against the contract, as the tests and a development server do.
  * Reports throughput, p50/p99, errors, 5xx, timeouts and the server's resident memory. Requests
  * are paced evenly and timed from when each was due (`runReads` in bench/support/read-workload.ts).
  *
@@ -36,6 +38,7 @@ const connections = flag('connections', 64);
 const workers = flag('workers', os.availableParallelism());
 const submit = flag('submit', 0);
 const writeThread = flag('write-thread', 1) !== 0;
+const validateResponses = flag('validate-responses', 0) !== 0;
 const ADMIN = { username: 'bench-admin', password: 'bench load admin 5521' };
 
 /** Submits `biosamples` new biosamples of a new study, answering when it was applied (ms since `since`). */
@@ -62,18 +65,19 @@ async function main(): Promise<void> {
     `data: ${biosamples} biosamples generated and loaded in ${loadSeconds.toFixed(1)} s\n`,
   );
 
-  const server = await startServerProcess(
-    dataDir,
-    workers,
-    submit > 0
+  const server = await startServerProcess(dataDir, workers, {
+    // As deployed: answers are not checked against the contract on the way out (tests check them).
+    NODE_ENV: 'production',
+    VALIDATE_RESPONSES: String(validateResponses),
+    ...(submit > 0
       ? {
           ADMIN_USERNAME: ADMIN.username,
           ADMIN_PASSWORD: ADMIN.password,
           MAX_BODY_BYTES: String(1024 * 1024 * 1024),
           WRITE_THREAD: String(writeThread),
         }
-      : {},
-  );
+      : {}),
+  });
   const { url } = server;
   try {
     const paths = await readPaths(url);
@@ -94,7 +98,7 @@ async function main(): Promise<void> {
     const growth = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(1)}%`;
     const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
     const lines = [
-      `workload: ${paths.length} rotating paths (by-id, schema by-id, compact finds, schema finds, .search) at ${rate} req/s for ${seconds} s, ${connections} connections, ${workers} server process(es)`,
+      `workload: ${paths.length} rotating paths (by-id, schema by-id, compact finds, schema finds, .search) at ${rate} req/s for ${seconds} s, ${connections} connections, ${workers} server process(es), NODE_ENV=production${validateResponses ? ' with answers checked' : ''}`,
       `pacing: request k is due k/${rate} s after the start; latency is from when it was due to its last byte (waits for a connection included)`,
       `requests: ${result.requests.total} sent, ${achieved.toFixed(0)} req/s achieved (mean ${result.requests.average.toFixed(0)}/s)`,
       `latency ms: ${latencyLine(result.latency)}`,
