@@ -11,7 +11,8 @@
  */
 import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
 import type { Doc, DocumentStore, Filter } from '../store/port.ts';
-import { shownRecord } from '../store/record-keys.ts';
+import { shownStored } from '../store/record-keys.ts';
+import { RecordText } from '../json-text.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { Turns } from '../turns.ts';
 
@@ -85,6 +86,15 @@ export class Exporter {
 
   /** Matching records in id order, a batch at a time, as answers show them. */
   async *records(request: Omit<ExportRequest, 'format'>): AsyncGenerator<Doc[]> {
+    // Read parsed (`find`), so shown as parsed records.
+    for await (const batch of this.batches(request, false)) yield batch as Doc[];
+  }
+
+  /** As `records`; `whole`: records without a projection may come as their stored texts (findWhole). */
+  private async *batches(
+    request: Omit<ExportRequest, 'format'>,
+    whole: boolean,
+  ): AsyncGenerator<Array<Doc | RecordText>> {
     const { collection, filter, projection } = request;
     // The store answers a batch synchronously: without a turn, batch after batch (and the caller's
     // work on each) ran on the event loop with nothing between them (at 10^5, 130-160 ms).
@@ -92,14 +102,13 @@ export class Exporter {
     let afterId: string | undefined;
     for (;;) {
       if (turns.due()) await turns.give();
-      const batch = await this.reader.find([collection], filter, {
-        projection,
-        afterId,
-        limit: EXPORT_BATCH,
-      });
+      const page = { projection, afterId, limit: EXPORT_BATCH };
+      const batch = await (whole
+        ? this.reader.findWhole([collection], filter, page)
+        : this.reader.find([collection], filter, page));
       if (batch.length === 0) return;
       afterId = batch[batch.length - 1]!.id;
-      yield batch.map((doc) => shownRecord(collection, doc));
+      yield batch.map((record) => shownStored(collection, record));
       if (batch.length < EXPORT_BATCH) return;
     }
   }
@@ -118,7 +127,8 @@ export class Exporter {
       yield* texts;
       return;
     }
-    for await (const docs of this.records(request)) yield docs.map((doc) => JSON.stringify(doc));
+    for await (const records of this.batches(request, true))
+      yield records.map((record) => (record instanceof RecordText ? record.text : JSON.stringify(record)));
   }
 
   /** Writes the whole export to `sink`; returns the number of records written. */

@@ -66,6 +66,20 @@ describe('GET /export/{collection_name}', () => {
     expect(lines(res.body as string)).toEqual(BIOSAMPLES);
   });
 
+  it('streams the records a filter the index decides matches as their stored texts, unparsed', async () => {
+    const store = t.store as unknown as { counters: { bodiesParsed: number } };
+    const before = store.counters.bodiesParsed;
+    const res = await text(
+      request(t.app).get('/export/biosample_set').query({ filter: '{"ecosystem_category": "Plants"}' }),
+    ).expect(200);
+    expect(store.counters.bodiesParsed).toBe(before);
+    expect(lines(res.body as string)).toEqual(plants);
+    const stored = await Promise.all(
+      plants.map(async (b) => (await t.store.getTextById!('biosample_set', b.id))!),
+    );
+    expect(res.body).toBe(`${stored.join('\n')}\n`);
+  });
+
   it('streams the records a JSON filter matches, projected', async () => {
     const res = await text(
       request(t.app)
@@ -166,14 +180,15 @@ describe('GET /export/{collection_name}', () => {
   it('stops reading the store when the client goes away', async () => {
     const store = t.store as unknown as { counters: { bodiesParsed: number } };
     const controller = new AbortController();
+    const before = store.counters.bodiesParsed;
+    // A filter each record is parsed for (records the index decides are read as their texts).
     const res = await fetch(
-      `${t.url}/export/biosample_set?filter=${encodeURIComponent('{"type": "nmdc:Biosample"}')}`,
-      {
-        signal: controller.signal,
-      },
+      `${t.url}/export/biosample_set?filter=${encodeURIComponent('{"name": {"$regex": "^Sample [0-9]+$"}}')}`,
+      { signal: controller.signal },
     );
     const reader = res.body!.getReader();
     await reader.read();
+    expect(store.counters.bodiesParsed).toBeGreaterThan(before);
     controller.abort();
     await new Promise((r) => setTimeout(r, 300));
     const after = store.counters.bodiesParsed;
@@ -207,6 +222,10 @@ describe('Exporter', () => {
         reader.batches++;
         const from = page.afterId === undefined ? 0 : all.findIndex((d) => d.id > page.afterId!);
         return from < 0 ? [] : all.slice(from, from + (page.limit ?? n));
+      },
+      // Records read whole are read as ever here: parsed.
+      findWhole(c: string[], f: unknown, page: { afterId?: string; limit?: number }) {
+        return reader.find(c, f, page);
       },
     };
     return reader;
