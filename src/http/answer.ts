@@ -143,11 +143,11 @@ export async function jsonPiecesInTurns(value: unknown): Promise<string[]> {
 }
 
 /**
- * Answers `value` as `answerJson` does, with its JsonTexts written as they are when the answer is
- * plain (parsed first for `res.json` otherwise: the response validator reads the value); one holding more than LARGE_ANSWER_ELEMENTS array
- * elements (a page of records, a cursor's batch) or more than PIECE_CHARS of JsonText is made and
- * written in turns, a piece at a time, with the same status, headers and body (it is not checked
- * against the contract on the way out, where responses are). JsonTexts are written as they are.
+ * Answers `value` as `answerJson` does, its JsonTexts written as they are when the answer is plain
+ * (for `res.json`, which the response validator replaces, they are parsed first). One holding more
+ * than LARGE_ANSWER_ELEMENTS array elements (a page of records, a cursor's batch) or more than
+ * PIECE_CHARS of JsonText is made and written in turns, a piece at a time, with the same status,
+ * headers and body (it is not checked against the contract on the way out, where responses are).
  */
 export async function answerLargeJson(res: Response, value: unknown): Promise<void> {
   const { elements, textChars } = sizeOf(value);

@@ -37,7 +37,7 @@ export interface FindResponse {
     next_cursor?: string | null;
     fields?: string;
   };
-  /** Records in id order and whole may be their stored texts (CollectionsReader.findWhole). */
+  /** Records, whole ones possibly as their stored texts (CollectionsReader.findWhole). */
   results: Array<Doc | RecordText>;
   group_by: unknown[];
 }

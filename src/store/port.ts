@@ -41,9 +41,9 @@ export interface FindOptions {
   stats?: ExecutionStats;
   /**
    * For a caller that answers the records whole and reads nothing of them but `id`: without a
-   * projection or sort, an adapter that keeps records as their JSON text may hand them out as
-   * `RecordText` (src/json-text.ts), read and not parsed (unless its filter needs them parsed).
-   * The others answer parsed records as ever.
+   * projection, an adapter that keeps records as their JSON text may hand out any of a page's
+   * records as `RecordText` (src/json-text.ts), read and not parsed. The others, and records it
+   * parsed anyway (to test the filter, to sort), come parsed as ever.
    */
   asText?: boolean;
 }
