@@ -116,8 +116,8 @@ describe("the store's reading threads", () => {
 
   it("reads a cold collection's sorted walk ahead on a thread, with the same pages", async () => {
     const store = open();
-    // A slow statement on the loop begins a spell that nothing ends early.
-    readersOf(store).warmth.tookOnLoop(C, 1000);
+    // A slow statement on the loop that read from disk begins a spell that nothing ends early.
+    readersOf(store).warmth.tookOnLoop(C, 1000, true);
     expect(readersOf(store).warmth.cold(C)).toBe(true);
     const filter = { ecosystem_category: 'Terrestrial' };
     for (const [skip, limit, direction] of [
@@ -212,13 +212,47 @@ describe("the store's reading threads", () => {
     expect(warmth.cold(S)).toBe(true);
     warmth.tookOnThread(S, 2, 1000);
     expect([warmth.cold(C), warmth.cold(S)]).toEqual([false, false]);
-    warmth.tookOnLoop(C, 25);
+    warmth.tookOnLoop(C, 25, true);
     expect(warmth.cold(C)).toBe(false);
-    warmth.tookOnLoop(C, 45);
+    // Slow without reading from disk: a busy machine, not a cold file.
+    warmth.tookOnLoop(C, 45, false);
+    expect(warmth.cold(C)).toBe(false);
+    warmth.tookOnLoop(C, 45, true);
     expect([warmth.cold(C), warmth.cold(S)]).toEqual([true, false]);
     // Quick reads do not end a spell a slow statement began.
     warmth.tookOnThread(C, 1, 1000);
     expect(warmth.cold(C)).toBe(true);
+  });
+
+  it('takes a statement on the loop that was slow without reading from disk for a busy machine', async () => {
+    const store = open();
+    const { warmth } = readersOf(store);
+    // A test of each record's text that takes 40 ms once: slow, with every page in memory.
+    let spun = false;
+    store.db.function('spin_once', () => {
+      if (!spun) {
+        spun = true;
+        const until = performance.now() + 40;
+        while (performance.now() < until);
+      }
+      return 1;
+    });
+    await store.find(C, {}, { limit: 1 });
+    warmth.shownWarm(C);
+    expect(warmth.cold(C)).toBe(false);
+    const access = {
+      path: 'id-walk' as const,
+      bodyTest: { sql: 'spin_once() AND x.body LIKE ?', params: ['%sample%'] },
+    };
+    const filter = { name: { $regex: 'sample' } };
+    const before = store.counters.readsOffLoop;
+    expect(await store.find(C, filter, { limit: 5, access })).toEqual(
+      await plain.find(C, filter, { limit: 5 }),
+    );
+    expect(spun).toBe(true);
+    // Read on the loop (its first range is small), slow, and the collection is still warm.
+    expect(store.counters.readsOffLoop).toBe(before);
+    expect(warmth.cold(C)).toBe(false);
   });
 
   it('ends a spell 10 s after it began, the first one too', () => {
@@ -232,7 +266,7 @@ describe("the store's reading threads", () => {
       expect(warmth.cold(C)).toBe(true);
       vi.advanceTimersByTime(200);
       expect(warmth.cold(C)).toBe(false);
-      warmth.tookOnLoop(C, 45);
+      warmth.tookOnLoop(C, 45, true);
       vi.advanceTimersByTime(9_900);
       expect(warmth.cold(C)).toBe(true);
       vi.advanceTimersByTime(200);

@@ -39,8 +39,10 @@ const THREADS = Math.max(2, Math.min(4, os.availableParallelism()));
 /** Page cache of each thread's connection, KiB (pages also come through the OS cache, mmap). */
 const CACHE_KIB = 16_384;
 /**
- * A statement on the loop that took longer than this, ms, found its collection cold (warm, the
- * largest take 2-5 ms); its scans then read on threads for COLD_SPELL_MS.
+ * A statement on the loop that took longer than this, ms, while the process read pages from disk
+ * (`pagesFromDisk`), found its collection cold (warm, the largest take 2-5 ms); its scans then
+ * read on threads for COLD_SPELL_MS. One that was slow without reading from disk met a busy
+ * machine (the other cores' work, a collection pause), which threads would only make busier.
  */
 const COLD_MS = 30;
 const COLD_SPELL_MS = 10_000;
@@ -63,12 +65,13 @@ const IDLE_MS = 60_000;
  * time it is asked about since the store opened (a restart reads from disk), for COLD_SPELL_MS or
  * until quick statements on threads have found its records WARM_STATEMENTS times or read WARM_ROWS
  * of them with no slow one between, whichever comes first; and for COLD_SPELL_MS after a statement
- * on the loop took longer than COLD_MS. By collection: the small ones are read at start-up and
- * warm long before a large one is. Not on one quick statement: the pages a cold request has just
- * read answer the next statement quickly (at 10^6 a listing's second statement was quick, and the
- * search after it then held the loop 820 ms). Meanwhile a warm collection pays a thread's round
- * trip (0.13 ms) a statement, and a sorted walk reads its slices twice; so when a collection is
- * first asked about, a thread reads a few of its records at random places (`ReadThreads.probe`).
+ * on the loop took longer than COLD_MS while pages were read from disk. By collection: the small
+ * ones are read at start-up and warm long before a large one is. Not on one quick statement: the
+ * pages a cold request has just read answer the next statement quickly (at 10^6 a listing's second
+ * statement was quick, and the search after it then held the loop 820 ms). Meanwhile a warm
+ * collection pays a thread's round trip (0.13 ms) a statement, and a sorted walk reads its slices
+ * twice; so when a collection is first asked about, a thread reads a few of its records at random
+ * places (`ReadThreads.probe`).
  */
 class Warmth {
   /** Until when each collection counts as cold (performance.now()); none: not asked about yet. */
@@ -101,8 +104,9 @@ class Warmth {
     return this.opening.has(collection);
   }
 
-  tookOnLoop(collection: string, ms: number): void {
-    if (ms <= COLD_MS) return;
+  /** A statement on the loop took `ms`; `fromDisk`: the process read pages from disk meanwhile. */
+  tookOnLoop(collection: string, ms: number, fromDisk: boolean): void {
+    if (ms <= COLD_MS || !fromDisk) return;
     this.coldUntil.set(collection, performance.now() + COLD_SPELL_MS);
     this.opening.delete(collection);
   }
@@ -267,8 +271,18 @@ export function* scanRows(
     yield read;
     if (read.rows) return read.rows;
   }
+  const disk = pagesFromDisk();
   const started = performance.now();
   const rows = ctx.statements.get(sql).all(...params);
-  readers?.warmth.tookOnLoop(of.collection, performance.now() - started);
+  readers?.warmth.tookOnLoop(of.collection, performance.now() - started, pagesFromDisk() > disk);
   return rows;
+}
+
+/**
+ * Pages the process has read from disk so far: through the store's memory map (major faults) and
+ * by reads the OS cache did not answer. About a microsecond to ask.
+ */
+export function pagesFromDisk(): number {
+  const { majorPageFault, fsRead } = process.resourceUsage();
+  return majorPageFault + fsRead;
 }
