@@ -15,6 +15,13 @@ export class JsonText {
   }
 }
 
+/** `JSON.stringify(value)`, a JsonText's text taken as it is (its `toJSON` would parse it). */
+export function jsonTextOf(value: object): string;
+export function jsonTextOf(value: unknown): string | undefined;
+export function jsonTextOf(value: unknown): string | undefined {
+  return value instanceof JsonText ? value.text : JSON.stringify(value);
+}
+
 /**
  * A stored record carried as its stored text, with its id: the embedded store keeps every record
  * as exactly its `JSON.stringify`, so a page answered whole is read and written without parsing

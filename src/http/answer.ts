@@ -12,7 +12,7 @@
  * plain answer (`answerLargeJson`: a page of records read as their stored texts).
  */
 import express, { type Response } from 'express';
-import { JsonText } from '../json-text.ts';
+import { JsonText, jsonTextOf } from '../json-text.ts';
 import { nextTurn, Turns } from '../turns.ts';
 
 const expressJson = express.response.json;
@@ -116,8 +116,7 @@ export async function jsonPiecesInTurns(value: unknown): Promise<string[]> {
       for (let i = 0; i < v.length; i++) {
         const element: unknown = v[i];
         // As JSON.stringify: an element without JSON text (undefined, a function) is null.
-        const text =
-          element instanceof JsonText ? element.text : (JSON.stringify(element) as string | undefined);
+        const text = jsonTextOf(element);
         add(i === 0 ? (text ?? 'null') : `,${text ?? 'null'}`);
         if (turns.due()) await turns.give();
       }

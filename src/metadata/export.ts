@@ -12,7 +12,7 @@
 import { UNIDENTIFIED_COLLECTIONS } from '../schema/nmdc.ts';
 import type { Doc, DocumentStore, Filter } from '../store/port.ts';
 import { shownStored } from '../store/record-keys.ts';
-import { RecordText } from '../json-text.ts';
+import { jsonTextOf, type RecordText } from '../json-text.ts';
 import type { CollectionsReader } from './collections-reader.ts';
 import { Turns } from '../turns.ts';
 
@@ -128,7 +128,7 @@ export class Exporter {
       return;
     }
     for await (const records of this.batches(request, true))
-      yield records.map((record) => (record instanceof RecordText ? record.text : JSON.stringify(record)));
+      yield records.map((record) => jsonTextOf(record));
   }
 
   /** Writes the whole export to `sink`; returns the number of records written. */

@@ -21,7 +21,7 @@ import { AggregationRunner, checkPipeline, type StoredTexts } from './aggregatio
 import type { PipelineProcesses } from './pipeline-processes.ts';
 import { shownRecord, shownStored } from '../store/record-keys.ts';
 import { Turns } from '../turns.ts';
-import { JsonText, RecordText } from '../json-text.ts';
+import { JsonText, RecordText, jsonTextOf } from '../json-text.ts';
 import type { WriteCommands, WriteOptions } from './write-commands.ts';
 import { deleteStatementsOf, updateStatementsOf } from './write-statements.ts';
 
@@ -197,7 +197,7 @@ function withinBatchChars<T extends Doc | JsonText>(batch: T[]): T[] {
   let chars = 0;
   for (let i = 0; i < batch.length; i++) {
     const element = batch[i]!;
-    chars += element instanceof JsonText ? element.text.length : JSON.stringify(element).length;
+    chars += jsonTextOf(element).length;
     if (i > 0 && chars > BATCH_CHARS) return batch.slice(0, i);
   }
   return batch;
@@ -476,7 +476,7 @@ export class QueryCommands {
         const doc = state.exclude
           ? shownRecord(state.collection, dropFields(parsedRecord(stored), state.exclude))
           : shownStored(state.collection, stored);
-        const text = doc instanceof RecordText ? doc.text : JSON.stringify(doc);
+        const text = jsonTextOf(doc);
         if (docs.length > 0 && chars + text.length > BATCH_CHARS) return answer(true);
         docs.push(doc);
         texts.push(text);
