@@ -107,6 +107,17 @@ function normalised(lines: string[]): unknown[] {
   });
 }
 
+/** Lines as written, keys in their order, with what differs between two runs blanked. */
+function blanked(lines: string[]): string[] {
+  return lines.map((line) =>
+    line
+      .replace(/"time":\d+/, '"time":0')
+      .replace(/"pid":\d+/, '"pid":0')
+      .replace(/"responseTime":\d+/, '"responseTime":0')
+      .replace(/"stack":"(?:[^"\\]|\\.)*"/g, '"stack":""'),
+  );
+}
+
 let ours: Side;
 let theirs: Side;
 beforeAll(async () => {
@@ -143,6 +154,9 @@ describe('the request log', () => {
     }
     const lines = normalised(ours.lines);
     expect(lines).toEqual(normalised(theirs.lines));
+    // Byte for byte: the request's fields where a child bound to them puts them, before the line's own.
+    expect(blanked(ours.lines)).toEqual(blanked(theirs.lines));
+    expect(ours.lines.length).toBe(theirs.lines.length);
     // What they hold: the path without its query, the id chosen or generated, the status, no line for /metrics.
     expect(lines).toContainEqual({
       level: 30,
@@ -164,5 +178,77 @@ describe('the request log', () => {
         req: { id: 'generated', method: 'GET', url: '/ok' },
       }),
     );
+  });
+
+  it("binds a logger to the request only for a handler's line at an enabled level", async () => {
+    const lines: string[] = [];
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk, _encoding, callback) {
+          lines.push(...String(chunk).split('\n').filter(Boolean));
+          callback();
+        },
+      }),
+    );
+    let children = 0;
+    const child = logger.child.bind(logger);
+    logger.child = ((...args: Parameters<typeof child>) => {
+      children++;
+      return child(...args);
+    }) as typeof logger.child;
+    const app = express();
+    app.use(requestLog(logger, { genReqId }));
+    app.get('/quiet', (req, res) => {
+      req.log.debug('below the level');
+      res.json({ ok: true });
+    });
+    app.get('/loud', (req, res) => {
+      req.log.warn({ detail: 'y' }, 'a warning');
+      req.log.info('and a note');
+      res.json({ ok: true });
+    });
+    const server = http.createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const s: Side = { server, port: (server.address() as AddressInfo).port, lines };
+    try {
+      await get(s, '/quiet', { 'X-Request-Id': 'q-1' });
+      expect(children).toBe(0);
+      await get(s, '/loud', { 'X-Request-Id': 'l-1' });
+      expect(children).toBe(1);
+      for (let i = 0; i < 50 && lines.length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(normalised(lines)).toEqual([
+        {
+          level: 30,
+          req: { id: 'q-1', method: 'GET', url: '/quiet' },
+          res: { statusCode: 200 },
+          responseTime: 'number',
+          msg: 'request completed',
+        },
+        {
+          level: 40,
+          req: { id: 'l-1', method: 'GET', url: '/loud' },
+          detail: 'y',
+          responseTime: 'undefined',
+          msg: 'a warning',
+        },
+        {
+          level: 30,
+          req: { id: 'l-1', method: 'GET', url: '/loud' },
+          responseTime: 'undefined',
+          msg: 'and a note',
+        },
+        {
+          level: 30,
+          req: { id: 'l-1', method: 'GET', url: '/loud' },
+          res: { statusCode: 200 },
+          responseTime: 'number',
+          msg: 'request completed',
+        },
+      ]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
