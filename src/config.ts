@@ -113,6 +113,12 @@ export interface Config {
    */
   fastPath: boolean;
   /**
+   * Read the embedded store's file into the OS page cache in the background as the service starts,
+   * unless it is cached already or larger than half the available memory
+   * (src/store/sqlite/prewarm.ts). `STORE_PREWARM`, default true.
+   */
+  storePrewarm: boolean;
+  /**
    * Run the embedded store's large atomic writes (a submission) on a thread of their own, so the
    * service keeps answering meanwhile (src/store/sqlite/write-thread.ts). `WRITE_THREAD`, default true.
    */
@@ -325,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env),
     validateResponses: boolean(env, 'VALIDATE_RESPONSES', env.NODE_ENV !== 'production'),
     fastPath: boolean(env, 'FAST_PATH', true),
+    storePrewarm: boolean(env, 'STORE_PREWARM', true),
     writeThread: boolean(env, 'WRITE_THREAD', true),
     aggregateMemoryMb: integer(env, 'AGGREGATE_MEMORY_MB', 1024, 64, 64 * 1024),
     aggregateTimeLimitSeconds: integer(env, 'AGGREGATE_TIME_LIMIT_SECONDS', 60, 1, 24 * 3600),

@@ -183,6 +183,7 @@ async function supervise(config: Config): Promise<void> {
   const causes = new Map<Worker, string>();
   let lastDeath = 0;
   let pause = 0;
+  const prewarming = new AbortController();
 
   const fail = (message: string) => {
     stopping = true;
@@ -204,6 +205,8 @@ async function supervise(config: Config): Promise<void> {
         logger.info({ port: config.port, host: config.host, workers }, `listening; docs at ${docs}/docs`);
         const warning = publicUrlWarning(config);
         if (warning) logger.warn(warning);
+        // The store is open and prepared: its file is read into the OS cache while requests are answered.
+        if (!config.mongoUrl && config.storePrewarm) void prewarm(config, logger, prewarming.signal);
       }
     });
   };
@@ -232,6 +235,7 @@ async function supervise(config: Config): Promise<void> {
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    prewarming.abort();
     logger.info({ signal }, 'stopping the server processes');
     const alive = Object.values(cluster.workers ?? {});
     if (alive.length === 0) process.exit(0);
@@ -239,6 +243,33 @@ async function supervise(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** Reads the embedded store's file into the OS page cache, logging what it did (src/store/sqlite/prewarm.ts). */
+async function prewarm(config: Config, logger: Logger, signal: AbortSignal): Promise<void> {
+  const [{ embeddedStoreFile }, { prewarmFile }] = await Promise.all([
+    import('./store/store-file.ts'),
+    import('./store/sqlite/prewarm.ts'),
+  ]);
+  const file = embeddedStoreFile(config.dataDir);
+  const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+  try {
+    const r = await prewarmFile(file, {
+      signal,
+      onReading: (bytes) =>
+        logger.info({ file, mb: mb(bytes) }, 'reading the store file into the OS cache, in the background'),
+    });
+    const fields = { file, mb: mb(r.fileBytes), ms: Math.round(r.ms) };
+    if (r.outcome === 'read') logger.info(fields, 'store file read into the OS cache');
+    else if (r.outcome === 'too-large')
+      logger.info(fields, 'store file larger than half the available memory: not read into the OS cache');
+    else logger.debug({ ...fields, outcome: r.outcome }, 'store file not read into the OS cache');
+  } catch (err) {
+    logger.warn(
+      { err, file },
+      'reading the store file into the OS cache failed; requests read it as they need it',
+    );
+  }
 }
 
 let config: Config;

@@ -95,6 +95,19 @@ describe('npm start', () => {
     expect((await res.json()).meta.count).toBeGreaterThan(0);
   }, 90_000);
 
+  it('reads its store file into the OS cache in the background once it serves, and says so', async () => {
+    await server.waitForLog('store file read into the OS cache', 30_000);
+    const [starting] = logLines('reading the store file into the OS cache');
+    const [read] = logLines('store file read into the OS cache');
+    const file = path.join(dataDir, 'nmdc.sqlite');
+    const mb = Math.round(fs.statSync(file).size / 2 ** 20);
+    expect(starting).toMatchObject({ level: 30, file, mb });
+    expect(read).toMatchObject({ level: 30, file, mb, ms: expect.any(Number) });
+    // By the primary, once: server processes replaced later do not read it again.
+    expect(read!.pid).toBe(Number(logLines('listening; docs at')[0]?.pid));
+    expect(logLines('into the OS cache')).toHaveLength(2);
+  });
+
   it('keeps the store private: DATA_DIR 0700, its database and credentials files 0600', () => {
     const mode = (p: string) => (fs.statSync(p).mode & 0o777).toString(8);
     expect(mode(dataDir)).toBe('700');

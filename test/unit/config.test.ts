@@ -184,3 +184,13 @@ describe('Elasticsearch settings', () => {
     );
   });
 });
+
+describe('STORE_PREWARM', () => {
+  it('defaults to reading the store file into the OS cache, and takes false', () => {
+    expect(loadConfig({}).storePrewarm).toBe(true);
+    expect(loadConfig({ STORE_PREWARM: 'false' }).storePrewarm).toBe(false);
+    expect(() => loadConfig({ STORE_PREWARM: 'later' })).toThrow(
+      new ConfigError('STORE_PREWARM must be true or false, got "later"'),
+    );
+  });
+});
