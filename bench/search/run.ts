@@ -33,6 +33,9 @@
  * and `pg_config --bindir`; as root the cluster runs as the `postgres` user.
  */
 import os from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
+import { generateRecords, type GenerateOptions } from '../../src/data/generator.ts';
+import type { Doc } from '../../src/store/port.ts';
 import type { SqliteDocumentStore } from '../../src/store/sqlite/document-store.ts';
 import type { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
 import { flag, percentile, startBenchServer, table, type BenchServer } from '../support/embedded.ts';
@@ -149,6 +152,31 @@ function ourTableBytes(bench: BenchServer): { attribute: number; records: number
   };
 }
 
+/** Generated biosamples a served folder must hold as generated (`--data-dir`). */
+const SAME_RECORDS_CHECKED = 100;
+
+/**
+ * Why a folder loaded before (`--data-dir`) cannot stand beside what this bench generates (and
+ * loads into PostgreSQL): the first biosamples generated, missing or different there. Undefined
+ * when they are all there as generated.
+ */
+async function otherRecords(bench: BenchServer, options: GenerateOptions): Promise<string | undefined> {
+  const expected: Doc[] = [];
+  for (const { collection, doc } of generateRecords(options)) {
+    if (collection !== 'biosample_set') continue;
+    expected.push(doc);
+    if (expected.length === SAME_RECORDS_CHECKED) break;
+  }
+  const stored = await bench.store.find('biosample_set', { id: { $in: expected.map((d) => d.id) } });
+  const byId = new Map(stored.map((d) => [String(d.id), d]));
+  for (const doc of expected) {
+    const found = byId.get(String(doc.id));
+    if (!found) return `${String(doc.id)} is missing`;
+    if (!isDeepStrictEqual(found, doc)) return `${String(doc.id)} differs`;
+  }
+  return undefined;
+}
+
 async function measureSize(size: number, cluster: PostgresCluster | undefined) {
   const options = { studies: 10, biosamples: size, dataObjects: 0, seed: 7 };
   console.error(
@@ -160,6 +188,14 @@ async function measureSize(size: number, cluster: PostgresCluster | undefined) {
   if (reuseDir && bench.records !== size) {
     await bench.close();
     throw new Error(`--data-dir ${reuseDir} holds ${bench.records} biosamples, not ${size}`);
+  }
+  const other = reuseDir ? await otherRecords(bench, options) : undefined;
+  if (other) {
+    await bench.close();
+    throw new Error(
+      `--data-dir ${reuseDir} holds other biosamples than this bench generates (${other}): its answers ` +
+        'would not match PostgreSQL, which is loaded with the generated ones. Load it again: run without --data-dir',
+    );
   }
   const pageRows: Row[] = [];
   const extraRows: { rebuild?: Row; scan: Row[] } = { scan: [] };
