@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { availableMemory, prewarmFile } from '../../src/store/sqlite/prewarm.ts';
+import { availableMemory, cgroupRoom, prewarmFile } from '../../src/store/sqlite/prewarm.ts';
 
 const CHUNK = 256 * 1024;
 let dir: string;
@@ -98,5 +98,56 @@ describe('prewarmFile', () => {
   it('takes its default budget from the memory the OS has available', () => {
     expect(availableMemory()).toBeGreaterThan(0);
     expect(availableMemory()).toBeLessThanOrEqual(os.totalmem());
+  });
+});
+
+describe('the memory a prewarm may fill', () => {
+  /** A root with /proc and /sys files as given. */
+  function root(files: Record<string, string>): string {
+    const r = fs.mkdtempSync(path.join(dir, 'root-'));
+    for (const [name, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(r, name)), { recursive: true });
+      fs.writeFileSync(path.join(r, name), text);
+    }
+    return r;
+  }
+  const meminfo = 'MemTotal:       24000000 kB\nMemFree:         1000000 kB\nMemAvailable:   20000000 kB\n';
+
+  it("is the room under a cgroup v2 limit, or none when it is 'max'", () => {
+    const limited = root({
+      'proc/self/cgroup': '0::/app.slice/service\n',
+      'sys/fs/cgroup/app.slice/service/memory.max': '1073741824\n',
+      'sys/fs/cgroup/app.slice/service/memory.current': '73741824\n',
+      'proc/meminfo': meminfo,
+    });
+    expect(cgroupRoom(limited)).toBe(1_000_000_000);
+    expect(availableMemory(limited)).toBe(1_000_000_000);
+    const unlimited = root({
+      'proc/self/cgroup': '0::/\n',
+      'sys/fs/cgroup/memory.max': 'max\n',
+      'proc/meminfo': meminfo,
+    });
+    expect(cgroupRoom(unlimited)).toBeUndefined();
+    expect(availableMemory(unlimited)).toBe(20_000_000 * 1024);
+  });
+
+  it("is the room under a cgroup v1 memory limit, or none when it is v1's 'unlimited'", () => {
+    const files = (limit: string) =>
+      root({
+        'proc/self/cgroup': '5:devices:/\n4:memory:/docker/abc\n0::/\n',
+        'sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes': limit,
+        'sys/fs/cgroup/memory/docker/abc/memory.usage_in_bytes': '500\n',
+        'proc/meminfo': meminfo,
+      });
+    expect(cgroupRoom(files('2500\n'))).toBe(2000);
+    expect(availableMemory(files('2500\n'))).toBe(2000);
+    expect(cgroupRoom(files('9223372036854771712\n'))).toBeUndefined();
+    expect(availableMemory(files('9223372036854771712\n'))).toBe(20_000_000 * 1024);
+  });
+
+  it('is the available memory where there is no cgroup file', () => {
+    const bare = root({ 'proc/meminfo': meminfo });
+    expect(cgroupRoom(bare)).toBeUndefined();
+    expect(availableMemory(bare)).toBe(20_000_000 * 1024);
   });
 });

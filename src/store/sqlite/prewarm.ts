@@ -6,12 +6,13 @@
  * of 83,547 matches at 10^6 biosamples: 2 s), while the file read in order comes at the disk's
  * full rate. Nothing waits for it: requests are served meanwhile, and read what they need as before.
  *
- * A file larger than half the memory the OS says is available is left alone (it would push out
- * what is cached already), and so is one that is cached: a few reads spread over the file come
+ * A file larger than half the memory the OS says is available (within a container's limit) is left
+ * alone (it would push out what is cached already), and so is one that is cached: a few reads spread over the file come
  * back at memory speed.
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 
 /** Bytes read at a time: large enough for the disk's rate, small enough for requests' reads to come between. */
 const CHUNK_BYTES = 1 << 20;
@@ -41,15 +42,59 @@ export interface PrewarmResult {
   ms: number;
 }
 
-/** The memory the OS can give without swapping (MemAvailable), else the free memory. */
-export function availableMemory(): number {
+/** The first line of a file as a number of bytes, or undefined (missing, `max`, or not a number). */
+function bytesIn(file: string): number | undefined {
   try {
-    const line = /^MemAvailable:\s+(\d+) kB$/m.exec(fs.readFileSync('/proc/meminfo', 'utf8'));
-    if (line) return Number(line[1]) * 1024;
+    const n = Number(fs.readFileSync(file, 'utf8').trim());
+    return Number.isSafeInteger(n) ? n : undefined;
   } catch {
-    // Not Linux: the free memory below.
+    return undefined;
   }
-  return os.freemem();
+}
+
+/**
+ * The room left under the memory limit of the process's control group (a container's limit), or
+ * undefined when it has none: cgroup v2's `memory.max` less `memory.current`, else v1's
+ * `memory.limit_in_bytes` less `memory.usage_in_bytes`. `root` is where /proc and /sys are (tests).
+ */
+export function cgroupRoom(root = '/'): number | undefined {
+  let groups: string;
+  try {
+    groups = fs.readFileSync(path.join(root, 'proc/self/cgroup'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  for (const line of groups.split('\n')) {
+    const [, controllers, group] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
+    if (group === undefined) continue;
+    const [dir, limitFile, usageFile] =
+      controllers === ''
+        ? [path.join(root, 'sys/fs/cgroup', group), 'memory.max', 'memory.current']
+        : controllers!.split(',').includes('memory')
+          ? [path.join(root, 'sys/fs/cgroup/memory', group), 'memory.limit_in_bytes', 'memory.usage_in_bytes']
+          : [];
+    if (!dir) continue;
+    const limit = bytesIn(path.join(dir, limitFile!));
+    // v1 writes "no limit" as the largest page-aligned 64-bit number.
+    if (limit === undefined || limit >= 2 ** 52) continue;
+    return Math.max(0, limit - (bytesIn(path.join(dir, usageFile!)) ?? 0));
+  }
+  return undefined;
+}
+
+/**
+ * The memory the OS can give without swapping (MemAvailable, else the free memory), and no more
+ * than the room under the process's control group's limit.
+ */
+export function availableMemory(root = '/'): number {
+  let available = os.freemem();
+  try {
+    const line = /^MemAvailable:\s+(\d+) kB$/m.exec(fs.readFileSync(path.join(root, 'proc/meminfo'), 'utf8'));
+    if (line) available = Number(line[1]) * 1024;
+  } catch {
+    // Not Linux: the free memory.
+  }
+  return Math.min(available, cgroupRoom(root) ?? Infinity);
 }
 
 /** Reads `file` into the OS page cache, unless it is cached already or too large (see the module comment). */
