@@ -7,8 +7,11 @@
  *   npm run bench:cold -- [--biosamples 100000] [--data-dir <a loaded data folder>] [--no-drop]
  *
  * The OS page cache is dropped before the server starts (`/proc/sys/vm/drop_caches`: as root);
- * `--no-drop` measures a warm file for comparison. Without `--data-dir`, `--biosamples` generated
- * biosamples are loaded into a fresh folder first. The paths suit generated data.
+ * `--no-drop` measures a warm file for comparison. The service reads its file into the OS cache in
+ * the background once it answers (`STORE_PREWARM`, default true), so the requests share the disk
+ * with that reading; `STORE_PREWARM=false npm run bench:cold` measures them alone. Without
+ * `--data-dir`, `--biosamples` generated biosamples are loaded into a fresh folder first. The paths
+ * suit generated data.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -75,6 +78,8 @@ async function main(): Promise<void> {
       const lines = [
         `npm run bench:cold -- ${argv.join(' ')}`,
         `store: ${dataDir}${loaded ? ` (${biosamples} generated biosamples, loaded in ${loaded.seconds.toFixed(1)} s)` : ''}; OS page cache ${cache}`,
+        // The service reads its file into the OS cache once it answers: these requests share the disk with it.
+        `STORE_PREWARM=${/^(false|0|no)$/i.test(process.env.STORE_PREWARM ?? '') ? 'false: the file is not read ahead' : 'true: the file is read into the OS cache meanwhile'}`,
         '',
         `| first request | status | ms | longest /version wait, ms | within ${HOLD_LIMIT_MS} ms |`,
         '| --- | --- | --- | --- | --- |',
