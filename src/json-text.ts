@@ -35,3 +35,8 @@ export class RecordText extends JsonText {
     super(text);
   }
 }
+
+/** A record read whole, parsed when it came as its stored text. */
+export function parsedRecord<D extends object>(record: D | RecordText): D {
+  return record instanceof RecordText ? (JSON.parse(record.text) as D) : record;
+}

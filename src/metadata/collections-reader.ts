@@ -7,7 +7,7 @@ import type { QueryPlanner } from '../query/planner/planner.ts';
 import { sortKeyOf } from '../store/ordering.ts';
 import type { Doc, Filter, Sort } from '../store/port.ts';
 import { compileProjection } from '../store/projection.ts';
-import type { RecordText } from '../json-text.ts';
+import { parsedRecord, type RecordText } from '../json-text.ts';
 
 /** A record found by id: parsed, or as its JSON text (`JSON.stringify` of the record). */
 export type FoundRecord = { collection: string } & ({ doc: Doc } | { text: string });
@@ -26,10 +26,11 @@ export interface ReadPage {
 export interface SortedPage<R = Doc> {
   docs: R[];
   /**
-   * Per record of `docs`: its sort keys with the id tie-breaker (one collection only), or null
-   * when a key is not a plain null, string or number (the next page then skips to its place).
+   * The sort keys with the id tie-breaker of the record at an index of `docs` (one collection
+   * only), or null when a key is not a plain null, string or number (the next page then skips to
+   * its place). Taken when asked: a record that came as its stored text is parsed for them.
    */
-  keys?: Array<unknown[] | null>;
+  keyAt?: (index: number) => unknown[] | null;
 }
 
 const plainKey = (v: unknown) =>
@@ -120,15 +121,21 @@ export class CollectionsReader {
           : this.find(collections, filter, rest)),
       };
     }
+    const keysOf = (doc: Doc) => {
+      const k = sort.map(([p, d]) => sortKeyOf(doc, p, d));
+      return k.every(plainKey) ? k : null;
+    };
+    if (whole && page.projection === undefined) {
+      // Whole records may come as their stored texts; only those whose keys are asked for are parsed.
+      const docs = await this.findWhole(collections, filter, page);
+      return { docs, keyAt: (i) => keysOf(parsedRecord(docs[i]!)) };
+    }
     // The sort paths are read with the projection, and dropped after the keys are taken.
     const { projection } = page;
     const widened = projection ? [...new Set([...projection, ...sort.map(([p]) => p)])] : undefined;
     const found = await this.planner.find(collections[0]!, filter, { ...page, sort, projection: widened });
-    const keys = found.map((doc) => {
-      const k = sort.map(([p, d]) => sortKeyOf(doc, p, d));
-      return k.every(plainKey) ? k : null;
-    });
-    return { docs: projection ? found.map(compileProjection(projection)) : found, keys };
+    const keys = found.map(keysOf);
+    return { docs: projection ? found.map(compileProjection(projection)) : found, keyAt: (i) => keys[i]! };
   }
 
   async count(collections: string[], filter: Filter): Promise<number> {

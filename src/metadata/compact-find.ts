@@ -170,7 +170,7 @@ export class CompactFind {
     }
     const projection = parseFieldList(state.fields ?? undefined);
     // One record beyond the page tells whether another page exists.
-    const { docs: batch, keys } = await this.reader.findSorted(
+    const { docs: batch, keyAt } = await this.reader.findSorted(
       collections,
       state.filter,
       {
@@ -190,7 +190,7 @@ export class CompactFind {
         ...state,
         offset: state.offset + results.length,
         lastId: results[results.length - 1]!.id,
-        lastKeys: keys?.[results.length - 1] ?? null,
+        lastKeys: keyAt?.(results.length - 1) ?? null,
       });
     }
     return this.response(

@@ -9,7 +9,7 @@ import { Forbidden, NotFound, Unprocessable } from '../errors.ts';
 import { guardFilter } from '../query/guard/index.ts';
 import { checkFieldPath } from '../query/guard/field-names.ts';
 import type { Doc, Filter, Sort, StateStore } from '../store/port.ts';
-import type { CollectionsReader } from './collections-reader.ts';
+import type { CollectionsReader, SortedPage } from './collections-reader.ts';
 import { checkCollectionName } from './schema-endpoints.ts';
 import {
   CONTINUATION_TTL_SECONDS,
@@ -21,7 +21,7 @@ import { AggregationRunner, checkPipeline, type StoredTexts } from './aggregatio
 import type { PipelineProcesses } from './pipeline-processes.ts';
 import { shownRecord, shownStored } from '../store/record-keys.ts';
 import { Turns } from '../turns.ts';
-import { JsonText, RecordText, jsonTextOf } from '../json-text.ts';
+import { JsonText, RecordText, jsonTextOf, parsedRecord } from '../json-text.ts';
 import type { WriteCommands, WriteOptions } from './write-commands.ts';
 import { deleteStatementsOf, updateStatementsOf } from './write-statements.ts';
 
@@ -245,10 +245,6 @@ function parseSort(sort: unknown): Sort | null {
   });
 }
 
-/** A record read whole, parsed when it came as its stored text. */
-const parsedRecord = (record: Doc | RecordText): Doc =>
-  record instanceof RecordText ? (JSON.parse(record.text) as Doc) : record;
-
 function dropFields(doc: Doc, fields: string[]): Doc {
   const copy = structuredClone(doc);
   for (const path of fields) {
@@ -446,13 +442,22 @@ export class QueryCommands {
     const texts: string[] = [];
     let chars = 0;
     let lastKeys = state.lastKeys ?? null;
+    // The page and index of the last record taken: its sort keys are taken when the next read or
+    // the answer needs them (a record that came as its stored text is parsed for them, once).
+    let lastPage: SortedPage<Doc | RecordText> | undefined;
+    let lastIndex = 0;
+    const keysOfLast = () => {
+      if (lastPage) lastKeys = lastPage.keyAt?.(lastIndex) ?? null;
+      lastPage = undefined;
+      return lastKeys;
+    };
     let lastId = state.lastId;
     let step = Math.min(want, FIRST_READ);
     const turns = new Turns();
     const answer = (more: boolean) => ({
       batch: chars >= BATCH_AS_TEXTS_CHARS ? texts.map((t) => new JsonText(t)) : docs,
       more,
-      lastKeys,
+      lastKeys: keysOfLast(),
       lastId,
     });
     for (;;) {
@@ -463,7 +468,7 @@ export class QueryCommands {
           sort: state.sort ?? undefined,
           projection: state.projection ?? undefined,
           ...(state.sort
-            ? { skip: state.offset + docs.length, after: lastKeys ?? undefined }
+            ? { skip: state.offset + docs.length, after: keysOfLast() ?? undefined }
             : { afterId: lastId ?? undefined }),
           limit: step + 1,
         },
@@ -481,7 +486,8 @@ export class QueryCommands {
         docs.push(doc);
         texts.push(text);
         chars += text.length;
-        lastKeys = found.keys?.[i] ?? null;
+        lastPage = found;
+        lastIndex = i;
         lastId = stored.id ?? null;
       }
       if (found.docs.length <= step) return answer(false);
