@@ -108,8 +108,9 @@ interface Throughput {
 /**
  * The throughput by id of each server, measured in alternating rounds of about a second (the order
  * turned each round), so that a change in the machine's load lands on all of them alike rather than
- * on whichever ran during it: run one after the other, the same two commits read 3.65-5.02x between
- * runs.
+ * on whichever ran during it. Run one after the other, the same two commits read 3.65-5.02x bare
+ * between runs; in alternating rounds 4.01-6.13x: the 2-core machine's slow spells last minutes,
+ * so compare several runs.
  */
 async function alternatingThroughput(
   servers: Array<BareServer | ServerProcess>,
