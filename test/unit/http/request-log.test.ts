@@ -7,7 +7,7 @@ import http from 'node:http';
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestLog } from '../../../src/http/request-log.ts';
@@ -25,10 +25,11 @@ const genReqId = (req: http.IncomingMessage, res: http.ServerResponse) => {
   return id;
 };
 
-async function side(kind: 'ours' | 'pino-http'): Promise<Side> {
+/** A logger at `level` whose lines are kept in `lines`. */
+function keptLines(level: string): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
   const logger = pino(
-    { level: 'debug' },
+    { level },
     new Writable({
       write(chunk, _encoding, callback) {
         lines.push(...String(chunk).split('\n').filter(Boolean));
@@ -36,6 +37,11 @@ async function side(kind: 'ours' | 'pino-http'): Promise<Side> {
       },
     }),
   );
+  return { logger, lines };
+}
+
+async function side(kind: 'ours' | 'pino-http'): Promise<Side> {
+  const { logger, lines } = keptLines('debug');
   const app = express();
   app.use(
     kind === 'ours'
@@ -181,16 +187,7 @@ describe('the request log', () => {
   });
 
   it("binds a logger to the request only for a handler's line at an enabled level", async () => {
-    const lines: string[] = [];
-    const logger = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk, _encoding, callback) {
-          lines.push(...String(chunk).split('\n').filter(Boolean));
-          callback();
-        },
-      }),
-    );
+    const { logger, lines } = keptLines('info');
     let children = 0;
     const child = logger.child.bind(logger);
     logger.child = ((...args: Parameters<typeof child>) => {
