@@ -96,7 +96,7 @@ describe('npm start', () => {
   }, 90_000);
 
   it('reads its store file into the OS cache in the background once it serves, and says so', async () => {
-    await server.waitForLog('store file read into the OS cache', 30_000);
+    await server.waitForLog('store file read into the OS cache', 20_000);
     const [starting] = logLines('reading the store file into the OS cache');
     const [read] = logLines('store file read into the OS cache');
     const file = path.join(dataDir, 'nmdc.sqlite');
