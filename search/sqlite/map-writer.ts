@@ -6,12 +6,10 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
 import type { StatementCache } from '../../src/store/sqlite/statement-cache.ts';
+import { insertRows } from '../../src/store/sqlite/multi-row-insert.ts';
 import { fingerprintOf } from '../indexed-values.ts';
 import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';
 import { STRINGS_GENERATION } from './strings-generation.ts';
-
-/** Map rows per multi-row insert (three parameters each). */
-const ROWS_PER_INSERT = 512;
 
 /** A renewing batch of at least this many rows, most of them written, turns the rebuild to bulk. */
 const BULK_AFTER_ROWS = 1000;
@@ -254,29 +252,20 @@ export class MapWriter {
     return deleted + missing.length;
   }
 
-  /**
-   * Inserts map rows (those already there are ignored) ROWS_PER_INSERT at a time in multi-row
-   * `VALUES` bound as numbers, the rest in halving sizes (so at most ten statements are kept):
-   * 30% quicker than one `json_each` over the rows' JSON, whose parsing and `->>` cost per row.
-   */
+  /** Inserts map rows (those already there are ignored), bound as numbers (`insertRows`). */
   private insertRows(rows: Array<[number, number, number]>): void {
-    let i = 0;
-    for (let size = ROWS_PER_INSERT; size >= 1 && i < rows.length; size >>= 1) {
-      if (rows.length - i < size) continue;
-      const insert = this.stmt(
-        `INSERT OR IGNORE INTO search_values(record, path, string) VALUES ${'(?, ?, ?), '.repeat(size - 1)}(?, ?, ?)`,
-      );
-      const params: number[] = new Array(size * 3);
-      for (; rows.length - i >= size; i += size) {
-        for (let k = 0; k < size; k++) {
-          const row = rows[i + k]!;
-          params[3 * k] = row[0];
-          params[3 * k + 1] = row[1];
-          params[3 * k + 2] = row[2];
-        }
-        insert.run(params);
-      }
-    }
+    insertRows(
+      this.statements,
+      'INSERT OR IGNORE INTO search_values(record, path, string) VALUES',
+      3,
+      rows.length,
+      (params, at, i) => {
+        const row = rows[i]!;
+        params[at] = row[0];
+        params[at + 1] = row[1];
+        params[at + 2] = row[2];
+      },
+    );
   }
 
   /**

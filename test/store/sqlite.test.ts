@@ -507,6 +507,10 @@ describe('SQLite sorted pages read off the attribute index', () => {
       .all(C) as Array<[string, string | number, string]>;
     const want = docs.flatMap((d) => indexRecord(d).entries.map(([p, v]) => JSON.stringify([p, v, d.id])));
     expect(rows.map((r) => JSON.stringify(r)).sort()).toEqual(want.sort());
+    // Numbers are REAL however they were written (a JS number is bound as one), so `=` on the
+    // index meets each value once.
+    const kinds = store.db.prepare('SELECT DISTINCT typeof(value) FROM attr_index').pluck().all();
+    expect(kinds.sort()).toEqual(['real', 'text']);
   }
 
   /** Record `d` (the i-th) written again: other values, another kind at the sort path for each `shift`. */
