@@ -250,21 +250,23 @@ export const NO_KEY = 0;
  * added it since.
  */
 export class AttributeKeys {
-  private readonly known = new Map<string, number>();
+  /** Keys by collection, then path (looked up per index entry written: no name is built). */
+  private readonly known = new Map<string, Map<string, number>>();
 
   constructor(private readonly statements: StatementCache) {}
 
   /** The pair's key, or NO_KEY when no record was ever indexed there. */
   get(collection: string, path: string): number {
-    const name = `${collection}\u0000${path}`;
-    let key = this.known.get(name);
+    let paths = this.known.get(collection);
+    let key = paths?.get(path);
     if (key === undefined) {
       key = this.statements
         .get('SELECT key FROM attr_paths WHERE collection = ? AND path = ?')
         .pluck()
         .get(collection, path) as number | undefined;
       if (key === undefined) return NO_KEY;
-      this.known.set(name, key);
+      if (!paths) this.known.set(collection, (paths = new Map()));
+      paths.set(path, key);
     }
     return key;
   }

@@ -81,19 +81,19 @@ export class AttributeBatch {
    */
   flush(): void {
     const { statements, keys } = this.w;
-    const byKey = new Map<number, Array<IndexValue | string>>();
+    const byPath = new Map<string, Array<IndexValue | string>>();
     const irregular: Array<[number, string]> = [];
     let count = 0;
     for (const [id, r] of this.now) {
       for (const [p, v] of r.entries) {
-        const key = keys.ensure(this.collection, p);
-        let pairs = byKey.get(key);
-        if (!pairs) byKey.set(key, (pairs = []));
+        let pairs = byPath.get(p);
+        if (!pairs) byPath.set(p, (pairs = []));
         pairs.push(v, id);
       }
       count += r.entries.length;
       for (const p of r.irregular) irregular.push([keys.ensure(this.collection, p), id]);
     }
+    const byKey = new Map([...byPath].map(([p, pairs]) => [keys.ensure(this.collection, p), pairs]));
     // Flattened in key order: [key, value, id] per entry.
     const entries: Array<IndexValue | string> = new Array(count * 3);
     let at = 0;
