@@ -4,6 +4,7 @@
  * and its own writes wait for the thread's commit.
  */
 import Database from 'better-sqlite3';
+import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateDatabase } from '../../src/data/generator.ts';
@@ -256,6 +257,20 @@ describe("the embedded store's writing thread", () => {
     expect(tables(threaded.file)).toEqual(before);
     await threaded.store.upsertMany('biosample_set', DATABASE.biosample_set!.slice(0, 3));
     expect(await threaded.store.count('biosample_set', {})).toBe(3);
+  });
+
+  it("copies its writes' WAL into the file itself, after answering, while the store's connection still checkpoints as SQLite does", async () => {
+    const threaded = embedded({ minRecords: 10 });
+    const size = () => fs.statSync(threaded.file).size;
+    const before = size();
+    // Far below the 1,000 pages at which a commit would checkpoint: only the thread's own
+    // checkpoint puts these records in the file. Nothing commits on the store's connection.
+    await submit(threaded, DATABASE);
+    expect(threaded.store.counters.writesOnThread).toBe(1);
+    for (let waited = 0; size() === before && waited < 5000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(size()).toBeGreaterThan(before);
+    expect(threaded.store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
   });
 
   it('writes on the store connection when the thread cannot start', async () => {

@@ -477,6 +477,8 @@ export interface ThreadStore {
   beginAtomically(): Promise<HeldWrite>;
   writeIfUnchanged(change: CheckedChange): Promise<CheckedChangeResult>;
   addWriteHook(hook: { onUpsert(collection: string, docs: Doc[]): void; onDelete(): void }): void;
+  deferCheckpoints(): void;
+  checkpoint(): void;
 }
 
 /**
@@ -491,6 +493,17 @@ export function serveWrites(
 ): void {
   const data = workerData as WriteThreadData;
   const fault = data.fault && injectFault(store, data.fault);
+  // The thread's writes are large: the WAL they leave is copied into the file after each one's
+  // answer is posted, not inside its commit. (The service's own connection still checkpoints as
+  // SQLite does, so a WAL this thread leaves is copied one way or the other.)
+  store.deferCheckpoints();
+  const checkpoint = () => {
+    try {
+      store.checkpoint();
+    } catch {
+      // The next commit on another connection checkpoints instead.
+    }
+  };
   const staged = new Map<
     number,
     { collection: string; joined: JoinedTexts; texts: string[]; ahead: StagedWrite[] }
@@ -576,6 +589,7 @@ export function serveWrites(
       fault?.reset();
       const result = await store.upsertAtomically(records);
       parentPort!.postMessage({ id, result } satisfies Reply);
+      checkpoint();
     } catch (err) {
       fail(id, err);
     } finally {
@@ -598,6 +612,7 @@ export function serveWrites(
       const deletes = JSON.parse(m.deletes) as RecordKey[];
       const result = await store.writeIfUnchanged({ expected, writes, deletes });
       parentPort!.postMessage({ id: m.id, result } satisfies Reply);
+      checkpoint();
     } catch (err) {
       fail(m.id, err);
     } finally {
@@ -650,6 +665,7 @@ export function serveWrites(
       } else {
         const more = await recordsOf(ending.entries, ended);
         parentPort!.postMessage({ id: ending.id, result: held.finish(more) } satisfies Reply);
+        checkpoint();
       }
     } catch (err) {
       held.abort();
