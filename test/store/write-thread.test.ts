@@ -259,17 +259,30 @@ describe("the embedded store's writing thread", () => {
     expect(await threaded.store.count('biosample_set', {})).toBe(3);
   });
 
-  it("copies its writes' WAL into the file itself, after answering, while the store's connection still checkpoints as SQLite does", async () => {
+  it("copies its writes' WAL into the file itself after answering, the store's own checkpoints paused until it has", async () => {
     const threaded = embedded({ minRecords: 10 });
     const size = () => fs.statSync(threaded.file).size;
     const before = size();
+    const events: string[] = [];
+    const pragma = threaded.store.db.pragma.bind(threaded.store.db);
+    vi.spyOn(threaded.store.db, 'pragma').mockImplementation((source, options) => {
+      if (source.startsWith('wal_autocheckpoint =')) events.push(source);
+      return pragma(source, options);
+    });
     // Far below the 1,000 pages at which a commit would checkpoint: only the thread's own
     // checkpoint puts these records in the file. Nothing commits on the store's connection.
     await submit(threaded, DATABASE);
+    events.push('answered');
     expect(threaded.store.counters.writesOnThread).toBe(1);
-    for (let waited = 0; size() === before && waited < 5000; waited += 20)
+    for (let waited = 0; (size() === before || events.length < 3) && waited < 5000; waited += 20)
       await new Promise((resolve) => setTimeout(resolve, 20));
     expect(size()).toBeGreaterThan(before);
+    // Paused before the answer let the store's next commit through; resumed once the thread's is over.
+    expect(events[0]).toBe('wal_autocheckpoint = 0');
+    expect(events.filter((e) => e !== 'answered')).toEqual([
+      'wal_autocheckpoint = 0',
+      'wal_autocheckpoint = 1000',
+    ]);
     expect(threaded.store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
   });
 
