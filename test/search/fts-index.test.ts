@@ -166,6 +166,57 @@ describe('FTS5 index kept in step by the store', () => {
       expect(index.synchronous).toBe(true);
     }));
 
+  it('keys strings an earlier part of the same write added, and strings indexed before, to their one row', () =>
+    withHookedIndex(async (store, index) => {
+      await store.upsertMany('biosample_set', [{ id: 'old', name: 'shared before' }]);
+      // Each entry reaches the hook on its own: the second brings strings the first added (not
+      // committed yet), strings indexed before, and new ones, in mixed order.
+      await store.upsertAtomically([
+        {
+          collection: 'biosample_set',
+          docs: [
+            { id: 'a1', name: 'first part', samp_name: 'shared before' },
+            { id: 'a2', name: 'common to both parts' },
+          ],
+        },
+        {
+          collection: 'biosample_set',
+          docs: [
+            { id: 'b1', name: 'second part', samp_name: 'common to both parts' },
+            { id: 'b2', name: 'shared before', samp_name: 'first part' },
+            { id: 'b3', name: 'only in the second' },
+          ],
+        },
+      ]);
+      const rows = store.db
+        .prepare(
+          'SELECT r.id, p.path, s.value FROM search_values v JOIN search_records r ON r.rowid = v.record ' +
+            'JOIN search_paths p ON p.rowid = v.path JOIN search_strings s ON s.rowid = v.string ' +
+            "WHERE p.path IN ('name', 'samp_name') ORDER BY 1, 2",
+        )
+        .raw()
+        .all();
+      expect(rows).toEqual([
+        ['a1', 'name', 'first part'],
+        ['a1', 'samp_name', 'shared before'],
+        ['a2', 'name', 'common to both parts'],
+        ['b1', 'name', 'second part'],
+        ['b1', 'samp_name', 'common to both parts'],
+        ['b2', 'name', 'shared before'],
+        ['b2', 'samp_name', 'first part'],
+        ['b3', 'name', 'only in the second'],
+        ['old', 'name', 'shared before'],
+      ]);
+      const strings = store.db.prepare('SELECT value FROM search_strings ORDER BY value').pluck().all();
+      expect(strings).toEqual(expect.arrayContaining(['common to both parts', 'first part', 'second part']));
+      expect(new Set(strings).size).toBe(strings.length);
+      const q = { kind: 'regex' as const, path: 'samp_name', pattern: 'part', flags: '' };
+      expect(await index.candidates('biosample_set', q, 10)).toEqual({
+        all: false,
+        ids: new Set(['b1', 'b2']),
+      });
+    }));
+
   it('counts in its size the implicit indexes of its UNIQUE columns', () =>
     withHookedIndex(async (store, index) => {
       await store.upsertMany(
