@@ -44,6 +44,10 @@ async function main(): Promise<void> {
             ', ',
           )}; ${Math.round(biosamples / f.submitSeconds).toLocaleString('en-US')} biosamples/s; ${f.cpuSeconds.toFixed(1)} CPU s${
           f.mainThreadCpuSeconds === undefined ? '' : ` (main thread ${f.mainThreadCpuSeconds.toFixed(1)})`
+        }${
+          f.busiestThreadCpuSeconds === undefined
+            ? ''
+            : `; busiest other thread (the writing one) ${f.busiestThreadCpuSeconds.toFixed(1)} CPU s`
         }; event loop held up to ${(f.maxEventLoopDelayMs / 1000).toFixed(1)} s`,
         target: '<= 15 s',
       },

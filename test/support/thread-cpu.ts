@@ -12,11 +12,35 @@ export const TICK_MS = 10;
 /** CPU milliseconds the main thread has used so far (in TICK_MS steps), or undefined where /proc is not there. */
 export function mainThreadCpuMs(): number | undefined {
   try {
-    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    // Fields after the command (which may hold spaces) start after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+    return taskCpuMs(process.pid);
   } catch {
     return undefined;
   }
+}
+
+/** CPU milliseconds of one thread of this process (throws when it is not there). */
+function taskCpuMs(task: number): number {
+  const stat = fs.readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+  // Fields after the command (which may hold spaces) start after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+}
+
+/** CPU milliseconds each of this process's threads has used so far, by thread id (empty where /proc is not there). */
+export function threadsCpuMs(): Map<number, number> {
+  const out = new Map<number, number>();
+  let tasks: string[];
+  try {
+    tasks = fs.readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const task of tasks) {
+    try {
+      out.set(Number(task), taskCpuMs(Number(task)));
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
 }
