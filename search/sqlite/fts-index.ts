@@ -37,6 +37,7 @@ import { StatementCache } from '../../src/store/sqlite/statement-cache.ts';
 import type { Candidates, IndexablePredicate, PreparedAhead, SearchIndex } from '../port.ts';
 import { isCollectionName } from '../../src/schema/nmdc.ts';
 import { bulkBuildPending, restoreAfterBulkBuild, turnDownMerging } from './bulk-build.ts';
+import { rememberFingerprints } from '../indexed-values.ts';
 import { FtsCandidates } from './candidates.ts';
 import { MapWriter } from './map-writer.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
@@ -140,6 +141,8 @@ export class FtsSearchIndex implements SearchIndex {
     const ahead = skipUnchanged || !texts ? undefined : this.takeAhead(collection, texts);
     if (ahead) {
       this.preparedAhead++;
+      // Each id once, so position by position those of the texts (see `prepareBatch`).
+      if (ahead.ids.length === texts!.length) rememberFingerprints(texts!, ahead.fingerprints);
       return this.writer.apply(collection, ahead, false);
     }
     return this.writer.write(collection, docs, skipUnchanged, texts);

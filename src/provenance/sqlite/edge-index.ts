@@ -10,7 +10,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../store/port.ts';
 import { StatementCache } from '../../store/sqlite/statement-cache.ts';
-import { fingerprintOf, fingerprintOfText } from '../../../search/indexed-values.ts';
+import { fingerprintAmong, fingerprintOf } from '../../../search/indexed-values.ts';
 import type { HookableStore } from '../../../search/sqlite/fts-index.ts';
 import { edgesOf, inGraph, typeOf } from '../edges.ts';
 import type { Direction, EdgeIndex, NodeInfo, Referrer, Step } from '../port.ts';
@@ -194,7 +194,7 @@ export class SqliteEdgeIndex implements EdgeIndex {
    */
   write(collection: string, docs: Doc[], texts?: string[]): void {
     if (!inGraph(collection) || docs.length === 0) return;
-    const fingerprintAt = (i: number) => (texts ? fingerprintOfText(texts[i]!) : fingerprintOf(docs[i]!));
+    const fingerprintAt = (i: number) => (texts ? fingerprintAmong(texts, i) : fingerprintOf(docs[i]!));
     const present = new Set(
       this.stmt(
         'SELECT n.id FROM json_each(?) j JOIN graph_nodes n ON n.id = j.value WHERE n.collection IS NOT NULL',
