@@ -86,7 +86,12 @@ export interface MaintainedIndex {
    * prepared batch once it is ready, and prepares the batch itself otherwise (so answers never
    * depend on it). `release` forgets the batch (written, or the write was abandoned).
    */
-  prepareAhead?(collection: string, texts: string[]): PreparedAhead;
+  prepareAhead?(
+    collection: string,
+    texts: string[],
+    /** The texts joined by commas and each one's length, when the caller has them so. */
+    joined?: { joined: string; lengths: Int32Array },
+  ): PreparedAhead;
   remove(collection: string, ids: string[], write?: IndexWrite): Promise<void>;
   /** Drop everything for a collection (reindex). */
   clear(collection: string): Promise<void>;

@@ -15,6 +15,7 @@ const { file } = workerData as WriteThreadData;
 const store = new SqliteDocumentStore({ file, sweepIntervalMs: 0 });
 const search = FtsSearchIndex.attachTo(store);
 SqliteEdgeIndex.attachTo(store);
-serveWrites(store, (collection, texts) =>
-  search.covers(collection) ? [search.prepareAhead(collection, texts)] : [],
+// The staged texts go on to the search index's workers as the thread was given them, joined.
+serveWrites(store, (collection, texts, joined) =>
+  search.covers(collection) ? [search.prepareAhead(collection, texts, joined)] : [],
 );

@@ -33,6 +33,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
+import type { JoinedTexts } from '../../src/store/sqlite/joined-texts.ts';
 import { StatementCache } from '../../src/store/sqlite/statement-cache.ts';
 import type { Candidates, IndexablePredicate, PreparedAhead, SearchIndex } from '../port.ts';
 import { isCollectionName } from '../../src/schema/nmdc.ts';
@@ -167,7 +168,7 @@ export class FtsSearchIndex implements SearchIndex {
    * write transaction is spared that work. The batch is derived from the texts alone, as a
    * rebuild derives it from the stored records.
    */
-  prepareAhead(collection: string, texts: string[]): PreparedAhead {
+  prepareAhead(collection: string, texts: string[], joined?: JoinedTexts): PreparedAhead {
     const entry: { texts: string[]; batch?: PreparedBatch } = { texts };
     let entries = this.ahead.get(collection);
     if (!entries) this.ahead.set(collection, (entries = new Set()));
@@ -176,7 +177,7 @@ export class FtsSearchIndex implements SearchIndex {
       entries.delete(entry);
       if (entries.size === 0 && this.ahead.get(collection) === entries) this.ahead.delete(collection);
     };
-    const ready = this.preparer.prepare(texts).then(
+    const ready = this.preparer.prepare(texts, joined).then(
       (batch) => {
         entry.batch = batch;
       },

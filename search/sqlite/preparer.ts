@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { joinTexts } from '../../src/store/sqlite/joined-texts.ts';
+import { joinTexts, type JoinedTexts } from '../../src/store/sqlite/joined-texts.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
 
 type Reply =
@@ -54,10 +54,11 @@ export class WorkerPreparer {
     })) as Promise<unknown[][]>;
   }
 
-  prepare(texts: string[]): Promise<PreparedBatch> {
+  /** `joined`: the texts as `joinTexts` joins them, when at hand (the writing thread was given them so). */
+  prepare(texts: string[], joined?: JoinedTexts): Promise<PreparedBatch> {
     return this.post('preparing a batch', (id) => ({
       id,
-      ...joinTexts(texts),
+      ...(joined ?? joinTexts(texts)),
       file: this.file,
       cacheKib: this.cacheKib,
     })) as Promise<PreparedBatch>;

@@ -520,7 +520,7 @@ export interface ThreadStore {
  */
 export function serveWrites(
   store: ThreadStore,
-  prepareAhead: (collection: string, texts: string[]) => StagedWrite[],
+  prepareAhead: (collection: string, texts: string[], joined: JoinedTexts) => StagedWrite[],
 ): void {
   const data = workerData as WriteThreadData;
   const fault = data.fault && injectFault(store, data.fault);
@@ -729,7 +729,7 @@ export function serveWrites(
         collection: m.collection,
         joined,
         texts,
-        ahead: prepareAhead(m.collection, texts),
+        ahead: prepareAhead(m.collection, texts, joined),
       });
     } else if (m.type === 'release') {
       for (const a of staged.get(m.stage)?.ahead ?? []) a.release();
