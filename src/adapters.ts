@@ -36,8 +36,17 @@ export async function openAdapters(
   const store = await openStore(config, logger);
   const searchIndex = await openSearchIndex(config, store, logger, options);
   const edgeIndex = await openEdgeIndex(config, store, logger, options);
-  // The writing thread attaches the embedded search and edge indexes' write hooks: only where
-  // this store has exactly those.
+  const adapters = { store, searchIndex, edgeIndex };
+  offloadLargeWrites(config, adapters);
+  return adapters;
+}
+
+/**
+ * Gives the embedded store its writing thread (`WRITE_THREAD`), which attaches the embedded
+ * search and edge indexes' write hooks: only where this store has exactly those. For adapters
+ * opened one by one (the benches' in-process servers) as `openAdapters` opens them.
+ */
+export function offloadLargeWrites(config: Config, { store, searchIndex, edgeIndex }: Adapters): void {
   if (
     config.writeThread &&
     store instanceof SqliteDocumentStore &&
@@ -46,5 +55,4 @@ export async function openAdapters(
     edgeIndex instanceof SqliteEdgeIndex
   )
     store.offloadAtomicWrites({ entry: new URL('./write-thread.ts', import.meta.url) });
-  return { store, searchIndex, edgeIndex };
 }

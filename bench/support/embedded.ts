@@ -17,6 +17,7 @@ import { BULK_BATCH, isBulkLoadable, SqliteBulkLoad } from '../../src/store/sqli
 import { rebuildEach } from '../../search/maintenance.ts';
 import { buildApp } from '../../src/app.ts';
 import { openServices } from '../../src/services.ts';
+import { offloadLargeWrites } from '../../src/adapters.ts';
 import { generateRecords, type GenerateOptions } from '../../src/data/generator.ts';
 import type { Doc, DocumentStore } from '../../src/store/port.ts';
 import type { SearchIndex } from '../../search/port.ts';
@@ -143,6 +144,8 @@ export async function startBenchServer(
       },
     };
   }
+  // As the service opens them: large writes on the writing thread (unless WRITE_THREAD=false).
+  offloadLargeWrites(config, { store, searchIndex, edgeIndex });
   const services = await openServices(config, logger, { adapters: { store, searchIndex, edgeIndex } });
   const app = buildApp(services);
   services.start();
