@@ -307,8 +307,8 @@ export class MapWriter {
    * one statement (`tokenizeFrom`). Each string is inserted with the key it would get if it were
    * new, the next ones after the highest; only those the insert ignored (already there: the
    * strings of the write's earlier batches, or of another writer since the batch was prepared) are
-   * read back. Reading every key back (`RETURNING value, rowid`, a JS string per row) took 1.3 s
-   * of 603,000 strings' 2 s.
+   * read back. 603,000 new strings into an empty table: 0.70-1.12 s, against 1.26-1.35 s with
+   * every key read back (`RETURNING value, rowid`, a JS string per row).
    */
   private stringKeys(values: string[]): Map<string, number> {
     if (values.length === 0) return new Map();

@@ -525,8 +525,8 @@ export function serveWrites(
   const data = workerData as WriteThreadData;
   const fault = data.fault && injectFault(store, data.fault);
   // The thread's writes are large: the WAL they leave is copied into the file after each one's
-  // answer is posted, not inside its commit. (The service's own connection still checkpoints as
-  // SQLite does, so a WAL this thread leaves is copied one way or the other.)
+  // answer is posted, not inside its commit. (The store's own connection checkpoints as SQLite
+  // does, paused only while this thread's checkpoint runs: a WAL left here is copied either way.)
   store.deferCheckpoints();
   /** Answers a write, then copies the WAL into the file (the main thread's store waits for it to). */
   const answer = (id: number, result: ThreadResult) => {
