@@ -235,6 +235,26 @@ describe('bulk load', () => {
     });
   });
 
+  it("merges the trigram index's segments a build from empty left, so no later write merges them", async () => {
+    const o = fresh();
+    // Enough strings for FTS5 to flush its pending terms several times while the build runs.
+    await loadInBulk(o, generated(1500));
+    const segments = () =>
+      o.store.db.prepare('SELECT count(DISTINCT segid) FROM search_trigram_idx').pluck().get();
+    expect(segments()).toBe(1);
+    expect(o.search.bulkBuildPending()).toBe(false);
+    // The index still answers, and a write after the build adds a segment of its own.
+    await o.store.upsertMany('biosample_set', [{ id: 'nmdc:bsm-11-zz000001', name: 'permafrost core' }]);
+    expect(
+      await o.search.candidates(
+        'biosample_set',
+        { kind: 'search', path: 'name', text: 'permafrost core' },
+        10,
+      ),
+    ).toEqual({ all: false, ids: new Set(['nmdc:bsm-11-zz000001']) });
+    expect(segments()).toBe(2);
+  });
+
   it('restores the FTS5 merge settings and the by-string index a build from empty that died changed', async () => {
     const o = fresh();
     const bulk = new SqliteBulkLoad(o.store);
