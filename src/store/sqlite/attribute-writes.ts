@@ -93,12 +93,13 @@ export class AttributeBatch {
       count += r.entries.length;
       for (const p of r.irregular) irregular.push([keys.ensure(this.collection, p), id]);
     }
-    const byKey = new Map([...byPath].map(([p, pairs]) => [keys.ensure(this.collection, p), pairs]));
+    const byKey = [...byPath]
+      .map(([p, pairs]) => [keys.ensure(this.collection, p), pairs] as const)
+      .sort(([a], [b]) => a - b);
     // Flattened in key order: [key, value, id] per entry.
     const entries: Array<IndexValue | string> = new Array(count * 3);
     let at = 0;
-    for (const key of [...byKey.keys()].sort((a, b) => a - b)) {
-      const pairs = byKey.get(key)!;
+    for (const [key, pairs] of byKey) {
       for (let i = 0; i < pairs.length; i += 2) {
         entries[at++] = key;
         entries[at++] = pairs[i]!;
