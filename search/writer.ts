@@ -45,6 +45,11 @@ export interface PreparedWrites {
    * store's writing thread are in its hands then), before that work is done.
    */
   serialised: Promise<void>;
+  /**
+   * Each write as soon as it is serialised and its work ahead started, in order (a hold begins
+   * with the first while the others are serialised); fails as `ready` does.
+   */
+  each: AsyncIterable<PreparedWrite>;
   /** Stops preparing and forgets the work started ahead (call once the write is done or abandoned). */
   release(): void;
 }
@@ -141,7 +146,10 @@ export class RecordWriter {
    * indexes catch up; `abort` rolls it all back. Undefined when the store cannot hold a write;
    * `signal` gives it up while it is still being written.
    */
-  async hold(writes: PreparedWrite[], signal?: AbortSignal): Promise<HeldWrites | undefined> {
+  async hold(
+    writes: PreparedWrite[] | AsyncIterable<PreparedWrite>,
+    signal?: AbortSignal,
+  ): Promise<HeldWrites | undefined> {
     const held = await this.store.holdAtomically?.(writes, signal);
     if (!held) return undefined;
     return {
@@ -169,15 +177,23 @@ export class RecordWriter {
   prepare(writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>): PreparedWrites {
     const ahead: PreparedAhead[] = [];
     let released = false;
+    const prepared: PreparedWrite[] = [];
+    // `each` waits on `progress`, settled (and replaced) whenever a write is added or it all ends.
+    let progressed = () => {};
+    let progress = new Promise<void>((resolve) => (progressed = resolve));
+    const progressing = () => {
+      const settle = progressed;
+      progress = new Promise<void>((resolve) => (progressed = resolve));
+      settle();
+    };
+    let over = false;
     const serialising = (async () => {
-      const prepared: PreparedWrite[] = [];
       for (const w of writes) {
         if (released) throw new Error('the prepared writes were released');
         const docs = cleanDocs(w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc));
         // Serialised a few hundred at a time: 2,000 biosamples take about 30 ms.
         const texts = await mapInTurns(docs, SERIALISED_PER_TURN, (doc) => JSON.stringify(doc));
         if (released) throw new Error('the prepared writes were released');
-        prepared.push({ collection: w.collection, docs, texts });
         // The store's own work ahead (its writing thread prepares the indexes there), or else the
         // indexes', prepared here for a write on this thread.
         const staged = this.store.prepareAhead?.(w.collection, texts);
@@ -186,10 +202,17 @@ export class RecordWriter {
           for (const index of this.indexes)
             if (index.synchronous && index.prepareAhead && index.covers?.(w.collection) !== false)
               ahead.push(index.prepareAhead(w.collection, texts));
+        prepared.push({ collection: w.collection, docs, texts });
+        progressing();
         await nextTurn();
       }
       return prepared;
     })();
+    const ended = () => {
+      over = true;
+      progressing();
+    };
+    serialising.then(ended, ended);
     const ready = serialising.then(async (prepared) => {
       await Promise.all(ahead.map((a) => a.ready));
       return prepared;
@@ -201,6 +224,16 @@ export class RecordWriter {
         () => undefined,
         () => undefined,
       ),
+      each: {
+        async *[Symbol.asyncIterator]() {
+          for (let next = 0; ;) {
+            if (next < prepared.length) yield prepared[next++]!;
+            else if (over)
+              return void (await serialising); // throws as `ready` does
+            else await progress;
+          }
+        },
+      },
       release: () => {
         released = true;
         for (const a of ahead) a.release();

@@ -105,6 +105,13 @@ export interface CollectionStats {
   totalSize: number;
 }
 
+/** One collection's records of an atomic write; `texts`, when given, are their `JSON.stringify`. */
+export interface AtomicWrite {
+  collection: string;
+  docs: Doc[];
+  texts?: string[];
+}
+
 /** An atomic write held open (see `DocumentStore.holdAtomically`); end it once, either way. */
 export interface HeldAtomicWrite {
   finish(more: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): Promise<WriteResult>;
@@ -222,14 +229,17 @@ export interface DocumentStore {
   prepareAhead?(collection: string, texts: string[]): { ready: Promise<void>; release(): void } | undefined;
   /**
    * Optional: an `upsertAtomically` begun now and held open while the caller decides whether to
-   * keep it (a submission writes while its payload is validated). No reader sees its records until
-   * `finish` writes the last ones and commits; `abort` rolls it all back. It holds the store's
-   * writes meanwhile, so the caller must end it. Undefined when the store cannot hold a write apart
-   * from its other work: the caller then writes with `upsertAtomically`. `signal` gives it up while
-   * it is still being written (it rejects, with nothing written).
+   * keep it (a submission writes while its payload is validated). `writes` may still be coming
+   * (an async iterable): the store writes each as it comes and answers once the last is written.
+   * No reader sees its records until `finish` writes the last ones and commits; `abort` rolls it
+   * all back. It holds the store's writes meanwhile, so the caller must end it. Undefined when the
+   * store cannot hold this write apart from its other work (it may have taken the first of
+   * `writes` to decide): the caller then writes with `upsertAtomically`. `signal` gives it up while
+   * it is still being written, and a failure of `writes` fails it: either way it rejects, with
+   * nothing written.
    */
   holdAtomically?(
-    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+    writes: AsyncIterable<AtomicWrite> | Iterable<AtomicWrite>,
     signal?: AbortSignal,
   ): Promise<HeldAtomicWrite | undefined>;
   /** Inserts `doc` unless a record with its id exists; true when inserted. Atomic across processes. */

@@ -39,8 +39,11 @@ export interface AtomicRecordWrites {
   upsert(collection: string, docs: Array<Doc | Record<string, unknown>>): Promise<unknown>;
   /** Optional: records serialised, and index work started, ahead of `upsertAll` (RecordWriter.prepare). */
   prepare?(writes: Array<{ collection: string; docs: Doc[] }>): PreparedWrites;
-  /** Optional: an `upsertAll` of prepared writes begun and held open until it is finished or aborted (RecordWriter.hold). */
-  hold?(writes: PreparedWrite[], signal?: AbortSignal): Promise<HeldWrites | undefined>;
+  /**
+   * Optional: an `upsertAll` of prepared writes begun and held open until it is finished or
+   * aborted, written as they come (RecordWriter.hold).
+   */
+  hold?(writes: AsyncIterable<PreparedWrite>, signal?: AbortSignal): Promise<HeldWrites | undefined>;
 }
 
 /** The payload's write, begun while the payload is validated (see `JsonSubmissions.holdAhead`). */
@@ -90,8 +93,8 @@ export class JsonSubmissions {
   }
 
   /**
-   * Begins the payload's write as soon as its records are prepared, while the payload is still
-   * validated, and holds it open (`AtomicRecordWrites.hold`): no reader sees it, and a refused
+   * Begins the payload's write as soon as its first records are serialised (the others are
+   * written as they are), while the payload is still validated, and holds it open (`AtomicRecordWrites.hold`): no reader sees it, and a refused
    * payload has it rolled back. On the embedded store the writing thread writes it meanwhile, so
    * the apply phase is left with the run's records and the commit. Without a hold (another store,
    * a small payload, a failure to begin) the write is made after validation, as it is written here.
@@ -103,8 +106,8 @@ export class JsonSubmissions {
     const hold = this.writes.hold?.bind(this.writes);
     const holding = (async () => {
       if (!prepared || !hold) return undefined;
-      const writes = await prepared.ready;
-      return abandoned.aborted ? undefined : hold(writes, abandoned);
+      // Begun with the first records serialised; the others are written as they are.
+      return hold(prepared.each, abandoned);
     })().catch((err: unknown) => {
       if (!abandoned.aborted)
         this.logger.warn(

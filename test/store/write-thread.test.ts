@@ -245,6 +245,66 @@ describe("the embedded store's writing thread", () => {
     expect(await threaded.store.count('biosample_set', {})).toBe(50);
   });
 
+  it('writes a held write as its records come, answers once the last came, and leaves nothing when they fail', async () => {
+    const threaded = embedded({ minRecords: 10 });
+    const before = tables(threaded.file);
+    const prepared = threaded.writer.prepare(dataObjectBatches());
+    const writes = await prepared.ready;
+    let give = () => {};
+    const given = new Promise<void>((resolve) => (give = resolve));
+    async function* coming(fail?: Error) {
+      yield writes[0]!;
+      await given;
+      if (fail) throw fail;
+      yield* writes.slice(1);
+    }
+    let answered = false;
+    const holding = threaded.writer.hold(coming()).then((held) => ((answered = true), held));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(answered).toBe(false);
+    give();
+    const held = await holding;
+    expect(await held!.finish([])).toEqual({ inserted: 300, updated: 0 });
+    expect(await threaded.store.count('data_object_set', {})).toBe(300);
+    prepared.release();
+
+    // Records that fail to come: the write is rolled back and the failure thrown.
+    const other = embedded({ minRecords: 10 });
+    const refusing = other.writer.prepare(dataObjectBatches());
+    await refusing.ready;
+    const failing = other.writer.hold(coming(new Error('a record has no id')));
+    await expect(failing).rejects.toThrow('a record has no id');
+    refusing.release();
+    expect(tables(other.file)).toEqual(before);
+    expect(other.store.counters).toMatchObject({ holdsFinished: 0, writesOnThread: 0 });
+    await other.writer.upsertAll([
+      { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) },
+    ]);
+    expect(await other.store.count('biosample_set', {})).toBe(50);
+  });
+
+  it('fails a held write that fails in its first records at once, without waiting for the rest', async () => {
+    const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'throw' } });
+    const before = tables(threaded.file);
+    const prepared = threaded.writer.prepare(dataObjectBatches());
+    const writes = await prepared.ready;
+    let give = () => {};
+    const given = new Promise<void>((resolve) => (give = resolve));
+    async function* coming() {
+      yield* writes.slice(0, 3);
+      await given; // the rest never comes while the write fails
+      yield* writes.slice(3);
+    }
+    await expect(threaded.writer.hold(coming())).rejects.toThrow('injected failure after 100 records');
+    give();
+    prepared.release();
+    expect(tables(threaded.file)).toEqual(before);
+    await threaded.writer.upsertAll([
+      { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) },
+    ]);
+    expect(await threaded.store.count('biosample_set', {})).toBe(50);
+  });
+
   it('leaves nothing of a held write whose thread dies, and frees the file for the next', async () => {
     const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'exit' } });
     const before = tables(threaded.file);

@@ -17,6 +17,7 @@ import type {
   DocumentStore,
   Filter,
   FindOptions,
+  AtomicWrite,
   AttributeIndexEstimates,
   HeldAtomicWrite,
   Projection,
@@ -420,15 +421,34 @@ export class SqliteDocumentStore implements DocumentStore {
    * cannot hold a transaction open while it answers reads.
    */
   async holdAtomically(
-    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
+    writes: AsyncIterable<AtomicWrite> | Iterable<AtomicWrite>,
     signal?: AbortSignal,
   ): Promise<HeldAtomicWrite | undefined> {
     const thread = this.writeThread;
-    if (!thread?.takes(writes)) return undefined;
+    if (!thread) return undefined;
+    const iterator =
+      Symbol.asyncIterator in writes ? writes[Symbol.asyncIterator]() : writes[Symbol.iterator]();
+    // The writes that come until the thread takes them (staged, or enough records).
+    const head: AtomicWrite[] = [];
+    let taken = false;
+    for (let next = await iterator.next(); !next.done;) {
+      head.push(next.value);
+      if ((taken = thread.takes(head))) break;
+      next = await iterator.next();
+    }
+    if (!taken) return undefined;
     const release = this.gate.hold();
     let held: ThreadHeldWrite;
     try {
-      held = await thread.hold(await threadTexts(writes), signal);
+      // Each write serialised for the thread as it comes (the thread writes the first meanwhile).
+      held = await thread.hold(
+        (async function* () {
+          yield* await threadTexts(head);
+          for (let next = await iterator.next(); !next.done; next = await iterator.next())
+            yield* await threadTexts([next.value]);
+        })(),
+        signal,
+      );
     } catch (err) {
       release();
       if (err instanceof WriteThreadUnavailable) return undefined;

@@ -76,8 +76,12 @@ type Message =
   | ({ type: 'stage'; stage: number; collection: string } & JoinedTexts)
   | { type: 'release'; stage: number }
   | { type: 'write'; id: number; entries: Entry[] }
-  /** A write whose transaction stays open until its ending (see `WriteThread.hold`). */
+  /**
+   * A write whose transaction stays open until its ending (see `WriteThread.hold`); its entries
+   * go on in `more` messages up to the `last`.
+   */
   | { type: 'hold'; id: number; entries: Entry[] }
+  | { type: 'more'; hold: number; entries: Entry[]; last?: true }
   /** A write made only if records are still as expected (see `WriteThread.writeIfUnchanged`). */
   | {
       type: 'checked';
@@ -292,12 +296,17 @@ export class WriteThread {
 
   /**
    * Begins a write on the thread and holds its transaction open: answers once `writes` are
-   * written there, seen by no reader. `finish` adds the last records and commits; `abort` rolls
-   * it back. Other writes on the thread wait until it ends, so the caller must end it. A thread
-   * that exits meanwhile took the held write with it (nothing of it is written).
+   * written there, seen by no reader. `writes` may still be coming: the thread begins with the
+   * first and writes each as it comes (a submission's records while the rest are serialised),
+   * and the hold answers once the last is written. `finish` adds the last records and commits;
+   * `abort` rolls it back. Other writes on the thread wait until it ends, so the caller must end
+   * it. A thread that exits meanwhile took the held write with it (nothing of it is written).
+   * When `writes` fails, the thread rolls back what it wrote and the failure is thrown.
    */
   async hold(
-    writes: Array<{ collection: string; texts: string[] }>,
+    writes:
+      | AsyncIterable<{ collection: string; texts: string[] }>
+      | Iterable<{ collection: string; texts: string[] }>,
     signal?: AbortSignal,
   ): Promise<ThreadHeldWrite> {
     if (signal?.aborted) throw new HoldAbandoned();
@@ -307,16 +316,56 @@ export class WriteThread {
     // Abandoned while it is written: the thread stops writing at its next entry and rolls back.
     let abandoned: Promise<unknown> | undefined;
     const abandon = () => {
+      if (abandoned) return;
       const id = this.next++;
       abandoned = this.request(worker, id, { type: 'abort', id, hold }).catch(() => undefined);
     };
     signal?.addEventListener('abort', abandon, { once: true });
+    const iterator =
+      Symbol.asyncIterator in writes ? writes[Symbol.asyncIterator]() : writes[Symbol.iterator]();
+    let answered: Promise<ThreadResult | undefined> | undefined;
+    let replied = false;
     try {
-      await this.post(worker, hold, async (texts) => ({
-        type: 'hold',
-        id: hold,
-        entries: await this.entriesOf(writes, worker, texts),
-      }));
+      const first = await iterator.next();
+      answered = this.request(
+        worker,
+        hold,
+        await this.built(worker, async (texts) => ({
+          type: 'hold',
+          id: hold,
+          entries: first.done ? [] : await this.entriesOf([first.value], worker, texts),
+        })),
+      );
+      // Settles when the thread answers: a failure there ends the wait for more writes.
+      const reply = answered.then(
+        () => void (replied = true),
+        () => void (replied = true),
+      );
+      // The rest as it comes, each posted as soon as it is (the thread writes them in order).
+      for (let next = first; !next.done && !abandoned && !replied;) {
+        next = (await Promise.race([iterator.next(), reply])) ?? { done: true, value: undefined };
+        if (next.done || abandoned || replied) break;
+        const { value } = next;
+        worker.postMessage(
+          await this.built(worker, async (texts) => ({
+            type: 'more',
+            hold,
+            entries: await this.entriesOf([value], worker, texts),
+          })),
+        );
+      }
+      if (replied) void iterator.return?.();
+      else worker.postMessage({ type: 'more', hold, entries: [], last: true } satisfies Message);
+      await answered;
+    } catch (err) {
+      // `writes` failed (or could not be posted): what the thread wrote of it is rolled back. (A
+      // failure the thread answered has rolled it back there.)
+      if (answered && !replied) {
+        abandon();
+        await answered.catch(() => undefined);
+        await abandoned;
+      }
+      throw err instanceof NotPosted ? err.cause : err;
     } finally {
       signal?.removeEventListener('abort', abandon);
     }
@@ -397,6 +446,14 @@ export class WriteThread {
     id: number,
     build: (texts: TextsPoster) => Promise<Message>,
   ): Promise<ThreadResult | undefined> {
+    return this.request(worker, id, await this.built(worker, build));
+  }
+
+  /**
+   * The message `build` makes, the texts it names posted ahead of it (see `post`); a failure of
+   * `build` is thrown as `NotPosted`, the parts it posted dropped.
+   */
+  private async built(worker: Worker, build: (texts: TextsPoster) => Promise<Message>): Promise<Message> {
     const parts: number[] = [];
     let message: Message;
     try {
@@ -426,7 +483,7 @@ export class WriteThread {
       if (parts.length > 0) worker.postMessage({ type: 'drop', parts } satisfies Message);
       throw new NotPosted(err);
     }
-    return this.request(worker, id, message);
+    return message;
   }
 
   /** Posts a message the thread answers under `id`. */
@@ -548,6 +605,16 @@ export function serveWrites(
   const endings = new Map<number, Ending>();
   /** Holds waiting for their ending. */
   const awaiting = new Map<number, (ending: Ending) => void>();
+  /** Each hold's entries as they came, until it is written: whether the last came, and its wait for more. */
+  const streams = new Map<number, { entries: Entry[]; last: boolean; wake?: () => void }>();
+  /** Wakes a hold waiting for more entries (they came, or its ending). */
+  const wake = (hold: number) => {
+    const stream = streams.get(hold);
+    const waiting = stream?.wake;
+    if (!stream || !waiting) return;
+    stream.wake = undefined;
+    waiting();
+  };
 
   /** Texts posted in parts ahead of the message that names them, by part. */
   const parts = new Map<number, JoinedTexts>();
@@ -573,7 +640,7 @@ export function serveWrites(
     const entries = (list: Entry[]) =>
       list.map((e): Entry => ('stage' in e ? e : { collection: e.collection, ...joinedOf(e) }));
     if (m.type === 'checked') return { ...m, expected: joinedOf(m.expected), entries: entries(m.entries) };
-    if (m.type === 'write' || m.type === 'hold' || m.type === 'finish')
+    if (m.type === 'write' || m.type === 'hold' || m.type === 'more' || m.type === 'finish')
       return { ...m, entries: entries(m.entries) };
     return m;
   };
@@ -655,24 +722,33 @@ export function serveWrites(
    * A held write: written, answered, then kept open (and every later write waiting) until its
    * ending. Its transaction begins at once, and each entry is written as soon as the work started
    * ahead for it is done, so the indexes' preparation on the workers and this thread's writing
-   * overlap.
+   * overlap; entries still coming (`more`) are waited for up to the last.
    */
-  const hold = async (id: number, entries: Entry[]): Promise<void> => {
+  const hold = async (id: number): Promise<void> => {
+    const stream = streams.get(id)!;
+    const { entries } = stream;
     let held: HeldWrite | undefined;
     let next = 0;
     try {
       fault?.reset();
       held = await store.beginAtomically();
       // An abort that came meanwhile (the caller gave it up) stops the writing at the next entry.
-      for (; next < entries.length && endings.get(id)?.type !== 'abort'; next++) {
+      while (endings.get(id)?.type !== 'abort') {
+        if (next === entries.length) {
+          if (stream.last) break;
+          await new Promise<void>((resolve) => (stream.wake = resolve));
+          continue;
+        }
         const used: Array<{ ahead: StagedWrite[] }> = [];
         try {
           held.add(await recordsOf([entries[next]!], used));
         } finally {
           for (const s of used) for (const a of s.ahead) a.release();
         }
+        next++;
       }
     } catch (err) {
+      streams.delete(id);
       held?.abort();
       // An ending that came meanwhile is answered too: nothing was written.
       const early = endings.get(id);
@@ -680,9 +756,10 @@ export function serveWrites(
       if (early)
         parentPort!.postMessage({ id: early.id, result: { inserted: 0, updated: 0 } } satisfies Reply);
       // The staged records of the entries not reached are let go of too.
-      forget(entries.slice(next + 1));
+      forget(entries.slice(next));
       return fail(id, err);
     }
+    streams.delete(id);
     forget(entries.slice(next));
     parentPort!.postMessage({ id, held: true } satisfies Reply);
     const ending = endings.get(id) ?? (await new Promise<Ending>((resolve) => awaiting.set(id, resolve)));
@@ -734,15 +811,29 @@ export function serveWrites(
     } else if (m.type === 'release') {
       for (const a of staged.get(m.stage)?.ahead ?? []) a.release();
       staged.delete(m.stage);
+    } else if (m.type === 'more') {
+      const stream = streams.get(m.hold);
+      // A hold already over (it failed, or was abandoned) lets go of what comes after.
+      if (!stream) return forget(m.entries);
+      stream.entries.push(...m.entries);
+      if (m.last) stream.last = true;
+      wake(m.hold);
     } else if (m.type === 'finish' || m.type === 'abort') {
       const waiting = awaiting.get(m.hold);
       if (waiting) waiting(m);
-      else endings.set(m.hold, m);
+      else if (!streams.has(m.hold))
+        // The hold is over (it failed): nothing of it is left to end.
+        parentPort!.postMessage({ id: m.id, result: { inserted: 0, updated: 0 } } satisfies Reply);
+      else {
+        endings.set(m.hold, m);
+        wake(m.hold);
+      }
     } else {
       // One write at a time, in the order posted; a held one until its ending.
       const { id, entries } = m;
+      if (m.type === 'hold') streams.set(id, { entries: [...entries], last: false });
       queue = queue.then(() =>
-        m.type === 'hold' ? hold(id, entries) : m.type === 'checked' ? checked(m) : write(id, entries),
+        m.type === 'hold' ? hold(id) : m.type === 'checked' ? checked(m) : write(id, entries),
       );
     }
   });
