@@ -56,3 +56,11 @@ export function offloadLargeWrites(config: Config, { store, searchIndex, edgeInd
   )
     store.offloadAtomicWrites({ entry: new URL('./write-thread.ts', import.meta.url) });
 }
+
+/**
+ * Starts the embedded store's writing thread, if it has one, ahead of the first large write: the
+ * service does this once it listens, so a first submission does not wait for the thread to load.
+ */
+export async function warmLargeWrites({ store }: Pick<Adapters, 'store'>): Promise<void> {
+  if (store instanceof SqliteDocumentStore) await store.warmWriteThread();
+}

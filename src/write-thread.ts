@@ -16,6 +16,9 @@ const store = new SqliteDocumentStore({ file, sweepIntervalMs: 0 });
 const search = FtsSearchIndex.attachTo(store);
 SqliteEdgeIndex.attachTo(store);
 // The staged texts go on to the search index's workers as the thread was given them, joined.
-serveWrites(store, (collection, texts, joined) =>
-  search.covers(collection) ? [search.prepareAhead(collection, texts, joined)] : [],
+serveWrites(
+  store,
+  (collection, texts, joined) =>
+    search.covers(collection) ? [search.prepareAhead(collection, texts, joined)] : [],
+  () => search.warmPreparers(),
 );

@@ -162,6 +162,11 @@ export class FtsSearchIndex implements SearchIndex {
   /** Batches prepared ahead of writes (`prepareAhead`), by collection. */
   private readonly ahead = new Map<string, Set<{ texts: string[]; batch?: PreparedBatch }>>();
 
+  /** Starts the threads that prepare batches now, not with the first batch (see `WorkerPreparer.warm`). */
+  warmPreparers(): Promise<void> {
+    return this.preparer.warm();
+  }
+
   /**
    * Prepares the batch of records a write is about to hand the write hook, on a worker thread
    * (parsing, fingerprints, pairs and groups, and the keys of strings already indexed), so the

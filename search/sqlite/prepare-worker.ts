@@ -33,6 +33,12 @@ interface Query {
   cacheKib: number;
 }
 
+/** Answered at once: the thread is started and its modules loaded (`WorkerPreparer.warm`). */
+interface Warm {
+  id: number;
+  warm: true;
+}
+
 type KeysOf = (batch: PreparedBatch) => PreparedBatch['known'];
 /** The connection to the file asked last and its key reader (null: the file cannot be read). */
 let reader: { file: string; db: Database.Database | null; keys: KeysOf | null } | null = null;
@@ -101,7 +107,8 @@ function keyReader(db: Database.Database): KeysOf {
   };
 }
 
-parentPort!.on('message', (message: Request | Query) => {
+parentPort!.on('message', (message: Request | Query | Warm) => {
+  if ('warm' in message) return parentPort!.postMessage({ id: message.id, rows: [] });
   if ('query' in message) {
     try {
       parentPort!.postMessage({ id: message.id, rows: runQuery(message) });

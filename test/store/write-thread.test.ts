@@ -357,6 +357,27 @@ describe("the embedded store's writing thread", () => {
     expect(tables(broken.file)).toEqual(tables(reference.file));
   });
 
+  it('starts the thread and its preparing workers ahead when warmed, so the first write starts none', async () => {
+    const threaded = embedded({ minRecords: 10 });
+    const threads = () => fs.readdirSync('/proc/self/task').length;
+    const before = threads();
+    await threaded.store.warmWriteThread();
+    // The writing thread and at least one worker preparing its search batches.
+    const warmed = threads();
+    expect(warmed).toBeGreaterThanOrEqual(before + 2);
+    // (Collections of fewer records than the thread takes would be prepared on this thread's own workers.)
+    const large = { biosample_set: DATABASE.biosample_set!, data_object_set: DATABASE.data_object_set! };
+    await submit(threaded, large);
+    expect(threaded.store.counters.writesOnThread).toBe(1);
+    expect(threads()).toBe(warmed);
+    expect(await threaded.store.count('data_object_set', {})).toBe(DATABASE.data_object_set!.length);
+    // A thread that cannot start says so, and the writes stay on the store's connection.
+    const broken = embedded({ minRecords: 10 }, new URL('./no-such-module.ts', import.meta.url));
+    await expect(broken.store.warmWriteThread()).rejects.toThrow('could not start');
+    await submit(broken, large);
+    expect(broken.store.counters.writesOnThread).toBe(0);
+  });
+
   it('keeps the event loop turning while it writes; records are written after it without waiting in SQLite, state at once', async () => {
     const threaded = embedded({ minRecords: 10 });
     // Warm: the thread's start-up is not what this test is about.

@@ -238,6 +238,11 @@ export class SqliteDocumentStore implements DocumentStore {
     });
   }
 
+  /** Starts the writing thread now rather than with the first large write (see `WriteThread.warm`). */
+  async warmWriteThread(): Promise<void> {
+    await this.writeThread?.warm();
+  }
+
   /**
    * Hands records an `upsertAtomically` will be given as these texts (the same array) to the
    * writing thread ahead of it, so that it prepares them meanwhile; undefined without one.

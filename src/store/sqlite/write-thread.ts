@@ -8,7 +8,8 @@
  * in the `WriteGate` instead of in SQLite's busy handler.
  *
  * The thread runs a module (`entry`) that opens the store with the same write hooks the main
- * thread's store has, and calls `serveWrites`. Records a write is about to hand over may be staged
+ * thread's store has, and calls `serveWrites`. It starts with the first large write, or earlier
+ * (`warm`: the service starts it once it listens). Records a write is about to hand over may be staged
  * ahead (`stage`, e.g. while a submission is validated): the thread starts its indexes' work that
  * needs no lock on them, and the write then names the staged records instead of posting them again.
  */
@@ -75,6 +76,8 @@ type Message =
   | { type: 'drop'; parts: number[] }
   | ({ type: 'stage'; stage: number; collection: string } & JoinedTexts)
   | { type: 'release'; stage: number }
+  /** Start what the writes will use (see `WriteThread.warm`), then answer `warmed`. */
+  | { type: 'warm'; id: number }
   | { type: 'write'; id: number; entries: Entry[] }
   /**
    * A write whose transaction stays open until its ending (see `WriteThread.hold`); its entries
@@ -108,6 +111,8 @@ type Reply =
   /** `checkpointing`: the thread copies the WAL into the file next, then posts `checkpointed`. */
   | { id: number; result: ThreadResult; error?: undefined; checkpointing?: true }
   | { id: number; error: ThreadError }
+  /** The thread has started what the writes will use. */
+  | { id: number; warmed: true; error?: undefined; result?: undefined }
   /** A hold's records are written and its transaction open. */
   | { id: number; held: true; error?: undefined; result?: undefined }
   /** Posted once the thread has opened the store and listens. */
@@ -541,6 +546,18 @@ export class WriteThread {
     return worker;
   }
 
+  /**
+   * Starts the thread now, and the threads it hands its indexes' work to, rather than with the
+   * first large write: each loads its modules (about a second of CPU), which a submission would
+   * otherwise wait for. They do nothing until a write comes, and do not keep the process alive.
+   * Settles once they have started (rejects when the thread cannot start).
+   */
+  async warm(): Promise<void> {
+    if (this.closed || this.unavailable) return;
+    const id = this.next++;
+    await this.request(this.start(), id, { type: 'warm', id });
+  }
+
   /** Rolls back the writes still held, waits for the writes under way, then stops the thread. */
   async close(): Promise<void> {
     this.closed = true;
@@ -578,6 +595,7 @@ export interface ThreadStore {
 export function serveWrites(
   store: ThreadStore,
   prepareAhead: (collection: string, texts: string[], joined: JoinedTexts) => StagedWrite[],
+  warm: () => Promise<void> = async () => {},
 ): void {
   const data = workerData as WriteThreadData;
   const fault = data.fault && injectFault(store, data.fault);
@@ -790,6 +808,14 @@ export function serveWrites(
     }
     if (posted.type === 'drop') {
       for (const part of posted.parts) parts.delete(part);
+      return;
+    }
+    if (posted.type === 'warm') {
+      const { id } = posted;
+      warm().then(
+        () => parentPort!.postMessage({ id, warmed: true } satisfies Reply),
+        (err: unknown) => fail(id, err),
+      );
       return;
     }
     let m: Message;
