@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JsonTooDeep } from '../../../src/errors.ts';
 import { errorHandler } from '../../../src/http/error-handler.ts';
-import { jsonBodies, parseJsonInTurns } from '../../../src/http/request-reading/json-in-turns.ts';
+import { jsonBodies, JsonReader, parseJsonInTurns } from '../../../src/http/request-reading/json-in-turns.ts';
 
 /** What JSON.parse answers for `text` (an empty body is {}), or 'refused'. */
 function whole(text: string): unknown {
@@ -147,6 +147,76 @@ describe('parseJsonInTurns', () => {
     expect(value).toEqual({ '@type': 'Database', biosample_set: records });
     // A scan slice per 2 MiB and a parse group per MiB at least.
     expect(turns).toBeGreaterThan(16);
+  });
+});
+
+describe('JsonReader', () => {
+  /** The value read from `text`'s bytes given in pieces of the sizes `cuts` cycles through, or how it is refused. */
+  async function inPieces(text: string, cuts: number[]): Promise<unknown> {
+    const bytes = Buffer.from(text, 'utf8');
+    const reader = new JsonReader();
+    for (let at = 0, i = 0; at < bytes.length; i++) {
+      const size = Math.max(1, cuts[i % cuts.length]!);
+      reader.append(bytes.subarray(at, at + size));
+      at += size;
+      // A turn now and then, in which the reader scans and parses what came.
+      if (i % 3 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    try {
+      return await reader.finish();
+    } catch (err) {
+      if (err instanceof JsonTooDeep) return 'too deep';
+      expect((err as { type?: string }).type).toBe('entity.parse.failed');
+      return 'refused';
+    }
+  }
+
+  it('answers, whatever pieces the bytes come in, what reading them at once answers', async () => {
+    for (const text of [...VALID, ...INVALID])
+      for (const cuts of [[1], [2, 3], [7], [1, 64]])
+        expect(await inPieces(text, cuts), `${text} in pieces of ${cuts.join(', ')}`).toEqual(
+          await inTurns(text),
+        );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.dictionary(fc.string(), fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 })),
+          fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 6 }),
+        ),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 8 }),
+        fc.nat(),
+        fc.constantFrom('', ',', ']', '[', '"', '}', ' ', '\\', '\uFEFF'),
+        async (value, cuts, at, insert) => {
+          const text = JSON.stringify(value);
+          expect(await inPieces(text, cuts)).toEqual(JSON.parse(text));
+          const i = at % (text.length + 1);
+          const altered = text.slice(0, i) + insert + text.slice(i);
+          expect(await inPieces(altered, cuts)).toEqual(await inTurns(altered));
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('parses the elements as their bytes come, and refuses as reading at once would: the scan first', async () => {
+    const records = Array.from({ length: 20_000 }, (_, i) => ({
+      id: `nmdc:bsm-11-${i}`,
+      name: 'x'.repeat(400),
+    }));
+    const bytes = Buffer.from(JSON.stringify({ biosample_set: records, study_set: [] }));
+    const reader = new JsonReader();
+    for (let at = 0; at < bytes.length - 65_536; at += 65_536) {
+      reader.append(bytes.subarray(at, at + 65_536));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // All but the last megabyte's group or so, before the last piece came.
+    expect(reader.elementsParsed).toBeGreaterThan(records.length - 3000);
+    reader.append(bytes.subarray(Math.floor((bytes.length - 1) / 65_536) * 65_536));
+    expect(await reader.finish()).toEqual({ biosample_set: records, study_set: [] });
+    // An element that is no JSON, then one nested too deep: too deep, as at once.
+    const refused = `{"a": [{"b": x}, ${'['.repeat(120)}${']'.repeat(120)}]}`;
+    await expect(parseJsonInTurns(Buffer.from(refused))).rejects.toBeInstanceOf(JsonTooDeep);
+    expect(await inPieces(refused, [3])).toBe('too deep');
   });
 });
 
