@@ -33,6 +33,9 @@ const SCAN_SLICE = 2 * 1024 * 1024;
 const PARSE_GROUP = 1024 * 1024;
 /** Work on a body's bytes per turn of the event loop while they come (`JsonReader.later`). */
 const WORK_PER_TURN_MS = 8;
+/** Pieces of a body smaller than this are copied together, into pieces of SMALL_PIECES bytes. */
+const SMALL_PIECE = 4096;
+const SMALL_PIECES = 64 * 1024;
 
 const COMMA = 0x2c;
 const COLON = 0x3a;
@@ -68,9 +71,30 @@ class Pieces {
   /** Where each piece starts in the body. */
   readonly starts: number[] = [];
   length = 0;
+  /** Small pieces are copied together into the last piece, up to SMALL_PIECES bytes (see `push`). */
+  private small: Buffer | null = null;
+  private smallLength = 0;
 
+  /**
+   * Keeps `piece` (as it is: do not change it). Small ones are copied together: a client sending a
+   * byte at a time would otherwise cost an object per byte.
+   */
   push(piece: Buffer): void {
     if (piece.length === 0) return;
+    if (piece.length < SMALL_PIECE) {
+      if (!this.small || this.smallLength + piece.length > this.small.length) {
+        this.small = Buffer.allocUnsafe(SMALL_PIECES);
+        this.smallLength = 0;
+        this.starts.push(this.length);
+        this.list.push(this.small.subarray(0, 0));
+      }
+      piece.copy(this.small, this.smallLength);
+      this.smallLength += piece.length;
+      this.list[this.list.length - 1] = this.small.subarray(0, this.smallLength);
+      this.length += piece.length;
+      return;
+    }
+    this.small = null;
     this.starts.push(this.length);
     this.list.push(piece);
     this.length += piece.length;

@@ -177,6 +177,15 @@ describe('JsonReader', () => {
         expect(await inPieces(text, cuts), `${text} in pieces of ${cuts.join(', ')}`).toEqual(
           await inTurns(text),
         );
+    // Large and small pieces mixed (small ones are copied together), strings with escapes and
+    // characters of several bytes cut anywhere.
+    const big = JSON.stringify({
+      biosample_set: Array.from({ length: 2000 }, (_, i) => ({
+        id: `nmdc:bsm-11-${i}`,
+        name: `"é\\${'ü😀'.repeat(i % 50)}\\"`,
+      })),
+    });
+    expect(await inPieces(big, [5000, 3, 70_000, 1000, 4095, 4096])).toEqual(JSON.parse(big));
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
