@@ -94,10 +94,11 @@ export class JsonSubmissions {
 
   /**
    * Begins the payload's write as soon as its first records are serialised (the others are
-   * written as they are), while the payload is still validated, and holds it open (`AtomicRecordWrites.hold`): no reader sees it, and a refused
-   * payload has it rolled back. On the embedded store the writing thread writes it meanwhile, so
-   * the apply phase is left with the run's records and the commit. Without a hold (another store,
-   * a small payload, a failure to begin) the write is made after validation, as it is written here.
+   * written as they are), while the payload is still validated, and holds it open
+   * (`AtomicRecordWrites.hold`): no reader sees it, and a refused payload has it rolled back. On
+   * the embedded store the writing thread writes it meanwhile, so the apply phase is left with the
+   * run's records and the commit. Without a hold (another store, a small payload, a failure to
+   * begin) the write is made after validation, as it is written here.
    */
   private holdAhead(prepared: PreparedWrites | undefined): WriteAhead {
     let taken = false;

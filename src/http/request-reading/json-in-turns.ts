@@ -178,7 +178,8 @@ class Scanner {
       while (i < stop) {
         if (this.inString) {
           const q = this.stringEnd(piece, base, i);
-          // Not closed in this piece: taken up again in the next, or, at the end, the skeleton's parse refuses it.
+          // Not closed in this piece: taken up again in the next, or, at the end, the skeleton's
+          // parse refuses it.
           i = q < 0 ? base + piece.length : q + 1;
           continue;
         }
@@ -239,7 +240,10 @@ class Scanner {
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) this.depth--;
   }
 
-  /** Where in the body the open string ends (its closing quote), searching `piece` from `i`; -1 when not in it. */
+  /**
+   * Where in the body the open string ends (its closing quote), searching `piece` from `i`; -1
+   * when not in it.
+   */
   private stringEnd(piece: Buffer, base: number, i: number): number {
     // To the next quote not escaped (an odd run of backslashes before it escapes it).
     for (let q = i - base; ; q++) {
@@ -294,7 +298,10 @@ export class JsonReader {
   private readonly parsed = new Map<SplitArray, { values: unknown[]; next: number }>();
   /** The refusal met while the bytes came, thrown at the end. */
   private refusal: unknown;
-  /** A parse that failed while the bytes came: the elements are parsed again at the end, the scan's refusal first. */
+  /**
+   * False once a parse failed while the bytes came: the elements are parsed again at the end,
+   * after the scan, whose refusal comes first.
+   */
   private parsing = true;
   /** Work on the bytes so far is scheduled (`later`); or `finish` has begun, which does the rest. */
   private scheduled = false;
