@@ -51,6 +51,7 @@ import { fileStagingRouter } from './workflows/file-staging-routes.ts';
 import { runsRouter } from './runs/routes.ts';
 import { drsRouter } from './objects/routes.ts';
 import { jsonBodies } from './http/request-reading/json-in-turns.ts';
+import { warmLargeWrites } from './adapters.ts';
 import { isCollectionName } from './schema/nmdc.ts';
 
 /**
@@ -184,7 +185,12 @@ export function buildApp(services: Services): express.Express {
   app.use(docsRouter(services.config));
   app.use(metrics.router);
 
-  app.use(jsonBodies(services.config.maxBodyBytes));
+  // A large body is likely a large write: the store's writing thread loads while it is read.
+  const warmWrites = () =>
+    void warmLargeWrites(services).catch((err: unknown) =>
+      services.logger.warn({ err }, 'the writing thread could not start ahead; large writes start it'),
+    );
+  app.use(jsonBodies(services.config.maxBodyBytes, { onLarge: warmWrites }));
   app.use(express.urlencoded({ extended: false, limit: services.config.maxBodyBytes }));
   const readUrl = queryReader(loadValidationDocument());
   app.use(readRequestsAsOriginal(readUrl));

@@ -66,13 +66,11 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
     { answerClientErrors, buildApp, createServer, warmFastPath },
     { compileSchema },
     { prepareFieldPaths },
-    { warmLargeWrites },
   ] = await Promise.all([
     import('./services.ts'),
     import('./app.ts'),
     import('./validation/index.ts'),
     import('./schema/field-paths.ts'),
-    import('./adapters.ts'),
   ]);
   const services = await openServices(config, logger, { prepareData: prepare });
   const app = buildApp(services);
@@ -101,10 +99,6 @@ async function serve(config: Config, prepare: boolean): Promise<void> {
         ? logger.warn({ refused }, 'fast path warm-up: the validator refused these sample paths')
         : logger.debug({ warmed }, 'fast path warm-up done'),
     (err: unknown) => logger.warn({ err }, 'fast path warm-up failed'),
-  );
-  // The writing thread and its workers load now, not when the first large submission comes.
-  warmLargeWrites(services).catch((err: unknown) =>
-    logger.warn({ err }, 'the writing thread could not start ahead; large writes start it'),
   );
 
   let stopping = false;

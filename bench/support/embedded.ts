@@ -17,7 +17,7 @@ import { BULK_BATCH, isBulkLoadable, SqliteBulkLoad } from '../../src/store/sqli
 import { rebuildEach } from '../../search/maintenance.ts';
 import { buildApp } from '../../src/app.ts';
 import { openServices } from '../../src/services.ts';
-import { offloadLargeWrites, warmLargeWrites } from '../../src/adapters.ts';
+import { offloadLargeWrites } from '../../src/adapters.ts';
 import { generateRecords, type GenerateOptions } from '../../src/data/generator.ts';
 import type { Doc, DocumentStore } from '../../src/store/port.ts';
 import type { SearchIndex } from '../../search/port.ts';
@@ -153,9 +153,8 @@ export async function startBenchServer(
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   // As in main.ts: idle keep-alive sockets outlive a long full-scan step, so the client never
-  // reuses one the server has just closed; the writing thread is started once it listens.
+  // reuses one the server has just closed.
   server.keepAliveTimeout = 65_000;
-  await warmLargeWrites({ store });
   const { port } = server.address() as AddressInfo;
   return {
     ...common,

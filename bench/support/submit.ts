@@ -12,7 +12,6 @@ import { pino } from 'pino';
 import { benchConfig, passwordToken } from './embedded.ts';
 import { buildApp } from '../../src/app.ts';
 import { openServices } from '../../src/services.ts';
-import { warmLargeWrites } from '../../src/adapters.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import { compileSchema, MetadataValidator } from '../../src/validation/index.ts';
 import { mainThreadCpuMs, threadsCpuMs } from '../../test/support/thread-cpu.ts';
@@ -92,8 +91,6 @@ export async function measureSubmit(options: {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   server.requestTimeout = 0;
-  // As `npm start` does once it listens: the writing thread and its workers load now.
-  await warmLargeWrites(services);
   // Idle keep-alive sockets outlive the in-process validation pass, so the client never reuses
   // one the server has just closed.
   server.keepAliveTimeout = 65_000;

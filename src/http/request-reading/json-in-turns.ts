@@ -522,7 +522,12 @@ function readJsonBody(req: Request, length: number): Promise<unknown> {
  * Reads and parses in turns the JSON bodies of at least `minBytes` that express.json would read,
  * up to `limit` bytes; leaves the others to express.json, mounted after it.
  */
-export function jsonBodiesInTurns(options: { limit: number; minBytes: number }): RequestHandler {
+export function jsonBodiesInTurns(options: {
+  limit: number;
+  minBytes: number;
+  /** Called as such a body begins to be read (a large write is likely to follow). */
+  onLarge?: () => void;
+}): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const length = Number(req.headers['content-length']);
     if (!Number.isSafeInteger(length) || length < options.minBytes || length > options.limit) return next();
@@ -535,6 +540,7 @@ export function jsonBodiesInTurns(options: { limit: number; minBytes: number }):
       return next();
     }
     if (charset !== undefined && charset !== 'utf-8') return next();
+    options.onLarge?.();
     readJsonBody(req, length).then(
       (body) => {
         req.body = body;
@@ -568,9 +574,13 @@ function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: st
 }
 
 /**
- * The service's JSON body readers, up to `limit` bytes: large bodies in turns, the others (and
- * those this cannot read: compressed, another charset, no length given) by express.json.
+ * The service's JSON body readers, up to `limit` bytes: large bodies in turns (`onLarge` is called
+ * as one begins), the others (and those this cannot read: compressed, another charset, no length
+ * given) by express.json.
  */
-export function jsonBodies(limit: number, minBytes = IN_TURNS_FROM_BYTES): RequestHandler[] {
-  return [jsonBodiesInTurns({ limit, minBytes }), express.json({ limit, verify: refuseDeepJson })];
+export function jsonBodies(
+  limit: number,
+  { minBytes = IN_TURNS_FROM_BYTES, onLarge }: { minBytes?: number; onLarge?: () => void } = {},
+): RequestHandler[] {
+  return [jsonBodiesInTurns({ limit, minBytes, onLarge }), express.json({ limit, verify: refuseDeepJson })];
 }

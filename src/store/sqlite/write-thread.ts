@@ -201,6 +201,8 @@ export class WriteThread {
 
   /** Checkpoints announced and not yet over (the store's own are paused meanwhile). */
   private checkpointing = 0;
+  /** The thread `warm` started, and its answer. */
+  private warmed: { worker: Worker; warming: Promise<unknown> } | undefined;
 
   constructor(
     private readonly file: string,
@@ -550,12 +552,16 @@ export class WriteThread {
    * Starts the thread now, and the threads it hands its indexes' work to, rather than with the
    * first large write: each loads its modules (about a second of CPU), which a submission would
    * otherwise wait for. They do nothing until a write comes, and do not keep the process alive.
-   * Settles once they have started (rejects when the thread cannot start).
+   * Settles once they have started (rejects when the thread cannot start); once per thread.
    */
   async warm(): Promise<void> {
     if (this.closed || this.unavailable) return;
-    const id = this.next++;
-    await this.request(this.start(), id, { type: 'warm', id });
+    const worker = this.start();
+    if (this.warmed?.worker !== worker) {
+      const id = this.next++;
+      this.warmed = { worker, warming: this.request(worker, id, { type: 'warm', id }) };
+    }
+    await this.warmed.warming;
   }
 
   /** Rolls back the writes still held, waits for the writes under way, then stops the thread. */

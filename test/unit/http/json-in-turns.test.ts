@@ -231,9 +231,9 @@ describe('JsonReader', () => {
 
 describe('jsonBodiesInTurns', () => {
   /** An app echoing the parsed body, with bodies of `minBytes` or more read in turns. */
-  async function echo(minBytes: number) {
+  async function echo(minBytes: number, onLarge?: () => void) {
     const app = express();
-    app.use(jsonBodies(4096, minBytes));
+    app.use(jsonBodies(4096, { minBytes, onLarge }));
     app.post('/echo', (req, res) => {
       res.json({
         body: req.body as unknown,
@@ -246,6 +246,24 @@ describe('jsonBodiesInTurns', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
     return { url, close: () => new Promise((resolve) => server.close(resolve)) };
   }
+
+  it('tells as each body it reads begins, and of no other', async () => {
+    let told = 0;
+    const app = await echo(100, () => told++);
+    try {
+      const post = (body: string) =>
+        fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect((await post('{"small": [1]}')).status).toBe(200);
+      expect(told).toBe(0);
+      const large = JSON.stringify({ large: Array.from({ length: 40 }, (_, i) => i) });
+      expect(large.length).toBeGreaterThanOrEqual(100);
+      const res = await post(large);
+      expect(await res.json()).toEqual({ body: JSON.parse(large), proto: true });
+      expect(told).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
 
   it('keeps answering when bodies stop short of their length and their connections close', async () => {
     const app = await echo(16);
