@@ -79,6 +79,22 @@ function dataObjectBatches(): Array<{ collection: string; docs: Doc[] }> {
   }));
 }
 
+/**
+ * `writes` as a stream that gives the first `shown` at once and holds the others back until
+ * `give` is called; then fails with `fail`, when given, instead of giving them.
+ */
+function heldBack<T>(writes: T[], shown: number, fail?: Error): { stream: AsyncIterable<T>; give(): void } {
+  let give = () => {};
+  const given = new Promise<void>((resolve) => (give = resolve));
+  async function* stream() {
+    yield* writes.slice(0, shown);
+    await given;
+    if (fail) throw fail;
+    yield* writes.slice(shown);
+  }
+  return { stream: stream(), give };
+}
+
 /** Some of DATABASE's biosamples changed, and new ones. */
 function changes(): Doc[] {
   const changed = DATABASE.biosample_set!.slice(0, 20).map((d) => ({
@@ -250,19 +266,12 @@ describe("the embedded store's writing thread", () => {
     const before = tables(threaded.file);
     const prepared = threaded.writer.prepare(dataObjectBatches());
     const writes = await prepared.ready;
-    let give = () => {};
-    const given = new Promise<void>((resolve) => (give = resolve));
-    async function* coming(fail?: Error) {
-      yield writes[0]!;
-      await given;
-      if (fail) throw fail;
-      yield* writes.slice(1);
-    }
+    const coming = heldBack(writes, 1);
     let answered = false;
-    const holding = threaded.writer.hold(coming()).then((held) => ((answered = true), held));
+    const holding = threaded.writer.hold(coming.stream).then((held) => ((answered = true), held));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(answered).toBe(false);
-    give();
+    coming.give();
     const held = await holding;
     expect(await held!.finish([])).toEqual({ inserted: 300, updated: 0 });
     expect(await threaded.store.count('data_object_set', {})).toBe(300);
@@ -272,7 +281,9 @@ describe("the embedded store's writing thread", () => {
     const other = embedded({ minRecords: 10 });
     const refusing = other.writer.prepare(dataObjectBatches());
     await refusing.ready;
-    const failing = other.writer.hold(coming(new Error('a record has no id')));
+    const refused = heldBack(writes, 1, new Error('a record has no id'));
+    const failing = other.writer.hold(refused.stream);
+    refused.give();
     await expect(failing).rejects.toThrow('a record has no id');
     refusing.release();
     expect(tables(other.file)).toEqual(before);
@@ -287,16 +298,10 @@ describe("the embedded store's writing thread", () => {
     const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'throw' } });
     const before = tables(threaded.file);
     const prepared = threaded.writer.prepare(dataObjectBatches());
-    const writes = await prepared.ready;
-    let give = () => {};
-    const given = new Promise<void>((resolve) => (give = resolve));
-    async function* coming() {
-      yield* writes.slice(0, 3);
-      await given; // the rest never comes while the write fails
-      yield* writes.slice(3);
-    }
-    await expect(threaded.writer.hold(coming())).rejects.toThrow('injected failure after 100 records');
-    give();
+    // The rest never comes while the write fails.
+    const coming = heldBack(await prepared.ready, 3);
+    await expect(threaded.writer.hold(coming.stream)).rejects.toThrow('injected failure after 100 records');
+    coming.give();
     prepared.release();
     expect(tables(threaded.file)).toEqual(before);
     await threaded.writer.upsertAll([

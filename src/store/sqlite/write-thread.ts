@@ -311,9 +311,7 @@ export class WriteThread {
    * When `writes` fails, the thread rolls back what it wrote and the failure is thrown.
    */
   async hold(
-    writes:
-      | AsyncIterable<{ collection: string; texts: string[] }>
-      | Iterable<{ collection: string; texts: string[] }>,
+    writes: AsyncIterable<{ collection: string; texts: string[] }>,
     signal?: AbortSignal,
   ): Promise<ThreadHeldWrite> {
     if (signal?.aborted) throw new HoldAbandoned();
@@ -328,8 +326,7 @@ export class WriteThread {
       abandoned = this.request(worker, id, { type: 'abort', id, hold }).catch(() => undefined);
     };
     signal?.addEventListener('abort', abandon, { once: true });
-    const iterator =
-      Symbol.asyncIterator in writes ? writes[Symbol.asyncIterator]() : writes[Symbol.iterator]();
+    const iterator = writes[Symbol.asyncIterator]();
     let answered: Promise<ThreadResult | undefined> | undefined;
     let replied = false;
     try {
@@ -601,7 +598,7 @@ export interface ThreadStore {
 export function serveWrites(
   store: ThreadStore,
   prepareAhead: (collection: string, texts: string[], joined: JoinedTexts) => StagedWrite[],
-  warm: () => Promise<void> = async () => {},
+  warm: () => Promise<void>,
 ): void {
   const data = workerData as WriteThreadData;
   const fault = data.fault && injectFault(store, data.fault);
