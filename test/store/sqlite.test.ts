@@ -349,6 +349,40 @@ describe('SQLite store specifics', () => {
     await second.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
+
+  it('creates the records file with 16 KiB pages and the state file with 4 KiB, and opens a file of 4 KiB pages as it is', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-store-'));
+    const pageSize = (file: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db.pragma('page_size', { simple: true });
+      } finally {
+        db.close();
+      }
+    };
+    try {
+      const file = path.join(dir, 'new', 'nmdc.sqlite');
+      const created = new SqliteDocumentStore({ file, stateFile: path.join(dir, 'new', 'state.sqlite') });
+      await created.upsertMany('study_set', [{ id: 'nmdc:sty-11-a', name: 'new' }]);
+      await created.state.put('k', 'v', 1);
+      await created.close();
+      expect([pageSize(file), pageSize(path.join(dir, 'new', 'state.sqlite'))]).toEqual([16_384, 4096]);
+
+      // A file created with SQLite's own page size (as earlier versions did) keeps it, and serves.
+      const older = path.join(dir, 'older.sqlite');
+      new Database(older).exec('CREATE TABLE earlier (x)').close();
+      const opened = new SqliteDocumentStore({ file: older });
+      await opened.upsertMany('study_set', [{ id: 'nmdc:sty-11-b', name: 'older' }]);
+      expect(await opened.getById('study_set', 'nmdc:sty-11-b')).toEqual({
+        id: 'nmdc:sty-11-b',
+        name: 'older',
+      });
+      await opened.close();
+      expect(pageSize(older)).toBe(4096);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('SQLite sorted pages read off the attribute index', () => {

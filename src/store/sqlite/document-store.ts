@@ -73,6 +73,8 @@ import { jsonArrayInTurns, mapInTurns } from '../../turns.ts';
 
 /** Page cache of the state's connection, KiB: state is small. */
 const STATE_CACHE_KIB = 8 * 1024;
+/** Page size of a new state file: SQLite's own, for small rows written one at a time. */
+const STATE_PAGE_BYTES = 4096;
 /** SQLite's default for `wal_autocheckpoint`, which this store's connection keeps. */
 const AUTOCHECKPOINT_PAGES = 1000;
 
@@ -188,7 +190,7 @@ export class SqliteDocumentStore implements DocumentStore {
     // long write of records, which holds the records' file.
     this.stateDb = this.db.memory
       ? new Database(':memory:')
-      : openDatabase(options.stateFile ?? stateFileBeside(options.file), STATE_CACHE_KIB);
+      : openDatabase(options.stateFile ?? stateFileBeside(options.file), STATE_CACHE_KIB, STATE_PAGE_BYTES);
     createStateSchema(this.stateDb);
     moveStateOut(this.db, this.stateDb);
     this.writeWaitMs = options.writeWaitMs ?? WRITE_WAIT_MS;

@@ -36,14 +36,24 @@ export const RECORDS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 
+/** The page size of a new records file (bytes); `openDatabase` explains it. */
+export const RECORDS_PAGE_BYTES = 16_384;
+
 /**
  * Opens (creating it and its folder when missing) the database file with the store's settings;
- * `cacheKib` sets a page cache other than the records' 64 MiB.
+ * `cacheKib` sets a page cache other than the records' 64 MiB, `pageBytes` the page size of a new
+ * file other than the records' (small rows written one at a time are better on SQLite's 4 KiB).
  */
-export function openDatabase(file: string, cacheKib = 65_536): Db {
+export function openDatabase(file: string, cacheKib = 65_536, pageBytes = RECORDS_PAGE_BYTES): Db {
   // Owner-only folder and files: the store holds signing keys and password hashes.
   preparePrivateDatabaseFile(file);
   const db = new Database(file);
+  // Set before the first table, so only a new file takes it (a file keeps the page size it was
+  // created with; WAL mode cannot change it). 16 KiB pages rather than SQLite's 4 KiB: a record
+  // of 1-2 KiB no longer leaves most of a page unused, and large writes touch a quarter as many
+  // pages (a submission of 10^5 biosamples: the writing thread's CPU 13.1-13.5 s -> 9.7-11.0 s,
+  // the records table 200 -> 147 MiB).
+  db.pragma(`page_size = ${pageBytes}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
