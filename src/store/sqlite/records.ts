@@ -37,12 +37,12 @@ export const RECORDS_SCHEMA = `
 `;
 
 /** The page size of a new records file (bytes); `openDatabase` explains it. */
-export const RECORDS_PAGE_BYTES = 16_384;
+const RECORDS_PAGE_BYTES = 16_384;
 
 /**
  * Opens (creating it and its folder when missing) the database file with the store's settings;
  * `cacheKib` sets a page cache other than the records' 64 MiB, `pageBytes` the page size of a new
- * file other than the records' (small rows written one at a time are better on SQLite's 4 KiB).
+ * file other than the records' (the state file keeps SQLite's 4 KiB).
  */
 export function openDatabase(file: string, cacheKib = 65_536, pageBytes = RECORDS_PAGE_BYTES): Db {
   // Owner-only folder and files: the store holds signing keys and password hashes.
