@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type {
+  AtomicWrite,
   CheckedChange,
   CheckedChangeResult,
   DocumentStore,
@@ -65,7 +66,7 @@ export interface HeldWrites {
 /** Writes with their records keyed (those bringing texts were keyed when serialised). */
 function keyedWrites(
   writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>>; texts?: string[] }>,
-): Array<{ collection: string; docs: Doc[]; texts?: string[] }> {
+): AtomicWrite[] {
   return writes.map((w) =>
     w.texts
       ? { collection: w.collection, docs: w.docs as Doc[], texts: w.texts }

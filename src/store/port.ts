@@ -114,7 +114,7 @@ export interface AtomicWrite {
 
 /** An atomic write held open (see `DocumentStore.holdAtomically`); end it once, either way. */
 export interface HeldAtomicWrite {
-  finish(more: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): Promise<WriteResult>;
+  finish(more: AtomicWrite[]): Promise<WriteResult>;
   abort(): Promise<void>;
 }
 
@@ -216,9 +216,7 @@ export interface DocumentStore {
    * included. A write may bring `texts`, each record's `JSON.stringify` (records without `_id`),
    * when the caller has them: a store that keeps records as JSON text may keep those.
    */
-  upsertAtomically(
-    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
-  ): Promise<WriteResult>;
+  upsertAtomically(writes: AtomicWrite[]): Promise<WriteResult>;
   /**
    * Optional: starts the work the store can do ahead of an `upsertAtomically` that will be given
    * these records as these texts (the same array), e.g. while they are validated (the embedded

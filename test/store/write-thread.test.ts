@@ -95,6 +95,16 @@ function heldBack<T>(writes: T[], shown: number, fail?: Error): { stream: AsyncI
   return { stream: stream(), give };
 }
 
+/** Nothing of a failed write is left in `e`'s file (as `before`), and the next large write goes in. */
+async function expectNothingLeftAndNextWritten(
+  e: Embedded,
+  before: Record<string, unknown[]>,
+): Promise<void> {
+  expect(tables(e.file)).toEqual(before);
+  await e.writer.upsertAll([{ collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) }]);
+  expect(await e.store.count('biosample_set', {})).toBe(50);
+}
+
 /** Some of DATABASE's biosamples changed, and new ones. */
 function changes(): Doc[] {
   const changed = DATABASE.biosample_set!.slice(0, 20).map((d) => ({
@@ -144,11 +154,8 @@ describe("the embedded store's writing thread", () => {
     const threaded = embedded({ minRecords: 10, fault: { afterRecords: 100, kind: 'throw' } });
     const before = tables(threaded.file);
     await expect(submit(threaded, DATABASE)).rejects.toThrow('injected failure after 100 records');
-    expect(tables(threaded.file)).toEqual(before);
-    const few = DATABASE.biosample_set!.slice(0, 50);
-    await threaded.writer.upsertAll([{ collection: 'biosample_set', docs: few }]);
+    await expectNothingLeftAndNextWritten(threaded, before);
     expect(threaded.store.counters.writesOnThread).toBe(1);
-    expect(await threaded.store.count('biosample_set', {})).toBe(50);
   });
 
   it('leaves nothing of a write whose thread dies in it, and frees the file for the next', async () => {
@@ -233,11 +240,7 @@ describe("the embedded store's writing thread", () => {
       'injected failure after 100 records',
     );
     prepared.release();
-    expect(tables(threaded.file)).toEqual(before);
-    await threaded.writer.upsertAll([
-      { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) },
-    ]);
-    expect(await threaded.store.count('biosample_set', {})).toBe(50);
+    await expectNothingLeftAndNextWritten(threaded, before);
   });
 
   it('stops a held write given up while it is written, leaving nothing of it', async () => {
@@ -251,14 +254,10 @@ describe("the embedded store's writing thread", () => {
     giveUp.abort();
     await expect(holding).rejects.toThrow('abandoned');
     prepared.release();
-    expect(tables(threaded.file)).toEqual(before);
     expect(threaded.store.counters).toMatchObject({ holdsAborted: 1, holdsFinished: 0 });
     // Given up before it began: refused at once.
     await expect(threaded.writer.hold(writes, giveUp.signal)).rejects.toThrow('abandoned');
-    await threaded.writer.upsertAll([
-      { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) },
-    ]);
-    expect(await threaded.store.count('biosample_set', {})).toBe(50);
+    await expectNothingLeftAndNextWritten(threaded, before);
   });
 
   it('writes a held write as its records come, answers once the last came, and leaves nothing when they fail', async () => {
@@ -286,12 +285,8 @@ describe("the embedded store's writing thread", () => {
     refused.give();
     await expect(failing).rejects.toThrow('a record has no id');
     refusing.release();
-    expect(tables(other.file)).toEqual(before);
     expect(other.store.counters).toMatchObject({ holdsFinished: 0, writesOnThread: 0 });
-    await other.writer.upsertAll([
-      { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) },
-    ]);
-    expect(await other.store.count('biosample_set', {})).toBe(50);
+    await expectNothingLeftAndNextWritten(other, before);
   });
 
   it('fails a held write that fails in its first records at once, without waiting for the rest', async () => {
@@ -303,11 +298,7 @@ describe("the embedded store's writing thread", () => {
     await expect(threaded.writer.hold(coming.stream)).rejects.toThrow('injected failure after 100 records');
     coming.give();
     prepared.release();
-    expect(tables(threaded.file)).toEqual(before);
-    await threaded.writer.upsertAll([
-      { collection: 'biosample_set', docs: DATABASE.biosample_set!.slice(0, 50) },
-    ]);
-    expect(await threaded.store.count('biosample_set', {})).toBe(50);
+    await expectNothingLeftAndNextWritten(threaded, before);
   });
 
   it('leaves nothing of a held write whose thread dies, and frees the file for the next', async () => {

@@ -130,9 +130,7 @@ export interface SqliteStoreOptions {
  * Writes as the writing thread is given them: records handed over ahead come as their texts; the
  * others are cleaned and serialised here, as a write on the store's connection would.
  */
-async function threadTexts(
-  writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
-): Promise<Array<{ collection: string; texts: string[] }>> {
+async function threadTexts(writes: AtomicWrite[]): Promise<Array<{ collection: string; texts: string[] }>> {
   const out: Array<{ collection: string; texts: string[] }> = [];
   for (const w of writes)
     out.push({
@@ -390,9 +388,7 @@ export class SqliteDocumentStore implements DocumentStore {
     return this.write(() => this.records.upsertMany(collection, docs));
   }
 
-  async upsertAtomically(
-    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
-  ): Promise<WriteResult> {
+  async upsertAtomically(writes: AtomicWrite[]): Promise<WriteResult> {
     const thread = this.writeThread;
     if (thread?.takes(writes)) {
       // Records the thread was handed ahead come as their texts; the others are cleaned and

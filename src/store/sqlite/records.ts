@@ -10,6 +10,7 @@ import { keysByCollection } from '../record-keys.ts';
 import { preparePrivateDatabaseFile } from '../private-files.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type {
+  AtomicWrite,
   CheckedChange,
   CheckedChangeResult,
   Doc,
@@ -112,9 +113,6 @@ export function checkedTexts(write: { docs: Doc[]; texts?: string[] }): string[]
   return write.texts;
 }
 
-/** The records of an atomic write, by collection; `texts`, when given, are their `JSON.stringify`. */
-export type AtomicWrites = Array<{ collection: string; docs: Doc[]; texts?: string[] }>;
-
 /**
  * An atomic write whose transaction is still open: what it wrote is seen by no other connection
  * until `finish` adds the last records and commits; `abort` rolls it all back. It holds the file's
@@ -122,8 +120,8 @@ export type AtomicWrites = Array<{ collection: string; docs: Doc[]; texts?: stri
  */
 export interface HeldWrite {
   /** Writes more records in the open transaction. */
-  add(writes: AtomicWrites): void;
-  finish(more: AtomicWrites): WriteResult;
+  add(writes: AtomicWrite[]): void;
+  finish(more: AtomicWrite[]): WriteResult;
   abort(): void;
 }
 
@@ -146,7 +144,7 @@ export class RecordWrites {
   }
 
   /** `texts`, when given, are the records' `JSON.stringify` (see `DocumentStore.upsertAtomically`). */
-  upsertAtomically(writes: AtomicWrites): WriteResult {
+  upsertAtomically(writes: AtomicWrite[]): WriteResult {
     return this.ctx.db
       .transaction((): WriteResult => {
         const write = this.atomicWrite();
@@ -195,7 +193,7 @@ export class RecordWrites {
    * batch per collection for the whole write, flushed at its `end`: its entries then go into the
    * index in key order once, not spread over it again by every part.
    */
-  private atomicWrite(): { add(writes: AtomicWrites): void; end(): WriteResult } {
+  private atomicWrite(): { add(writes: AtomicWrite[]): void; end(): WriteResult } {
     const total = { inserted: 0, updated: 0 };
     const attributes = new Map<string, AttributeBatch>();
     return {

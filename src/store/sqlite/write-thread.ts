@@ -14,7 +14,14 @@
  * needs no lock on them, and the write then names the staged records instead of posting them again.
  */
 import { parentPort, Worker, workerData } from 'node:worker_threads';
-import type { CheckedChange, CheckedChangeResult, Doc, RecordKey, WriteResult } from '../port.ts';
+import type {
+  AtomicWrite,
+  CheckedChange,
+  CheckedChangeResult,
+  Doc,
+  RecordKey,
+  WriteResult,
+} from '../port.ts';
 import { joinTexts, splitTexts, type JoinedTexts } from './joined-texts.ts';
 import { nextTurn } from '../../turns.ts';
 import type { HeldWrite } from './records.ts';
@@ -218,7 +225,7 @@ export class WriteThread {
   }
 
   /** True when this write goes to the thread: it has staged records, or enough records. */
-  takes(writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>): boolean {
+  takes(writes: AtomicWrite[]): boolean {
     if (this.closed || this.unavailable) return false;
     let records = 0;
     for (const w of writes) {
@@ -579,9 +586,7 @@ export class WriteThread {
 
 /** The part of the thread's store `serveWrites` uses. */
 export interface ThreadStore {
-  upsertAtomically(
-    writes: Array<{ collection: string; docs: Doc[]; texts?: string[] }>,
-  ): Promise<WriteResult>;
+  upsertAtomically(writes: AtomicWrite[]): Promise<WriteResult>;
   beginAtomically(): Promise<HeldWrite>;
   writeIfUnchanged(change: CheckedChange): Promise<CheckedChangeResult>;
   addWriteHook(hook: { onUpsert(collection: string, docs: Doc[]): void; onDelete(): void }): void;
