@@ -2,9 +2,16 @@
  * A metadata submission through HTTP on the embedded default, timed: a fresh store, the app
  * listening on 127.0.0.1 in this process, one generated study submitted first, then (optionally)
  * the validation throughput of the service layer, then `POST /metadata/json:submit` of generated
- * biosamples, with the server's own phases from `GET /runs/{run_id}`.
+ * biosamples sent by a client in a process of its own (as a user's would be: its sending of the
+ * body is not counted to the server's threads), with the server's own phases from
+ * `GET /runs/{run_id}`.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -40,13 +47,78 @@ export function mainThreadCpuSeconds(): number | undefined {
   return ms === undefined ? undefined : ms / 1000;
 }
 
+/**
+ * The client: reads the body from the file named in argv and, at the line `go` on stdin, sends it
+ * with the token in BENCH_TOKEN, then prints the status and the answer as one JSON line.
+ */
+const CLIENT = `
+const fs = require('node:fs');
+const [url, file] = process.argv.slice(1);
+const body = fs.readFileSync(file);
+process.stdin.once('data', async () => {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.env.BENCH_TOKEN },
+      body,
+    });
+    process.stdout.write(JSON.stringify({ status: res.status, body: await res.text() }) + '\\n');
+  } catch (err) {
+    process.stdout.write(JSON.stringify({ status: 0, body: String(err) }) + '\\n');
+  }
+  process.exit(0);
+});
+process.stdout.write('ready\\n');
+`;
+
+/** A client process holding `body`, ready to send it to `url` (`send` answers the status and body). */
+async function submittingClient(
+  url: string,
+  token: string,
+  body: Uint8Array,
+): Promise<{ send(): Promise<{ status: number; body: string }>; stop(): void }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-bench-client-'));
+  const file = path.join(dir, 'body.json');
+  fs.writeFileSync(file, body);
+  const child = spawn(process.execPath, ['-e', CLIENT, url, file], {
+    env: { ...process.env, BENCH_TOKEN: token },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const exited = once(child, 'exit').then(() => {
+    throw new Error('the submitting client exited before it answered');
+  });
+  const next = async () => {
+    const line = await Promise.race([lines.next(), exited]);
+    if (line.done) throw new Error('the submitting client closed its output');
+    return line.value;
+  };
+  const stop = () => {
+    if (child.exitCode === null) child.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    if ((await next()) !== 'ready') throw new Error('the submitting client did not start');
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  return {
+    send: async () => {
+      child.stdin!.write('go\n');
+      return JSON.parse(await next()) as { status: number; body: string };
+    },
+    stop,
+  };
+}
+
 export interface SubmitFigures {
   biosamples: number;
   /** From sending the (already serialised) body to the answer. */
   submitSeconds: number;
-  /** CPU seconds of this process (the server, its worker threads and the client) meanwhile. */
+  /** CPU seconds of this process (the server and its worker threads) meanwhile. */
   cpuSeconds: number;
-  /** CPU seconds of its main thread meanwhile (the server's event loop, and the client's), if known. */
+  /** CPU seconds of its main thread meanwhile (the server's event loop), if known. */
   mainThreadCpuSeconds?: number;
   /**
    * CPU seconds of the busiest other thread meanwhile, if known: the writing thread, whose work
@@ -142,22 +214,25 @@ export async function measureSubmit(options: {
       });
     }
 
-    // Encoded before the clock and the event-loop monitor start: the client shares this process.
+    // Encoded, and handed to the client, before the clock and the event-loop monitor start.
     const payload = new TextEncoder().encode(JSON.stringify({ biosample_set: all.slice(0, biosamples) }));
+    const client = await submittingClient(`${url}/metadata/json:submit`, token, payload);
     const s0 = performance.now();
     const c0 = process.cpuUsage();
     const m0 = mainThreadCpuSeconds();
     const t0 = threadsCpuMs();
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
-    const runId = await withProgress(
+    const answer = await withProgress(
       `submitting ${biosamples} biosamples (${(payload.length / 1e6).toFixed(0)} MB of JSON)`,
-      () => submit(payload),
-    );
+      () => client.send(),
+    ).finally(() => client.stop());
     const submitSeconds = (performance.now() - s0) / 1000;
     const cpu = process.cpuUsage(c0);
     const cpuSeconds = (cpu.user + cpu.system) / 1e6;
     delay.disable();
+    if (answer.status !== 200) throw new Error(`submit: ${answer.status} ${answer.body.slice(0, 500)}`);
+    const runId = (JSON.parse(answer.body) as { detail: { run_id: string } }).detail.run_id;
     const m1 = mainThreadCpuSeconds();
     const mainThread = m0 === undefined || m1 === undefined ? undefined : m1 - m0;
     const busiest = [...threadsCpuMs()]
