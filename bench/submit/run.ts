@@ -6,9 +6,9 @@
  *    `MetadataValidator.validateDatabase` (JSON Schema, then references against the store), in
  *    biosamples per second (target >= 20,000/s);
  * 2. a submission of 100,000 generated biosamples through HTTP: `POST /metadata/json:submit` to
- *    the app listening on 127.0.0.1 in this process, sent by a client in a process of its own,
- *    timed from sending the (already serialised) body to the answer, with the server's own phases
- *    from `GET /runs/{run_id}` (target <= 15 s).
+ *    the service (src/main.ts, `NODE_ENV=production`) in a process of its own on 127.0.0.1, sent
+ *    by a client in another, timed from sending the (already serialised) body to the answer, with
+ *    the server's own phases from `GET /runs/{run_id}` (target <= 15 s).
  *
  * `--write-thread 0` writes on the server's main thread (`WRITE_THREAD=false`), for comparison.
  *

@@ -39,6 +39,8 @@ export function cpuSeconds(pid: number): number {
 
 export interface ServerProcess {
   url: string;
+  /** The service's first process (with more than one server process, their primary). */
+  pid: number;
   workers: number;
   /** Resident memory of the server and all its workers, MiB. */
   memory(): Memory;
@@ -57,6 +59,7 @@ export async function startServerProcess(
   const server = await startServer({ DATA_DIR: dataDir, ...extraEnv, WORKERS: String(workers) }, 3000);
   return {
     url: server.url,
+    pid: server.child.pid!,
     workers,
     memory: () =>
       processTree(server.child.pid!)

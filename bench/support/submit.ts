@@ -1,10 +1,9 @@
 /**
- * A metadata submission through HTTP on the embedded default, timed: a fresh store, the app
- * listening on 127.0.0.1 in this process, one generated study submitted first, then (optionally)
- * the validation throughput of the service layer, then `POST /metadata/json:submit` of generated
- * biosamples sent by a client in a process of its own (as a user's would be: its sending of the
- * body is not counted to the server's threads), with the server's own phases from
- * `GET /runs/{run_id}`.
+ * A metadata submission through HTTP on the embedded default, timed, each side as deployed: the
+ * service (src/main.ts) in a process of its own on a fresh store, one generated study submitted
+ * first, then `POST /metadata/json:submit` of generated biosamples sent by a client in a process
+ * of its own, with the server's own phases from `GET /runs/{run_id}` and its threads' CPU from
+ * /proc. Optionally first the validation throughput of the service layer, in this process.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,16 +11,15 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { benchConfig, passwordToken } from './embedded.ts';
-import { buildApp } from '../../src/app.ts';
+import { startServerProcess } from './server-process.ts';
 import { openServices } from '../../src/services.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
+import type { Doc } from '../../src/store/port.ts';
 import { compileSchema, MetadataValidator } from '../../src/validation/index.ts';
-import { mainThreadCpuMs, threadsCpuMs } from '../../test/support/thread-cpu.ts';
+import { processTree } from '../../test/reliability/process-faults.ts';
+import { threadsCpuMs } from '../../test/support/thread-cpu.ts';
 
 const ADMIN = { username: 'bench-admin', password: 'bench-admin-password-5531' };
 
@@ -39,12 +37,6 @@ async function withProgress<T>(label: string, work: () => Promise<T>): Promise<T
     clearInterval(tick);
     process.stderr.write(`\r  ${label}: done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
-}
-
-/** CPU seconds of this process's main thread so far (Linux), or undefined elsewhere: what a submit holds the server's thread. */
-export function mainThreadCpuSeconds(): number | undefined {
-  const ms = mainThreadCpuMs();
-  return ms === undefined ? undefined : ms / 1000;
 }
 
 /**
@@ -116,9 +108,9 @@ export interface SubmitFigures {
   biosamples: number;
   /** From sending the (already serialised) body to the answer. */
   submitSeconds: number;
-  /** CPU seconds of this process (the server and its worker threads) meanwhile. */
+  /** CPU seconds of the service's processes (their worker threads included) meanwhile. */
   cpuSeconds: number;
-  /** CPU seconds of its main thread meanwhile (the server's event loop), if known. */
+  /** CPU seconds of the server process's main thread meanwhile (its event loop), if known. */
   mainThreadCpuSeconds?: number;
   /**
    * CPU seconds of the busiest other thread meanwhile, if known: the writing thread, whose work
@@ -145,121 +137,120 @@ export async function measureSubmit(options: {
 }): Promise<SubmitFigures> {
   const { biosamples } = options;
   const validateCount = options.validate ?? 0;
-  const { dataDir, config } = benchConfig('nmdc-bench-submit-', {
+  log(`generating ${Math.max(biosamples, validateCount)} biosamples of one study`);
+  const db = generateDatabase({
+    studies: 1,
+    biosamples: Math.max(biosamples, validateCount),
+    dataObjects: 0,
+  });
+  const study = db.study_set![0]!;
+  const all = db.biosample_set!;
+  const figures: Partial<SubmitFigures> =
+    validateCount > 0 ? await validationThroughput(study, all.slice(0, validateCount)) : {};
+
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-bench-submit-'));
+  // As deployed: the service in a process of its own (its heap holds nothing of the bench's).
+  const server = await startServerProcess(dataDir, 1, {
+    NODE_ENV: 'production',
     MAX_BODY_BYTES: String(1024 * 1024 * 1024),
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_PASSWORD: ADMIN.password,
     ...(options.writeThread === undefined ? {} : { WRITE_THREAD: String(options.writeThread) }),
   });
-  const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2));
-  const services = await openServices(config, logger);
-  const { store } = services;
-  const app = buildApp(services);
-  // As `npm start` does before it listens (src/main.ts): otherwise the submission compiles the
-  // Biosample validator, half a second with nothing else answered, which a server never does.
-  compileSchema();
-  services.start();
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  server.requestTimeout = 0;
-  // Idle keep-alive sockets outlive the in-process validation pass, so the client never reuses
-  // one the server has just closed.
-  server.keepAliveTimeout = 65_000;
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
+  const { url } = server;
   try {
-    log(`generating ${Math.max(biosamples, validateCount)} biosamples of one study`);
-    const db = generateDatabase({
-      studies: 1,
-      biosamples: Math.max(biosamples, validateCount),
-      dataObjects: 0,
-    });
-    const study = db.study_set![0]!;
-    const all = db.biosample_set!;
-
     const token = await passwordToken(url, ADMIN);
-    const submit = async (payload: string | Uint8Array<ArrayBuffer>) => {
-      const res = await fetch(`${url}/metadata/json:submit`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: payload,
-      });
-      const body = (await res.json()) as { detail: { run_id: string } };
-      if (res.status !== 200) throw new Error(`submit: ${res.status} ${JSON.stringify(body).slice(0, 500)}`);
-      return body.detail.run_id;
-    };
-
+    const authorized = { authorization: `Bearer ${token}` };
     // The study the biosamples belong to, submitted first (references must resolve).
-    await submit(JSON.stringify({ study_set: [study] }));
+    const res = await fetch(`${url}/metadata/json:submit`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...authorized },
+      body: JSON.stringify({ study_set: [study] }),
+    });
+    if (res.status !== 200) throw new Error(`submit: ${res.status} ${(await res.text()).slice(0, 500)}`);
 
-    const figures: Partial<SubmitFigures> = {};
-    if (validateCount > 0) {
-      // Validation throughput (the study is in the store; biosamples reference it).
-      const validator = new MetadataValidator(store);
-      const warm = await validator.validateDatabase({ biosample_set: all.slice(0, 2000) });
-      if (!warm.valid)
-        throw new Error(`generated biosamples do not validate: ${JSON.stringify(warm).slice(0, 500)}`);
-      const toValidate = { biosample_set: all.slice(0, validateCount) };
-      const v0 = performance.now();
-      const outcome = await withProgress(`validating ${validateCount} biosamples`, () =>
-        validator.validateDatabase(toValidate),
-      );
-      const validateSeconds = (performance.now() - v0) / 1000;
-      if (!outcome.valid) throw new Error('validation failed');
-      Object.assign(figures, {
-        validateSeconds,
-        validateCount,
-        validateRate: validateCount / validateSeconds,
-      });
-    }
-
-    // Encoded, and handed to the client, before the clock and the event-loop monitor start.
+    // Encoded, and handed to the client, before the clock starts.
     const payload = new TextEncoder().encode(JSON.stringify({ biosample_set: all.slice(0, biosamples) }));
     const client = await submittingClient(`${url}/metadata/json:submit`, token, payload);
+    // The server process (the cluster's primary forks it): its event loop is its main thread.
+    const worker = processTree(server.pid).at(-1)!;
+    await eventLoopDelayMaxMs(url); // the longest delay is counted from here (each scrape resets it)
     const s0 = performance.now();
-    const c0 = process.cpuUsage();
-    const m0 = mainThreadCpuSeconds();
-    const t0 = threadsCpuMs();
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    delay.enable();
+    const c0 = server.cpu();
+    const t0 = threadsCpuMs(worker);
     const answer = await withProgress(
       `submitting ${biosamples} biosamples (${(payload.length / 1e6).toFixed(0)} MB of JSON)`,
       () => client.send(),
     ).finally(() => client.stop());
     const submitSeconds = (performance.now() - s0) / 1000;
-    const cpu = process.cpuUsage(c0);
-    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-    delay.disable();
+    const cpuSeconds = server.cpu() - c0;
+    const t1 = threadsCpuMs(worker);
+    const maxEventLoopDelayMs = await eventLoopDelayMaxMs(url);
     if (answer.status !== 200) throw new Error(`submit: ${answer.status} ${answer.body.slice(0, 500)}`);
     const runId = (JSON.parse(answer.body) as { detail: { run_id: string } }).detail.run_id;
-    const m1 = mainThreadCpuSeconds();
-    const mainThread = m0 === undefined || m1 === undefined ? undefined : m1 - m0;
-    const busiest = [...threadsCpuMs()]
-      .filter(([task]) => task !== process.pid)
-      .map(([task, ms]) => ms - (t0.get(task) ?? 0));
+    const used = (task: number) => ((t1.get(task) ?? 0) - (t0.get(task) ?? 0)) / 1000;
+    const others = [...t1.keys()].filter((task) => task !== worker).map(used);
     const run = (await (
-      await fetch(`${url}/runs/${encodeURIComponent(runId)}`, {
-        headers: { authorization: `Bearer ${token}` },
-      })
+      await fetch(`${url}/runs/${encodeURIComponent(runId)}`, { headers: authorized })
     ).json()) as { timings_ms: Record<string, number>; counts: Record<string, { inserted: number }> };
-    const stored = await store.count('biosample_set', {});
-    if (stored !== biosamples) throw new Error(`expected ${biosamples} biosamples stored, found ${stored}`);
+    const counted = (await (await fetch(`${url}/biosamples?per_page=1`)).json()) as {
+      meta: { count: number };
+    };
+    if (counted.meta.count !== biosamples)
+      throw new Error(`expected ${biosamples} biosamples stored, found ${counted.meta.count}`);
     return {
       ...figures,
       biosamples,
       submitSeconds,
       cpuSeconds,
-      mainThreadCpuSeconds: mainThread,
-      busiestThreadCpuSeconds: busiest.length === 0 ? undefined : Math.max(...busiest) / 1000,
-      maxEventLoopDelayMs: delay.max / 1e6,
+      mainThreadCpuSeconds: t1.has(worker) ? used(worker) : undefined,
+      busiestThreadCpuSeconds: others.length === 0 ? undefined : Math.max(...others),
+      maxEventLoopDelayMs,
       timingsMs: run.timings_ms,
       counts: run.counts,
       payloadBytes: payload.length,
     };
   } finally {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await server.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The longest event-loop delay of the server since the last scrape of its metrics, ms (scraping resets it). */
+async function eventLoopDelayMaxMs(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('nmdc_nodejs_eventloop_lag_max_seconds '));
+  if (!line) throw new Error('the server reports no nmdc_nodejs_eventloop_lag_max_seconds');
+  return Number(line.split(' ')[1]) * 1000;
+}
+
+/**
+ * Validation throughput of the service layer: `biosamples` of `study` checked by
+ * `MetadataValidator.validateDatabase` in this process, against a store of its own holding the
+ * study (the biosamples reference it).
+ */
+async function validationThroughput(study: Doc, biosamples: Doc[]): Promise<Partial<SubmitFigures>> {
+  const { dataDir, config } = benchConfig('nmdc-bench-validate-');
+  const services = await openServices(config, pino({ level: 'silent' }));
+  try {
+    await services.store.upsertMany('study_set', [study]);
+    compileSchema();
+    const validator = new MetadataValidator(services.store);
+    const warm = await validator.validateDatabase({ biosample_set: biosamples.slice(0, 2000) });
+    if (!warm.valid)
+      throw new Error(`generated biosamples do not validate: ${JSON.stringify(warm).slice(0, 500)}`);
+    const v0 = performance.now();
+    const outcome = await withProgress(`validating ${biosamples.length} biosamples`, () =>
+      validator.validateDatabase({ biosample_set: biosamples }),
+    );
+    const validateSeconds = (performance.now() - v0) / 1000;
+    if (!outcome.valid) throw new Error('validation failed');
+    return {
+      validateSeconds,
+      validateCount: biosamples.length,
+      validateRate: biosamples.length / validateSeconds,
+    };
+  } finally {
     await services.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

@@ -18,26 +18,29 @@ export function mainThreadCpuMs(): number | undefined {
   }
 }
 
-/** CPU milliseconds of one thread of this process (throws when it is not there). */
-function taskCpuMs(task: number): number {
-  const stat = fs.readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+/** CPU milliseconds of one thread of process `pid` (throws when it is not there). */
+function taskCpuMs(task: number, pid: number | 'self' = 'self'): number {
+  const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
   // Fields after the command (which may hold spaces) start after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
 }
 
-/** CPU milliseconds each of this process's threads has used so far, by thread id (empty where /proc is not there). */
-export function threadsCpuMs(): Map<number, number> {
+/**
+ * CPU milliseconds each thread of this process (or of process `pid`) has used so far, by thread
+ * id (empty where /proc is not there).
+ */
+export function threadsCpuMs(pid: number | 'self' = 'self'): Map<number, number> {
   const out = new Map<number, number>();
   let tasks: string[];
   try {
-    tasks = fs.readdirSync('/proc/self/task');
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
   } catch {
     return out;
   }
   for (const task of tasks) {
     try {
-      out.set(Number(task), taskCpuMs(Number(task)));
+      out.set(Number(task), taskCpuMs(Number(task), pid));
     } catch {
       // The thread ended meanwhile.
     }
