@@ -11,8 +11,8 @@
  * same ids for every shape, or the run stops. Without PostgreSQL it says so and measures our side.
  * Around the query (service.ts): the request floor of the service in its own process against bare
  * `node:http` answering the same bytes, throughput by id, sorted pages (first, deepest, cursor);
- * then a submit of `--submit` biosamples to a fresh store (the service in a process of its own). Every figure a target names is printed
- * first in one table, under the command line.
+ * then a submit of `--submit` biosamples to a fresh store (the service in a process of its own).
+ * Every figure a target names is printed first in one table, under the command line.
  *
  *   npm run bench:search -- [--sizes 100000,1000000] [--requests 200] [--seconds 30] [--without-postgres]
  *                           [--submit 100000] [--throughput-seconds 10]
