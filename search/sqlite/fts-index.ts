@@ -34,6 +34,8 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../src/store/port.ts';
 import type { JoinedTexts } from '../../src/store/sqlite/joined-texts.ts';
+import type { PreparedRecords } from '../../src/store/sqlite/prepared-records.ts';
+import type { WriteHook, WrittenRecords } from '../../src/store/sqlite/records.ts';
 import { StatementCache } from '../../src/store/sqlite/statement-cache.ts';
 import type { Candidates, IndexablePredicate, PreparedAhead, SearchIndex } from '../port.ts';
 import { isCollectionName } from '../../src/schema/nmdc.ts';
@@ -52,10 +54,7 @@ export { ftsMatchOf } from './candidates.ts';
 /** The write hook of the embedded store (see src/store/sqlite). */
 export interface HookableStore {
   readonly db: Database;
-  addWriteHook(hook: {
-    onUpsert(collection: string, docs: Doc[], texts?: string[]): void;
-    onDelete(collection: string, ids: string[]): void;
-  }): void;
+  addWriteHook(hook: WriteHook): void;
 }
 
 /**
@@ -111,8 +110,8 @@ export class FtsSearchIndex implements SearchIndex {
   static attachTo(store: HookableStore, options: { offThreadStrings?: number } = {}): FtsSearchIndex {
     const index = new FtsSearchIndex(store.db, { hooked: true, ownsDatabase: false, ...options });
     store.addWriteHook({
-      onUpsert: (collection, docs, texts) => {
-        if (index.covers(collection)) index.write(collection, docs, false, texts);
+      onUpsert: (collection, written) => {
+        if (index.covers(collection)) index.writeHooked(collection, written);
       },
       onDelete: (collection, ids) => {
         if (index.covers(collection)) index.erase(collection, ids);
@@ -139,14 +138,27 @@ export class FtsSearchIndex implements SearchIndex {
    * alone (see `MapWriter.write`).
    */
   write(collection: string, docs: Doc[], skipUnchanged: boolean, texts?: string[]): number {
-    const ahead = skipUnchanged || !texts ? undefined : this.takeAhead(collection, texts);
-    if (ahead) {
-      this.preparedAhead++;
-      // Each id once, so position by position those of the texts (see `prepareBatch`).
-      if (ahead.ids.length === texts!.length) rememberFingerprints(texts!, ahead.fingerprints);
-      return this.writer.apply(collection, ahead, false);
+    if (!skipUnchanged && texts) {
+      const written = this.writeAhead(collection, texts);
+      if (written !== undefined) return written;
     }
     return this.writer.write(collection, docs, skipUnchanged, texts);
+  }
+
+  /** The write hook's records: the batch prepared ahead for their texts, else prepared from the records. */
+  private writeHooked(collection: string, written: WrittenRecords): void {
+    if (this.writeAhead(collection, written.texts) === undefined)
+      this.writer.write(collection, written.docs(), false, written.texts);
+  }
+
+  /** Writes the batch prepared ahead for exactly these texts; undefined when there is none. */
+  private writeAhead(collection: string, texts: string[]): number | undefined {
+    const ahead = this.takeAhead(collection, texts);
+    if (!ahead) return undefined;
+    this.preparedAhead++;
+    // Each id once, so position by position those of the texts (see `prepareBatch`).
+    if (ahead.ids.length === texts.length) rememberFingerprints(texts, ahead.fingerprints);
+    return this.writer.apply(collection, ahead, false);
   }
 
   /**
@@ -171,9 +183,17 @@ export class FtsSearchIndex implements SearchIndex {
    * Prepares the batch of records a write is about to hand the write hook, on a worker thread
    * (parsing, fingerprints, pairs and groups, and the keys of strings already indexed), so the
    * write transaction is spared that work. The batch is derived from the texts alone, as a
-   * rebuild derives it from the stored records.
+   * rebuild derives it from the stored records. With `records`, the worker prepares the store's
+   * own part of the records from the same parse (see prepared-records.ts); `records()` gives it
+   * once `ready`.
    */
-  prepareAhead(collection: string, texts: string[], joined?: JoinedTexts): PreparedAhead {
+  prepareAhead(
+    collection: string,
+    texts: string[],
+    joined?: JoinedTexts,
+    records?: { graph: boolean },
+  ): PreparedAhead & { records(): PreparedRecords | undefined } {
+    let prepared: PreparedRecords | undefined;
     const entry: { texts: string[]; batch?: PreparedBatch } = { texts };
     let entries = this.ahead.get(collection);
     if (!entries) this.ahead.set(collection, (entries = new Set()));
@@ -182,14 +202,15 @@ export class FtsSearchIndex implements SearchIndex {
       entries.delete(entry);
       if (entries.size === 0 && this.ahead.get(collection) === entries) this.ahead.delete(collection);
     };
-    const ready = this.preparer.prepare(texts, joined).then(
-      (batch) => {
-        entry.batch = batch;
+    const ready = this.preparer.prepareWith(texts, joined, records).then(
+      (done) => {
+        entry.batch = done.batch;
+        prepared = done.records;
       },
-      // The hook prepares the batch itself.
+      // The hook prepares the batch itself (and the store its records).
       () => release(),
     );
-    return { ready, release };
+    return { ready, release, records: () => prepared };
   }
 
   /** The ready batch prepared ahead for exactly these texts, taken (none: undefined). */

@@ -11,6 +11,8 @@ import type Database from 'better-sqlite3';
 import { openReadOnly } from '../../src/store/sqlite/read-only.mjs';
 import type { Doc } from '../../src/store/port.ts';
 import { splitTexts } from '../../src/store/sqlite/joined-texts.ts';
+import { prepareRecords } from '../../src/store/sqlite/prepared-records.ts';
+import { edgesOf, typeOf } from '../../src/provenance/edges.ts';
 import { prepareBatch, type PreparedBatch } from './prepared-batch.ts';
 import { STRINGS_GENERATION } from './strings-generation.ts';
 
@@ -23,6 +25,8 @@ interface Request {
   file?: string;
   /** Page cache of the worker's connection, KiB. */
   cacheKib: number;
+  /** Also the store's records (see prepared-records.ts), with their graph when `graph`. */
+  records?: { graph: boolean };
 }
 
 /** A read of the index's file: one statement, its rows as arrays. */
@@ -117,16 +121,19 @@ parentPort!.on('message', (message: Request | Query | Warm) => {
     }
     return;
   }
-  const { id, joined, lengths, file, cacheKib } = message;
+  const { id, joined, lengths, file, cacheKib, records } = message;
   try {
     // Fingerprints are taken of the stored text, which is the record's `JSON.stringify`.
     const docs = JSON.parse(`[${joined}]`) as Doc[];
     const texts = splitTexts({ joined, lengths });
     if (docs.length !== texts.length) throw new Error('a record text is not one JSON value');
+    const prepared =
+      records &&
+      prepareRecords(docs, records.graph ? (doc) => ({ type: typeOf(doc), edges: edgesOf(doc) }) : undefined);
     const batch = prepareBatch(docs, texts);
     const keys = file === undefined ? null : readerOf(file, cacheKib);
     if (keys) batch.known = keys(batch);
-    parentPort!.postMessage({ id, batch });
+    parentPort!.postMessage({ id, batch, ...(prepared ? { records: prepared } : {}) });
   } catch (err) {
     parentPort!.postMessage({ id, error: err instanceof Error ? err.message : String(err) });
   }

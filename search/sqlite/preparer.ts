@@ -8,17 +8,24 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { joinTexts, type JoinedTexts } from '../../src/store/sqlite/joined-texts.ts';
+import type { PreparedRecords } from '../../src/store/sqlite/prepared-records.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
 
+/** A batch prepared, with the store's records when asked for (none: a text is not a record). */
+export interface Prepared {
+  batch: PreparedBatch;
+  records?: PreparedRecords;
+}
+
 type Reply =
-  | { id: number; batch: PreparedBatch; error?: undefined }
+  | ({ id: number; error?: undefined } & Prepared)
   | { id: number; rows: unknown[][]; error?: undefined }
   | { id: number; error: string };
 
 const WORKERS = Math.max(1, Math.min(4, os.availableParallelism()));
 
 interface Waiting {
-  resolve(answer: PreparedBatch | unknown[][]): void;
+  resolve(answer: Prepared | unknown[][]): void;
   reject(e: Error): void;
   /** What was asked, for an error's message. */
   what: string;
@@ -55,13 +62,22 @@ export class WorkerPreparer {
   }
 
   /** `joined`: the texts as `joinTexts` joins them, when at hand (the writing thread was given them so). */
-  prepare(texts: string[], joined?: JoinedTexts): Promise<PreparedBatch> {
+  async prepare(texts: string[], joined?: JoinedTexts): Promise<PreparedBatch> {
+    return (await this.prepareWith(texts, joined)).batch;
+  }
+
+  /**
+   * `prepare`, and with `records` the store's records too (`prepareRecords`, with their graph
+   * when `records.graph`), from the same parse.
+   */
+  prepareWith(texts: string[], joined?: JoinedTexts, records?: { graph: boolean }): Promise<Prepared> {
     return this.post('preparing a batch', (id) => ({
       id,
       ...(joined ?? joinTexts(texts)),
       file: this.file,
       cacheKib: this.cacheKib,
-    })) as Promise<PreparedBatch>;
+      ...(records ? { records } : {}),
+    })) as Promise<Prepared>;
   }
 
   /**
@@ -78,7 +94,7 @@ export class WorkerPreparer {
     what: string,
     message: (id: number) => object,
     slot?: number,
-  ): Promise<PreparedBatch | unknown[][]> {
+  ): Promise<Prepared | unknown[][]> {
     const id = this.next++;
     const { worker, waiting } = this.start(slot ?? id % WORKERS);
     return new Promise((resolve, reject) => {
@@ -108,7 +124,7 @@ export class WorkerPreparer {
       // Let go of while idle, unless it is being stopped (held until it has: see `close`).
       if (entry.waiting.size === 0 && this.workers[slot] === entry) worker.unref();
       if (reply.error !== undefined) w.reject(new Error(`${w.what} failed: ${reply.error}`));
-      else w.resolve('rows' in reply ? reply.rows : reply.batch);
+      else w.resolve('rows' in reply ? reply.rows : { batch: reply.batch, records: reply.records });
     });
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the preparing worker exited (code ${code})`)));

@@ -308,12 +308,12 @@ describe('SQLite store specifics', () => {
     try {
       const seen: string[] = [];
       const hook: WriteHook = {
-        onUpsert: (collection, docs) => {
+        onUpsert: (collection, written) => {
           const rows = store.db
             .prepare('SELECT count(*) AS n FROM docs WHERE collection = ?')
             .get(collection) as { n: number };
-          seen.push(`upsert ${collection} ${docs.map((d) => d.id).join(',')} visible=${rows.n}`);
-          if (docs.some((d) => d.fail)) throw new Error('index write failed');
+          seen.push(`upsert ${collection} ${written.ids.join(',')} visible=${rows.n}`);
+          if (written.docs().some((d) => d.fail)) throw new Error('index write failed');
         },
         onDelete: (collection, ids) => seen.push(`delete ${collection} ${ids.join(',')}`),
       };

@@ -13,6 +13,7 @@ import type { Doc } from '../../src/store/port.ts';
 import type { WriteThreadOptions } from '../../src/store/sqlite/write-thread.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
 import { RecordWriter } from '../../search/writer.ts';
+import { tables } from '../support/store-tables.ts';
 import { openTemporaryStore, type TemporaryStore } from '../support/temporary-store.ts';
 
 const ENTRY = new URL('../../src/write-thread.ts', import.meta.url);
@@ -37,25 +38,6 @@ function embedded(thread?: Omit<WriteThreadOptions, 'entry'>, entry = ENTRY): Em
   const e = { ...temporary, search, writer: new RecordWriter(temporary.store, [search, edges]) };
   opened.push(e);
   return e;
-}
-
-/** Every table of the file but the short-lived state, row by row (FTS5 tables by their shadow tables). */
-function tables(file: string): Record<string, unknown[]> {
-  const db = new Database(file, { readonly: true });
-  try {
-    const names = db
-      .prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' " +
-          "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name",
-      )
-      .pluck()
-      .all() as string[];
-    return Object.fromEntries(
-      names.filter((n) => n !== 'state').map((n) => [n, db.prepare(`SELECT * FROM "${n}"`).raw().all()]),
-    );
-  } finally {
-    db.close();
-  }
 }
 
 /** Writes `db` as a submission does: prepared (staged) ahead, then one atomic write. */

@@ -10,6 +10,8 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Doc } from '../../store/port.ts';
 import { StatementCache } from '../../store/sqlite/statement-cache.ts';
+import { recordGraphAt, type RecordGraph } from '../../store/sqlite/prepared-records.ts';
+import type { WrittenRecords } from '../../store/sqlite/records.ts';
 import { fingerprintAmong, fingerprintOf } from '../../../search/indexed-values.ts';
 import type { HookableStore } from '../../../search/sqlite/fts-index.ts';
 import { edgesOf, inGraph, typeOf } from '../edges.ts';
@@ -35,6 +37,34 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
+/** A write's records as the edges need them, position by position. */
+interface GraphView {
+  ids: string[];
+  graphAt(i: number): RecordGraph;
+  fingerprintAt(i: number): string;
+}
+
+/** The view of records (`texts`, the records as stored, spare serialising them for fingerprints). */
+function viewOfDocs(docs: Doc[], texts?: string[]): GraphView {
+  return {
+    ids: docs.map((d) => d.id),
+    graphAt: (i) => ({ type: typeOf(docs[i]!), edges: edgesOf(docs[i]!) }),
+    fingerprintAt: (i) => (texts ? fingerprintAmong(texts, i) : fingerprintOf(docs[i]!)),
+  };
+}
+
+/** The view of a write hook's records: from what the writing thread's workers prepared, if they did. */
+function viewOfWritten(written: WrittenRecords): GraphView {
+  const prepared = written.prepared;
+  if (!prepared?.records.graph) return viewOfDocs(written.docs(), written.texts);
+  const { records, positions } = prepared;
+  return {
+    ids: written.ids,
+    graphAt: (i) => recordGraphAt(records, positions[i]!),
+    fingerprintAt: (i) => fingerprintAmong(written.texts, i),
+  };
+}
+
 /** `holder` column values: which end of the edge holds the reference. */
 const UP_HOLDS = 0;
 const DOWN_HOLDS = 1;
@@ -55,7 +85,10 @@ export class SqliteEdgeIndex implements EdgeIndex {
   static attachTo(store: HookableStore): SqliteEdgeIndex {
     const index = new SqliteEdgeIndex(store.db);
     store.addWriteHook({
-      onUpsert: (collection, docs, texts) => index.write(collection, docs, texts),
+      onUpsert: (collection, written) => {
+        if (inGraph(collection) && written.ids.length > 0)
+          index.writeView(collection, viewOfWritten(written));
+      },
       onDelete: (collection, ids) => index.erase(collection, ids),
     });
     return index;
@@ -119,10 +152,10 @@ export class SqliteEdgeIndex implements EdgeIndex {
   }
 
   /**
-   * Writes records' nodes and edges one record at a time, replacing the edges each held before
-   * (the caller holds a transaction). `fingerprints` are the records' own, position by position.
+   * Writes the nodes and edges of the records at `positions` of `view` one record at a time,
+   * replacing the edges each held before (the caller holds a transaction).
    */
-  private writeOneByOne(collection: string, docs: Doc[], fingerprints: string[]): void {
+  private writeOneByOne(collection: string, view: GraphView, positions: number[]): void {
     const find = this.stmt('SELECT key, collection FROM graph_nodes WHERE id = ?');
     const insertNode = this.stmt(
       'INSERT INTO graph_nodes(id, collection, type, fingerprint) VALUES (?, ?, ?, ?) RETURNING key',
@@ -134,23 +167,24 @@ export class SqliteEdgeIndex implements EdgeIndex {
       'INSERT OR IGNORE INTO graph_edges(up, down, slot, holder) VALUES (?, ?, ?, ?)',
     );
     const orphans: number[] = [];
-    docs.forEach((doc, i) => {
-      const type = typeOf(doc);
-      const fingerprint = fingerprints[i]!;
-      const found = find.get(doc.id) as { key: number; collection: string | null } | undefined;
+    for (const i of positions) {
+      const id = view.ids[i]!;
+      const { type, edges } = view.graphAt(i);
+      const fingerprint = view.fingerprintAt(i);
+      const found = find.get(id) as { key: number; collection: string | null } | undefined;
       let key: number;
       if (found === undefined) {
-        key = insertNode.pluck().get(doc.id, collection, type, fingerprint) as number;
+        key = insertNode.pluck().get(id, collection, type, fingerprint) as number;
       } else {
         key = found.key;
         if (found.collection !== null) orphans.push(...this.dropHeldEdges(key));
         updateNode.run(collection, type, fingerprint, key);
       }
-      for (const edge of edgesOf(doc)) {
+      for (const edge of edges) {
         if (edge.holder === 'down') insertEdge.run(this.keyOf(edge.up), key, edge.slot, DOWN_HOLDS);
         else insertEdge.run(key, this.keyOf(edge.down), edge.slot, UP_HOLDS);
       }
-    });
+    }
     if (orphans.length > 0) this.collect(orphans);
   }
 
@@ -194,34 +228,38 @@ export class SqliteEdgeIndex implements EdgeIndex {
    */
   write(collection: string, docs: Doc[], texts?: string[]): void {
     if (!inGraph(collection) || docs.length === 0) return;
-    const fingerprintAt = (i: number) => (texts ? fingerprintAmong(texts, i) : fingerprintOf(docs[i]!));
+    this.writeView(collection, viewOfDocs(docs, texts));
+  }
+
+  /** `write` of the records of `view`. */
+  private writeView(collection: string, view: GraphView): void {
+    const { ids } = view;
     const present = new Set(
       this.stmt(
         'SELECT n.id FROM json_each(?) j JOIN graph_nodes n ON n.id = j.value WHERE n.collection IS NOT NULL',
       )
         .pluck()
-        .all(JSON.stringify(docs.map((d) => d.id))) as string[],
+        .all(JSON.stringify(ids)) as string[],
     );
     // The last version of an id wins, as in the store.
     const latest = new Map<string, number>();
-    docs.forEach((doc, i) => {
-      latest.delete(doc.id);
-      latest.set(doc.id, i);
+    ids.forEach((id, i) => {
+      latest.delete(id);
+      latest.set(id, i);
     });
     const nodes: Array<[string, string, string]> = [];
     const edges: Array<[string, string, string, number]> = [];
     const referenced = new Set<string>();
-    const oneByOne: Doc[] = [];
-    const oneByOneFingerprints: string[] = [];
+    const oneByOne: number[] = [];
     for (const i of latest.values()) {
-      const doc = docs[i]!;
-      if (present.has(doc.id)) {
-        oneByOne.push(doc);
-        oneByOneFingerprints.push(fingerprintAt(i));
+      const id = ids[i]!;
+      if (present.has(id)) {
+        oneByOne.push(i);
         continue;
       }
-      nodes.push([doc.id, typeOf(doc), fingerprintAt(i)]);
-      for (const edge of edgesOf(doc)) {
+      const graph = view.graphAt(i);
+      nodes.push([id, graph.type, view.fingerprintAt(i)]);
+      for (const edge of graph.edges) {
         referenced.add(edge.holder === 'down' ? edge.up : edge.down);
         edges.push([edge.up, edge.down, edge.slot, edge.holder === 'down' ? DOWN_HOLDS : UP_HOLDS]);
       }
@@ -242,7 +280,7 @@ export class SqliteEdgeIndex implements EdgeIndex {
           'SELECT u.key, d.key, j.value ->> 2, j.value ->> 3 FROM json_each(?) j ' +
           'JOIN graph_nodes u ON u.id = j.value ->> 0 JOIN graph_nodes d ON d.id = j.value ->> 1',
       ).run(JSON.stringify(edges));
-    if (oneByOne.length > 0) this.writeOneByOne(collection, oneByOne, oneByOneFingerprints);
+    if (oneByOne.length > 0) this.writeOneByOne(collection, view, oneByOne);
   }
 
   async remove(collection: string, ids: string[]): Promise<void> {

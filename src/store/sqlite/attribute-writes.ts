@@ -14,6 +14,7 @@ import {
   type RecordIndex,
 } from './attribute-index.ts';
 import { insertRows } from './multi-row-insert.ts';
+import { entriesOf, recordIndexAt, type PreparedRecords } from './prepared-records.ts';
 
 /** Entries (key, value, id) inserted by `insertRows`; a JS number is bound as REAL. */
 const INSERT_ENTRIES = 'INSERT OR IGNORE INTO attr_index(key, value, id) VALUES';
@@ -28,14 +29,20 @@ const FLUSH_SLICE = 50_000;
 
 const entryKey = (p: string, v: IndexValue) => `${p}\u0000${typeof v}\u0000${v}`;
 
+/** A record's entries in a batch the writing thread's workers prepared (see prepared-records.ts). */
+interface PreparedIndex {
+  prepared: PreparedRecords;
+  at: number;
+}
+
 /**
  * The attribute index writes of one batch of records of one collection, inside the caller's
  * transaction. A batch may span several writes of one transaction (an atomic write of many
  * records): its entries are then inserted in key order once, at its `flush`.
  */
 export class AttributeBatch {
-  /** The last version of each record written in the batch. */
-  private readonly now = new Map<string, RecordIndex>();
+  /** The last version of each record written in the batch: its index, or where it was prepared. */
+  private readonly now = new Map<string, RecordIndex | PreparedIndex>();
   /** Records covered, by key: versions written less the versions they replace. */
   private readonly records = new Map<number, number>();
 
@@ -51,8 +58,31 @@ export class AttributeBatch {
 
   /** A record written; `before` is the version it replaces (the stored one, or one written earlier in the batch). */
   add(doc: Doc, before?: Doc): void {
+    this.addIndex(doc.id, indexRecord(doc), before);
+  }
+
+  /**
+   * Record `at` of a prepared batch written (its entries are read from there at `flush`);
+   * `before` as for `add`.
+   */
+  addPrepared(prepared: PreparedRecords, at: number, before?: Doc): void {
+    const id = prepared.ids[at]!;
+    if (before) return this.addIndex(id, recordIndexAt(prepared, at), before);
+    const { paths, path, irregular } = prepared.entries;
+    const { from, to } = entriesOf(prepared, at);
+    // A path's entries are together (`indexRecord` takes the paths one by one).
+    for (let k = from; k < to; k++)
+      if (k === from || path[k] !== path[k - 1]) this.count(paths[path[k]!]!, 1);
+    for (const n of irregular[at] ?? []) {
+      let entered = false;
+      for (let k = from; k < to && !entered; k++) entered = path[k] === n;
+      if (!entered) this.count(paths[n]!, 1);
+    }
+    this.now.set(id, { prepared, at });
+  }
+
+  private addIndex(id: string, now: RecordIndex, before?: Doc): void {
     const { statements, keys } = this.w;
-    const now = indexRecord(doc);
     const paths = coveredPaths(now);
     if (before) {
       // Entries in the table that the new version does not keep; those it keeps are inserted
@@ -62,16 +92,16 @@ export class AttributeBatch {
       const deleteEntry = statements.get(DELETE_ENTRY);
       const deleteIrregular = statements.get(DELETE_IRREGULAR);
       for (const [p, v] of old.entries)
-        if (!keep.has(entryKey(p, v))) deleteEntry.run(keys.get(this.collection, p), v, doc.id);
+        if (!keep.has(entryKey(p, v))) deleteEntry.run(keys.get(this.collection, p), v, id);
       for (const p of old.irregular)
-        if (!now.irregular.includes(p)) deleteIrregular.run(keys.get(this.collection, p), doc.id);
+        if (!now.irregular.includes(p)) deleteIrregular.run(keys.get(this.collection, p), id);
       for (const p of coveredPaths(old)) {
         if (paths.has(p)) paths.delete(p);
         else this.count(p, -1);
       }
     }
     for (const p of paths) this.count(p, 1);
-    this.now.set(doc.id, now);
+    this.now.set(id, now);
   }
 
   /**
@@ -84,12 +114,21 @@ export class AttributeBatch {
     const byPath = new Map<string, Array<IndexValue | string>>();
     const irregular: Array<[number, string]> = [];
     let count = 0;
+    const pairsOf = (p: string) => {
+      let pairs = byPath.get(p);
+      if (!pairs) byPath.set(p, (pairs = []));
+      return pairs;
+    };
     for (const [id, r] of this.now) {
-      for (const [p, v] of r.entries) {
-        let pairs = byPath.get(p);
-        if (!pairs) byPath.set(p, (pairs = []));
-        pairs.push(v, id);
+      if ('prepared' in r) {
+        const { paths, path, value, irregular: odd } = r.prepared.entries;
+        const { from, to } = entriesOf(r.prepared, r.at);
+        for (let k = from; k < to; k++) pairsOf(paths[path[k]!]!).push(value[k]!, id);
+        count += to - from;
+        for (const n of odd[r.at] ?? []) irregular.push([keys.ensure(this.collection, paths[n]!), id]);
+        continue;
       }
+      for (const [p, v] of r.entries) pairsOf(p).push(v, id);
       count += r.entries.length;
       for (const p of r.irregular) irregular.push([keys.ensure(this.collection, p), id]);
     }

@@ -23,6 +23,7 @@ import { AttributeBatch } from './attribute-writes.ts';
 import type { ChangeLog } from './change-log.ts';
 import type { StatementCache } from './statement-cache.ts';
 import { adjustStats } from './statistics.ts';
+import type { PreparedRecords } from './prepared-records.ts';
 import { parseBody, type Row, type StoreContext } from './store-context.ts';
 
 export const RECORDS_SCHEMA = `
@@ -101,9 +102,80 @@ export async function* scanTexts(
 
 /** Called synchronously inside the write transaction, so a co-located index commits or rolls back with the records. */
 export interface WriteHook {
-  /** `texts` are the records as stored (their `JSON.stringify`), position by position. */
-  onUpsert(collection: string, docs: Doc[], texts: string[]): void;
+  onUpsert(collection: string, written: WrittenRecords): void;
   onDelete(collection: string, ids: string[]): void;
+}
+
+/** The records a write hook is told of, position by position. */
+export interface WrittenRecords {
+  ids: string[];
+  /** The records as stored (their `JSON.stringify`). */
+  texts: string[];
+  /** The records; parsed from their texts on the first call when they came as texts alone. */
+  docs(): Doc[];
+  /**
+   * What the writing thread's workers prepared of them, when they did: record `i` here is record
+   * `positions[i]` of `records` (see prepared-records.ts).
+   */
+  prepared?: { records: PreparedRecords; positions: number[] };
+}
+
+/**
+ * An atomic write's records as the writing thread has them when its workers prepared them: their
+ * texts and what was prepared (no record is parsed unless a hook asks for the records).
+ */
+export interface PreparedThreadWrite {
+  collection: string;
+  texts: string[];
+  prepared: PreparedRecords;
+}
+
+/** One collection's records of an atomic write: as records, or prepared (`PreparedThreadWrite`). */
+export type ThreadWrite = AtomicWrite | PreparedThreadWrite;
+
+/** Records an upsert writes, position by position, however they came. */
+interface Incoming {
+  ids: string[];
+  texts: string[];
+  /** Adds record `i`'s attribute entries to `batch` (`before`: the version it replaces). */
+  index(batch: AttributeBatch, i: number, before?: Doc): void;
+  /** The hooks' view of the records at `positions`. */
+  written(positions: number[]): WrittenRecords;
+}
+
+/** Records given as records (`texts`: their `JSON.stringify`, when the caller has them). */
+function incomingDocs(clean: Doc[], given?: string[]): Incoming {
+  const texts = given ?? clean.map((doc) => JSON.stringify(doc));
+  return {
+    ids: clean.map((doc) => doc.id),
+    texts,
+    index: (batch, i, before) => batch.add(clean[i]!, before),
+    written: (positions) => {
+      const docs = positions.map((i) => clean[i]!);
+      return { ids: docs.map((d) => d.id), texts: positions.map((i) => texts[i]!), docs: () => docs };
+    },
+  };
+}
+
+/** Records prepared by the writing thread's workers: parsed only if a hook asks for them. */
+function incomingPrepared({ texts, prepared }: PreparedThreadWrite): Incoming {
+  if (prepared.ids.length !== texts.length)
+    throw new Error('upsertAtomically: a prepared record for each text');
+  return {
+    ids: prepared.ids,
+    texts,
+    index: (batch, i, before) => batch.addPrepared(prepared, i, before),
+    written: (positions) => {
+      const mine = positions.map((i) => texts[i]!);
+      let docs: Doc[] | undefined;
+      return {
+        ids: positions.map((i) => prepared.ids[i]!),
+        texts: mine,
+        docs: () => (docs ??= mine.map((text) => JSON.parse(text) as Doc)),
+        prepared: { records: prepared, positions },
+      };
+    },
+  };
 }
 
 /** A write's texts, when it brings them: one per record (see `DocumentStore.upsertAtomically`). */
@@ -120,8 +192,8 @@ export function checkedTexts(write: { docs: Doc[]; texts?: string[] }): string[]
  */
 export interface HeldWrite {
   /** Writes more records in the open transaction. */
-  add(writes: AtomicWrite[]): void;
-  finish(more: AtomicWrite[]): WriteResult;
+  add(writes: ThreadWrite[]): void;
+  finish(more: ThreadWrite[]): WriteResult;
   abort(): void;
 }
 
@@ -140,11 +212,13 @@ export class RecordWrites {
 
   upsertMany(collection: string, docs: Doc[]): WriteResult {
     const clean = cleanDocs(docs);
-    return this.ctx.db.transaction(() => this.upsertInTransaction(collection, clean)).immediate();
+    return this.ctx.db
+      .transaction(() => this.upsertInTransaction(collection, incomingDocs(clean)))
+      .immediate();
   }
 
   /** `texts`, when given, are the records' `JSON.stringify` (see `DocumentStore.upsertAtomically`). */
-  upsertAtomically(writes: AtomicWrite[]): WriteResult {
+  upsertAtomically(writes: ThreadWrite[]): WriteResult {
     return this.ctx.db
       .transaction((): WriteResult => {
         const write = this.atomicWrite();
@@ -193,16 +267,17 @@ export class RecordWrites {
    * batch per collection for the whole write, flushed at its `end`: its entries then go into the
    * index in key order once, not spread over it again by every part.
    */
-  private atomicWrite(): { add(writes: AtomicWrite[]): void; end(): WriteResult } {
+  private atomicWrite(): { add(writes: ThreadWrite[]): void; end(): WriteResult } {
     const total = { inserted: 0, updated: 0 };
     const attributes = new Map<string, AttributeBatch>();
     return {
       add: (writes) => {
         for (const w of writes) {
-          const texts = checkedTexts(w);
+          const incoming =
+            'prepared' in w ? incomingPrepared(w) : incomingDocs(cleanDocs(w.docs), checkedTexts(w));
           let batch = attributes.get(w.collection);
           if (!batch) attributes.set(w.collection, (batch = new AttributeBatch(this.ctx, w.collection)));
-          const r = this.upsertInTransaction(w.collection, cleanDocs(w.docs), batch, texts);
+          const r = this.upsertInTransaction(w.collection, incoming, batch);
           total.inserted += r.inserted;
           total.updated += r.updated;
         }
@@ -220,7 +295,7 @@ export class RecordWrites {
     return this.ctx.db
       .transaction((): boolean => {
         if (exists.get(collection, clean!.id)) return false;
-        this.upsertInTransaction(collection, [clean!]);
+        this.upsertInTransaction(collection, incomingDocs([clean!]));
         return true;
       })
       .immediate();
@@ -271,20 +346,20 @@ export class RecordWrites {
       }
       deleted += this.deleteInTransaction(collection, victims).length;
     }
-    for (const { collection, docs } of writes) this.upsertInTransaction(collection, cleanDocs(docs));
+    for (const { collection, docs } of writes)
+      this.upsertInTransaction(collection, incomingDocs(cleanDocs(docs)));
     return deleted;
   }
 
   /**
    * Upserts inside the caller's transaction: records, attribute index, change log, statistics,
    * hooks. With `attributes` (the caller's, for this collection), the attribute entries are left
-   * to the caller's `flush`; `texts` are the records' `JSON.stringify`, when the caller has them.
+   * to the caller's `flush`.
    */
   private upsertInTransaction(
     collection: string,
-    clean: Doc[],
+    incoming: Incoming,
     attributes?: AttributeBatch,
-    given?: string[],
   ): WriteResult {
     const { statements } = this.ctx;
     const existing = statements.get('SELECT body, size FROM docs WHERE collection = ? AND id = ?');
@@ -297,35 +372,37 @@ export class RecordWrites {
     let inserted = 0;
     let updated = 0;
     let sizeDelta = 0;
-    const changed: Doc[] = [];
-    const texts: string[] = [];
+    const changed: number[] = [];
     const batch = attributes ?? new AttributeBatch(this.ctx, collection);
-    for (let i = 0; i < clean.length; i++) {
-      const doc = clean[i]!;
-      const body = given?.[i] ?? JSON.stringify(doc);
+    const { ids, texts } = incoming;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      const body = texts[i]!;
       const size = Buffer.byteLength(body);
-      const before = existing.get(collection, doc.id) as { body: string; size: number } | undefined;
+      const before = existing.get(collection, id) as { body: string; size: number } | undefined;
       if (before) {
         updated++;
         // Rewriting an identical record would only churn pages, the change log and the index.
         if (before.body === body) continue;
-        const seq = this.changeLog.append(collection, doc.id, false);
-        updateDoc.run(body, size, seq, collection, doc.id);
-        batch.add(doc, parseBody(this.ctx, before.body));
+        const seq = this.changeLog.append(collection, id, false);
+        updateDoc.run(body, size, seq, collection, id);
+        incoming.index(batch, i, parseBody(this.ctx, before.body));
         sizeDelta += size - before.size;
       } else {
         inserted++;
-        const seq = this.changeLog.append(collection, doc.id, false);
-        insertDoc.run(collection, doc.id, body, size, seq);
-        batch.add(doc);
+        const seq = this.changeLog.append(collection, id, false);
+        insertDoc.run(collection, id, body, size, seq);
+        incoming.index(batch, i);
         sizeDelta += size;
       }
-      changed.push(doc);
-      texts.push(body);
+      changed.push(i);
     }
     if (!attributes) batch.flush();
     adjustStats(statements, collection, inserted, sizeDelta);
-    if (changed.length > 0) for (const hook of this.hooks) hook.onUpsert(collection, changed, texts);
+    if (changed.length > 0) {
+      const written = incoming.written(changed);
+      for (const hook of this.hooks) hook.onUpsert(collection, written);
+    }
     return { inserted, updated };
   }
 

@@ -1,7 +1,7 @@
 /**
  * Large atomic writes of the embedded store on a thread of their own. One transaction writes the
  * records with every index kept beside them (attribute index, change log, statistics, and the
- * write hooks: search index, provenance edges); a submission of 10^5 records is about 16 s of
+ * write hooks: search index, provenance edges); a submission of 10^5 records is about 8-9 s of
  * CPU in it, which on the main thread would hold the event loop all that time. The writing
  * thread opens its own connection to the same file and runs the same transaction there; the main
  * thread keeps answering reads meanwhile (WAL: they see the last commit), and its own writes wait
@@ -12,6 +12,8 @@
  * (`warm`: the service starts it once it listens). Records a write is about to hand over may be staged
  * ahead (`stage`, e.g. while a submission is validated): the thread starts its indexes' work that
  * needs no lock on them, and the write then names the staged records instead of posting them again.
+ * When that work also prepared the records for the store (prepared-records.ts), the thread writes
+ * them without parsing them.
  */
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import type {
@@ -24,7 +26,8 @@ import type {
 } from '../port.ts';
 import { joinTexts, splitTexts, type JoinedTexts } from './joined-texts.ts';
 import { nextTurn } from '../../turns.ts';
-import type { HeldWrite } from './records.ts';
+import type { PreparedRecords } from './prepared-records.ts';
+import type { HeldWrite, ThreadWrite, WriteHook } from './records.ts';
 
 export interface WriteThreadOptions {
   /** The module the thread runs (TypeScript): it opens the store and calls `serveWrites`. */
@@ -54,6 +57,11 @@ export interface WriteThreadData {
 export interface StagedWrite {
   ready: Promise<void>;
   release(): void;
+  /**
+   * Once ready: the records prepared for the thread itself (prepared-records.ts), when the work
+   * prepared them; the thread then parses none of them.
+   */
+  records?(): PreparedRecords | undefined;
 }
 
 /**
@@ -586,10 +594,9 @@ export class WriteThread {
 
 /** The part of the thread's store `serveWrites` uses. */
 export interface ThreadStore {
-  upsertAtomically(writes: AtomicWrite[]): Promise<WriteResult>;
   beginAtomically(): Promise<HeldWrite>;
   writeIfUnchanged(change: CheckedChange): Promise<CheckedChangeResult>;
-  addWriteHook(hook: { onUpsert(collection: string, docs: Doc[]): void; onDelete(): void }): void;
+  addWriteHook(hook: WriteHook): void;
   deferCheckpoints(): void;
   checkpoint(): void;
 }
@@ -688,13 +695,16 @@ export function serveWrites(
         if (!s) throw new Error(`the writing thread holds no staged records ${entry.stage}`);
         staged.delete(entry.stage);
         used.push(s);
-        return { collection: s.collection, joined: s.joined, texts: s.texts };
+        return { collection: s.collection, joined: s.joined, texts: s.texts, ahead: s.ahead };
       }
       const joined = joinedOf(entry);
-      return { collection: entry.collection, joined, texts: splitTexts(joined) };
+      return { collection: entry.collection, joined, texts: splitTexts(joined), ahead: undefined };
     });
     await Promise.all(used.flatMap((s) => s.ahead.map((a) => a.ready)));
-    return writes.map(({ collection, joined, texts }) => {
+    return writes.map(({ collection, joined, texts, ahead }): ThreadWrite => {
+      // Records the work ahead prepared are not parsed here (see prepared-records.ts).
+      const prepared = ahead?.map((a) => a.records?.()).find((r) => r !== undefined);
+      if (prepared) return { collection, texts, prepared };
       const docs = JSON.parse(`[${joined.joined}]`) as Doc[];
       if (docs.length !== texts.length) throw new Error('a record text is not one JSON value');
       return { collection, docs, texts };
@@ -715,7 +725,9 @@ export function serveWrites(
     try {
       const records = await recordsOf(entries, used);
       fault?.reset();
-      answer(id, await store.upsertAtomically(records));
+      // One transaction, as `upsertAtomically`, of the records as they came (prepared or not).
+      const held = await store.beginAtomically();
+      answer(id, held.finish(records));
     } catch (err) {
       fail(id, err);
     } finally {
@@ -727,7 +739,10 @@ export function serveWrites(
   const checked = async (m: Extract<Message, { type: 'checked' }>): Promise<void> => {
     const used: Array<{ ahead: StagedWrite[] }> = [];
     try {
-      const writes = (await recordsOf(m.entries, used)).map(({ collection, docs }) => ({ collection, docs }));
+      const writes = (await recordsOf(m.entries, used)).map((w) => ({
+        collection: w.collection,
+        docs: 'prepared' in w ? w.texts.map((text) => JSON.parse(text) as Doc) : w.docs,
+      }));
       const texts = splitTexts(joinedOf(m.expected));
       const expected = (JSON.parse(m.keys) as RecordKey[]).map(({ collection, id }, i) => ({
         collection,
@@ -877,8 +892,8 @@ export function serveWrites(
 function injectFault(store: ThreadStore, fault: WriteFault): { reset(): void } {
   let written = 0;
   store.addWriteHook({
-    onUpsert: (_collection, docs) => {
-      written += docs.length;
+    onUpsert: (_collection, records) => {
+      written += records.ids.length;
       if (written < fault.afterRecords) return;
       if (fault.kind === 'exit') process.exit(1);
       throw new Error(`injected failure after ${fault.afterRecords} records`);
