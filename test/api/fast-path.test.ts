@@ -99,10 +99,10 @@ function ask(
           // The store's own time for the query, and a new cursor's random name, differ every time
           // (and with them the length, checked here against the body as sent).
           // An answer to HEAD has no body to check its length against: a listing's (which holds
-          // those) is left out.
+          // those; with or without a trailing slash) is left out.
           const sent = Buffer.concat(chunks);
           const length =
-            method === 'HEAD' && /^\/(biosamples|studies|data_objects|planned_processes)(\?|$)/.test(path)
+            method === 'HEAD' && /^\/(biosamples|studies|data_objects|planned_processes)\/?(\?|$)/.test(path)
               ? out.findIndex((h) => h.startsWith('content-length: '))
               : out.indexOf(`content-length: ${sent.length}`);
           if (length >= 0) out[length] = 'content-length: <of the body>';
