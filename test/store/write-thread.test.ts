@@ -111,6 +111,13 @@ describe("the embedded store's writing thread", () => {
     expect(reference.store.counters.writesOnThread).toBe(0);
     // Nothing was prepared on this thread: the writing thread prepared the staged records.
     expect(threaded.search.counters.preparedAhead).toBe(0);
+    // Its workers prepared them for the store too: it parsed only the records posted as texts
+    // (collections too small to stage, and the changes).
+    const unstaged = Object.values(DATABASE).filter((docs) => docs.length < 10);
+    expect(unstaged.length).toBeGreaterThan(0);
+    expect(threaded.store.counters.recordsParsedOnThread).toBe(
+      unstaged.reduce((n, docs) => n + docs.length, 0) + changes().length,
+    );
     const written = tables(threaded.file);
     expect(written.docs!.length).toBe(Object.values(DATABASE).reduce((n, docs) => n + docs.length, 0) + 15);
     expect(written).toEqual(tables(reference.file));

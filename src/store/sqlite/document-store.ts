@@ -160,6 +160,7 @@ export class SqliteDocumentStore implements DocumentStore {
     sortedIndexWalks: 0,
     walkPositionsReused: 0,
     writesOnThread: 0,
+    recordsParsedOnThread: 0,
     holdsFinished: 0,
     holdsAborted: 0,
     readsOffLoop: 0,
@@ -232,10 +233,15 @@ export class SqliteDocumentStore implements DocumentStore {
    */
   offloadAtomicWrites(options: WriteThreadOptions): void {
     if (this.db.memory || this.closed) return;
-    this.writeThread = new WriteThread(this.db.name, options, {
-      pause: () => this.db.pragma('wal_autocheckpoint = 0'),
-      resume: () => this.db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`),
-    });
+    this.writeThread = new WriteThread(
+      this.db.name,
+      options,
+      {
+        pause: () => this.db.pragma('wal_autocheckpoint = 0'),
+        resume: () => this.db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`),
+      },
+      (records) => (this.counters.recordsParsedOnThread += records),
+    );
   }
 
   /** Starts the writing thread now rather than with the first large write (see `WriteThread.warm`). */

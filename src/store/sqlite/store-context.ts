@@ -23,6 +23,11 @@ export interface SqliteStoreCounters {
   walkPositionsReused: number;
   /** Atomic writes the writing thread committed (write-thread.ts), held ones included. */
   writesOnThread: number;
+  /**
+   * Records the writing thread parsed itself: those it was not handed prepared
+   * (prepared-records.ts), as staged records are.
+   */
+  recordsParsedOnThread: number;
   /** Atomic writes held open on the writing thread (`holdAtomically`) and then committed, or rolled back. */
   holdsFinished: number;
   holdsAborted: number;

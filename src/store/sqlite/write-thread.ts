@@ -123,8 +123,11 @@ interface ThreadError {
 }
 
 type Reply =
-  /** `checkpointing`: the thread copies the WAL into the file next, then posts `checkpointed`. */
-  | { id: number; result: ThreadResult; error?: undefined; checkpointing?: true }
+  /**
+   * `checkpointing`: the thread copies the WAL into the file next, then posts `checkpointed`;
+   * `parsed`: the records it parsed itself since its last such answer (see `recordsParsed`).
+   */
+  | { id: number; result: ThreadResult; error?: undefined; checkpointing?: true; parsed?: number }
   | { id: number; error: ThreadError }
   /** The thread has started what the writes will use. */
   | { id: number; warmed: true; error?: undefined; result?: undefined }
@@ -219,10 +222,15 @@ export class WriteThread {
   /** The thread `warm` started, and its answer. */
   private warmed: { worker: Worker; warming: Promise<unknown> } | undefined;
 
+  /**
+   * @param parsed told of the records the thread parsed itself (those it was not handed
+   *   prepared, see prepared-records.ts), as it answers writes.
+   */
   constructor(
     private readonly file: string,
     private readonly options: WriteThreadOptions,
     private readonly checkpoints?: CheckpointSwitch,
+    private readonly parsed?: (records: number) => void,
   ) {}
 
   /** The store's checkpoints resumed: the thread's announced ones are over, or it is gone. */
@@ -547,6 +555,7 @@ export class WriteThread {
       }
       // Before the writer hears of it (and its next commit follows).
       if ('checkpointing' in reply && this.checkpointing++ === 0) this.checkpoints?.pause();
+      if ('parsed' in reply && reply.parsed) this.parsed?.(reply.parsed);
       const w = this.waiting.get(reply.id);
       if (!w) return;
       this.waiting.delete(reply.id);
@@ -618,9 +627,12 @@ export function serveWrites(
   // answer is posted, not inside its commit. (The store's own connection checkpoints as SQLite
   // does, paused only while this thread's checkpoint runs: a WAL left here is copied either way.)
   store.deferCheckpoints();
+  /** Records parsed here since the last answer (the others came prepared). */
+  let parsed = 0;
   /** Answers a write, then copies the WAL into the file (the main thread's store waits for it to). */
   const answer = (id: number, result: ThreadResult) => {
-    parentPort!.postMessage({ id, result, checkpointing: true } satisfies Reply);
+    parentPort!.postMessage({ id, result, checkpointing: true, parsed } satisfies Reply);
+    parsed = 0;
     try {
       store.checkpoint();
     } catch {
@@ -707,6 +719,7 @@ export function serveWrites(
       if (prepared) return { collection, texts, prepared };
       const docs = JSON.parse(`[${joined.joined}]`) as Doc[];
       if (docs.length !== texts.length) throw new Error('a record text is not one JSON value');
+      parsed += docs.length;
       return { collection, docs, texts };
     });
   };
@@ -739,10 +752,11 @@ export function serveWrites(
   const checked = async (m: Extract<Message, { type: 'checked' }>): Promise<void> => {
     const used: Array<{ ahead: StagedWrite[] }> = [];
     try {
-      const writes = (await recordsOf(m.entries, used)).map((w) => ({
-        collection: w.collection,
-        docs: 'prepared' in w ? w.texts.map((text) => JSON.parse(text) as Doc) : w.docs,
-      }));
+      const writes = (await recordsOf(m.entries, used)).map((w) => {
+        if (!('prepared' in w)) return { collection: w.collection, docs: w.docs };
+        parsed += w.texts.length;
+        return { collection: w.collection, docs: w.texts.map((text) => JSON.parse(text) as Doc) };
+      });
       const texts = splitTexts(joinedOf(m.expected));
       const expected = (JSON.parse(m.keys) as RecordKey[]).map(({ collection, id }, i) => ({
         collection,
