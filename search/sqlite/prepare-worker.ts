@@ -4,7 +4,8 @@
  * also looks up the keys of the strings already indexed, through a read-only connection of its
  * own: at a million records those lookups were a third of the main thread's work. It also runs
  * the index's long reads (`Query`: a broad MATCH) on that connection, so they hold this thread
- * rather than the main thread's event loop.
+ * rather than the main thread's event loop. For the store's writing thread it also prepares, from
+ * the same parse, the store's part of the records (`records`, src/store/sqlite/prepared-records.ts).
  */
 import { parentPort } from 'node:worker_threads';
 import type Database from 'better-sqlite3';

@@ -2,11 +2,11 @@
  * What the writing thread needs of a staged batch's records, prepared where the batch is parsed
  * anyway (the preparing workers, `search/sqlite/prepare-worker.ts`), so that the thread itself
  * parses none of them: their ids, their attribute index entries, and what the write hooks ask
- * for (the provenance edges). It is the thread's work that sets a large submission's time, and
- * these were a fifth of it (parsing the texts 0.8-1.1 s, the attribute entries 0.8-0.9 s for 10^5
- * biosamples). The form is compact, flat lists rather than an object per record or entry: a
- * structured clone of the entries as `RecordIndex` objects took 0.7 s to read back, this one
- * 0.13-0.15 s.
+ * for (the provenance edges). It is the thread's work that sets a large submission's time: for
+ * 10^5 biosamples it took 8.0-8.5 CPU s with the records prepared against 10.1-11.0 s parsing them
+ * (their garbage included). The form is compact, flat lists rather than an object per record or
+ * entry: a structured clone of the entries as `RecordIndex` objects took 0.7 s to read back, this
+ * one 0.13-0.15 s.
  */
 import type { Doc } from '../port.ts';
 import { indexRecord, type IndexValue, type RecordIndex } from './attribute-index.ts';
