@@ -18,7 +18,7 @@ import { openServices } from '../../src/services.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 import type { Doc } from '../../src/store/port.ts';
 import { compileSchema, MetadataValidator } from '../../src/validation/index.ts';
-import { processTree } from '../../test/reliability/process-faults.ts';
+import { forkedServers } from '../../test/reliability/process-faults.ts';
 import { threadsCpuMs } from '../../test/support/thread-cpu.ts';
 
 const ADMIN = { username: 'bench-admin', password: 'bench-admin-password-5531' };
@@ -173,7 +173,8 @@ export async function measureSubmit(options: {
     const payload = new TextEncoder().encode(JSON.stringify({ biosample_set: all.slice(0, biosamples) }));
     const client = await submittingClient(`${url}/metadata/json:submit`, token, payload);
     // The server process (the cluster's primary forks it): its event loop is its main thread.
-    const worker = serverProcess(server.pid);
+    const [worker] = forkedServers(server.pid);
+    if (worker === undefined) throw new Error('the service has no server process');
     await eventLoopDelayMaxMs(url); // the longest delay is counted from here (each scrape resets it)
     const s0 = performance.now();
     const c0 = server.cpu();
@@ -214,20 +215,6 @@ export async function measureSubmit(options: {
     await server.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-/** The process the cluster's primary `primary` forked to serve (the first, with several). */
-function serverProcess(primary: number): number {
-  const forked = processTree(primary).filter((pid) => {
-    if (pid === primary) return false;
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('src/main.ts');
-    } catch {
-      return false;
-    }
-  });
-  if (forked.length === 0) throw new Error('the service has no server process');
-  return forked[0]!;
 }
 
 /** The longest event-loop delay of the server since the last scrape of its metrics, ms (scraping resets it). */

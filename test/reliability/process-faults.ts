@@ -140,12 +140,18 @@ export function processTree(pid: number): number[] {
   return out;
 }
 
-/**
- * The server processes a `WORKERS` > 1 server forked (its descendants running `src/main.ts`; tsx
- * may run an esbuild service beside them while it compiles files it has not cached).
- */
+/** The server processes a `WORKERS` > 1 server forked (see `forkedServers`). */
 export function workersOf(server: ServerProcess): number[] {
-  return processTree(server.child.pid!)
+  return forkedServers(server.child.pid!);
+}
+
+/**
+ * The server processes the service's primary process `primary` forked (its descendants running
+ * `src/main.ts`; tsx may run an esbuild service beside them while it compiles files it has not
+ * cached).
+ */
+export function forkedServers(primary: number): number[] {
+  return processTree(primary)
     .slice(1)
     .filter((pid) => {
       try {

@@ -12,6 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freePort,
+  forkedServers,
   processTree,
   ROOT,
   signalServer,
@@ -25,11 +26,6 @@ const root = fs.mkdtempSync(path.join(os.tmpdir(), 'nmdc-start-up-'));
 const dataDir = path.join(root, 'data');
 let server: LoggingServer;
 let primary: number;
-
-const workersOf = (pid: number) =>
-  processTree(pid)
-    .slice(1)
-    .filter((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('src/main.ts'));
 
 async function waitFor(check: () => boolean, what: string, ms = 60_000): Promise<void> {
   for (const until = Date.now() + ms; !check();) {
@@ -79,14 +75,14 @@ describe('npm start', () => {
   it('runs its server under a primary that replaces one that dies, logging the cause at error level', async () => {
     primary = Number(logLines('listening; docs at')[0]?.pid);
     expect(Number.isInteger(primary)).toBe(true);
-    const [worker] = workersOf(primary);
+    const [worker] = forkedServers(primary);
     expect(worker).toBeDefined();
     process.kill(worker!, 'SIGKILL');
     await waitFor(() => logLines('server process died').length === 1, 'the death to be logged');
     const [died] = logLines('server process died');
     expect(died).toMatchObject({ level: 50, worker, signal: 'SIGKILL', cause: 'killed by SIGKILL' });
     await waitFor(
-      () => workersOf(primary).length === 1 && !workersOf(primary).includes(worker!),
+      () => forkedServers(primary).length === 1 && !forkedServers(primary).includes(worker!),
       'a new worker',
     );
     await waitFor(() => logLines('server process listening').length === 2, 'the new worker to listen');
