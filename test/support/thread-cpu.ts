@@ -2,7 +2,7 @@
  * CPU time of this process's main thread (the event loop), read from Linux's /proc: unlike the
  * process's CPU it leaves out worker threads, and unlike wall time it hardly moves with other
  * work on the machine. Used by tests that bound how long a request holds the loop, and by the
- * benches that report it.
+ * benches that report it (for the service in a process of its own, that process's threads).
  */
 import fs from 'node:fs';
 

@@ -125,7 +125,7 @@ interface ThreadError {
 type Reply =
   /**
    * `checkpointing`: the thread copies the WAL into the file next, then posts `checkpointed`;
-   * `parsed`: the records it parsed itself since its last such answer (see `recordsParsed`).
+   * `parsed`: the records it parsed itself since its last such answer (`WriteThread`'s `parsed`).
    */
   | { id: number; result: ThreadResult; error?: undefined; checkpointing?: true; parsed?: number }
   | { id: number; error: ThreadError }
