@@ -172,10 +172,14 @@ export class RecordWriter {
 
   /**
    * Keys, cleans and serialises records for a later `upsertAll` (give it the writes `ready`
-   * answers), a write at a time with a turn of the event loop after each, and starts the indexes'
+   * answers), a write at a time as they come with a turn of the event loop after each, and starts the indexes'
    * work that needs no database on worker threads (`MaintainedIndex.prepareAhead`) meanwhile.
    */
-  prepare(writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>): PreparedWrites {
+  prepare(
+    writes:
+      | Iterable<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>
+      | AsyncIterable<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>,
+  ): PreparedWrites {
     const ahead: PreparedAhead[] = [];
     let released = false;
     const prepared: PreparedWrite[] = [];
@@ -189,7 +193,8 @@ export class RecordWriter {
     };
     let over = false;
     const serialising = (async () => {
-      for (const w of writes) {
+      // Writes may come while they are serialised (a submission's records as its body is read).
+      for await (const w of writes) {
         if (released) throw new Error('the prepared writes were released');
         const docs = cleanDocs(w.docs.map((doc) => keyedRecord(w.collection, doc) as Doc));
         // Serialised a few hundred at a time: 2,000 biosamples take about 30 ms.

@@ -40,7 +40,7 @@ import { metadataRouter } from './metadata/routes.ts';
 import { queriesRouter } from './metadata/query-routes.ts';
 import { provenanceRouter } from './provenance/routes.ts';
 import { validationRouter } from './validation/routes.ts';
-import { submissionRouter } from './submission/routes.ts';
+import { submissionBodies, submissionRouter } from './submission/routes.ts';
 import { CHANGESHEET_UPLOADS, changesheetsRouter } from './changesheets/routes.ts';
 import { fileUploads } from './http/request-reading/file-uploads.ts';
 import { pidsRouter } from './pids/routes.ts';
@@ -190,7 +190,10 @@ export function buildApp(services: Services): express.Express {
     void warmLargeWrites(services).catch((err: unknown) =>
       services.logger.warn({ err }, 'the writing thread could not start ahead; large writes start it'),
     );
-  app.use(jsonBodies(services.config.maxBodyBytes, { onLarge: warmWrites }));
+  // A submission's records are staged as its body is read (src/submission/early-staging.ts).
+  app.use(
+    jsonBodies(services.config.maxBodyBytes, { onLarge: warmWrites, observe: submissionBodies(services) }),
+  );
   app.use(express.urlencoded({ extended: false, limit: services.config.maxBodyBytes }));
   const readUrl = queryReader(loadValidationDocument());
   app.use(readRequestsAsOriginal(readUrl));

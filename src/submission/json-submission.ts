@@ -6,7 +6,8 @@
  * written in that same transaction (store write hooks), on MongoDB the write is a transaction
  * (a replica set is needed) and the indexes catch up from the change log right after. A process
  * that dies during the write leaves nothing of the submission behind; a failure that can still be
- * reported records a failed run on its own.
+ * reported records a failed run on its own. A large body's records are staged while it is read
+ * (`stageWhileRead`, early-staging.ts), so the write begins at its last byte.
  */
 import type { Logger } from 'pino';
 import type { DocumentStore, Doc } from '../store/port.ts';
@@ -24,6 +25,8 @@ import { RUNS, RunInProgress, runDoc, type CollectionCounts } from '../runs/runs
 import { finishedRunWrites } from '../runs/run-events.ts';
 import type { HeldWrites, PreparedWrite, PreparedWrites } from '../../search/writer.ts';
 import { concatInTurns, nextTurn } from '../turns.ts';
+import type { JsonObserver } from '../json-stream.ts';
+import { StreamedWrites } from './early-staging.ts';
 
 /** The original runs submissions as this workflow; runs keep its name. */
 export const METADATA_IN_JOB = {
@@ -37,8 +40,15 @@ export interface AtomicRecordWrites {
     writes: Array<{ collection: string; docs: Array<Doc | Record<string, unknown>>; texts?: string[] }>,
   ): Promise<unknown>;
   upsert(collection: string, docs: Array<Doc | Record<string, unknown>>): Promise<unknown>;
-  /** Optional: records serialised, and index work started, ahead of `upsertAll` (RecordWriter.prepare). */
-  prepare?(writes: Array<{ collection: string; docs: Doc[] }>): PreparedWrites;
+  /**
+   * Optional: records serialised, and index work started, ahead of `upsertAll` (RecordWriter.prepare),
+   * the writes taken as they come.
+   */
+  prepare?(
+    writes:
+      | Iterable<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>
+      | AsyncIterable<{ collection: string; docs: Array<Doc | Record<string, unknown>> }>,
+  ): PreparedWrites;
   /**
    * Optional: an `upsertAll` of prepared writes begun and held open until it is finished or
    * aborted, written as they come (RecordWriter.hold).
@@ -47,11 +57,25 @@ export interface AtomicRecordWrites {
 }
 
 /** The payload's write, begun while the payload is validated (see `JsonSubmissions.holdAhead`). */
-interface WriteAhead {
+export interface WriteAhead {
   /** The held write, for the caller to end; undefined when none could be held. */
   take(): Promise<HeldWrites | undefined>;
   /** Rolls the held write back unless it was taken (a refused payload, a failure before the write). */
   abandon(): void;
+}
+
+/**
+ * A submission's records staged while its body was read (`JsonSubmissions.stageWhileRead`), and
+ * its write begun at the body's last byte.
+ */
+export interface EarlyStaging {
+  /**
+   * The staged writes and the write begun ahead, when `payload` is exactly what was staged;
+   * otherwise it is all released and undefined is answered (the submission stages it again).
+   */
+  take(payload: Record<string, unknown>): { prepared: PreparedWrites; ahead: WriteAhead } | undefined;
+  /** Releases what was staged and rolls back the write begun ahead, unless taken. */
+  release(): void;
 }
 
 /**
@@ -65,6 +89,8 @@ const NOT_COLLECTIONS = new Set(['@type']);
 
 export class JsonSubmissions {
   private readonly validator: MetadataValidator;
+  /** Submissions applied with the records staged while their bodies were read. */
+  stagedWhileRead = 0;
 
   constructor(
     private readonly store: DocumentStore,
@@ -79,11 +105,17 @@ export class JsonSubmissions {
    * Validates and applies `payload` for `principal`; answers the run's id. Throws 422 (with the
    * validation answer as detail) when the payload is invalid, before anything is written.
    */
-  async submit(payload: Record<string, unknown>, principal: Principal): Promise<{ run_id: string }> {
+  async submit(
+    payload: Record<string, unknown>,
+    principal: Principal,
+    early?: EarlyStaging,
+  ): Promise<{ run_id: string }> {
     const run = new RunInProgress(METADATA_IN_JOB, principal.subject);
+    const staged = early?.take(payload);
+    if (staged) this.stagedWhileRead++;
     // Index work that needs no database runs on worker threads while the payload is validated.
-    const prepared = this.prepareAhead(payload);
-    const ahead = this.holdAhead(prepared);
+    const prepared = staged?.prepared ?? this.prepareAhead(payload);
+    const ahead = staged?.ahead ?? this.holdAhead(prepared);
     try {
       return await this.validateAndApply(payload, principal, run, prepared, ahead);
     } finally {
@@ -100,15 +132,15 @@ export class JsonSubmissions {
    * run's records and the commit. Without a hold (another store, a small payload, a failure to
    * begin) the write is made after validation, as it is written here.
    */
-  private holdAhead(prepared: PreparedWrites | undefined): WriteAhead {
+  private holdAhead(prepared: PreparedWrites | undefined, begin?: Promise<void>): WriteAhead {
     let taken = false;
     const abandoning = new AbortController();
     const abandoned = abandoning.signal;
     const hold = this.writes.hold?.bind(this.writes);
     const holding = (async () => {
       if (!prepared || !hold) return undefined;
-      // Begun with the first records serialised; the others are written as they are.
-      return hold(prepared.each, abandoned);
+      // Begun with the first records serialised (not before `begin`); the others are written as they are.
+      return hold(begin ? afterwards(begin, prepared.each) : prepared.each, abandoned);
     })().catch((err: unknown) => {
       if (!abandoned.aborted)
         this.logger.warn(
@@ -133,6 +165,44 @@ export class JsonSubmissions {
               this.logger.error({ err }, 'metadata submission: could not roll back the write begun ahead'),
             ),
         );
+      },
+    };
+  }
+
+  /**
+   * Stages a submission's records as its body is read: `observer` is told of them as they are
+   * parsed (JsonReader.observe), and they are serialised and staged as they are; the write is begun
+   * once the last byte is in (early-staging.ts). `staging` is for the route to `take` (or release).
+   * Undefined when the writes cannot be prepared ahead.
+   */
+  stageWhileRead(): { observer: JsonObserver; staging: EarlyStaging } | undefined {
+    if (!this.writes.prepare) return undefined;
+    let state: 'staged' | 'taken' | 'released' = 'staged';
+    let release = () => {};
+    const streamed = new StreamedWrites(WRITE_BATCH, () => release());
+    const prepared = this.writes.prepare(streamed);
+    const ahead = this.holdAhead(prepared, streamed.allReceived());
+    release = () => {
+      if (state !== 'staged') return;
+      state = 'released';
+      // Stops a write still waiting or being written; one already held is rolled back.
+      ahead.abandon();
+      streamed.fail();
+      prepared.release();
+    };
+    return {
+      observer: streamed,
+      staging: {
+        take: (payload) => {
+          if (state !== 'staged') return undefined;
+          if (!streamed.matches(payloadCollections(payload))) {
+            release();
+            return undefined;
+          }
+          state = 'taken';
+          return { prepared, ahead };
+        },
+        release: () => release(),
       },
     };
   }
@@ -259,19 +329,32 @@ export function validationRefusal(outcome: ValidationOutcome): MetadataInvalid {
   return new MetadataInvalid(pythonText(answer), { validation: answer });
 }
 
+/** A `Database` payload's collections that hold records, in order, with their records as given. */
+function payloadCollections(
+  payload: Record<string, unknown>,
+): Array<{ collection: string; records: unknown[] }> {
+  const out: Array<{ collection: string; records: unknown[] }> = [];
+  for (const [collection, records] of Object.entries(payload)) {
+    if (NOT_COLLECTIONS.has(collection) || !Array.isArray(records) || records.length === 0) continue;
+    out.push({ collection, records });
+  }
+  return out;
+}
+
 /** A `Database` payload's records per collection, keyed as the store keeps them. */
 export function recordsByCollection(
   payload: Record<string, unknown>,
 ): Array<{ collection: string; docs: Doc[] }> {
-  const out: Array<{ collection: string; docs: Doc[] }> = [];
-  for (const [collection, records] of Object.entries(payload)) {
-    if (NOT_COLLECTIONS.has(collection) || !Array.isArray(records) || records.length === 0) continue;
-    out.push({
-      collection,
-      docs: records.map((record) => keyedRecord(collection, record as Record<string, unknown>) as Doc),
-    });
-  }
-  return out;
+  return payloadCollections(payload).map(({ collection, records }) => ({
+    collection,
+    docs: records.map((record) => keyedRecord(collection, record as Record<string, unknown>) as Doc),
+  }));
+}
+
+/** The items of `items`, not before `begin` has settled. */
+async function* afterwards<T>(begin: Promise<void>, items: AsyncIterable<T>): AsyncIterable<T> {
+  await begin;
+  yield* items;
 }
 
 /**

@@ -1,32 +1,91 @@
 /**
  * `POST /metadata/json:submit`: a logged-in caller holding the allowance `/metadata/json:submit`
  * (or a runtime administrator) submits NMDC `Database` JSON; see src/submission/json-submission.ts.
+ * A large body's records are staged while it is read, once its caller is known to be allowed to
+ * submit (`submissionBodies`, src/submission/early-staging.ts).
  */
-import express from 'express';
+import express, { type Request } from 'express';
 import type { Services } from '../services.ts';
 import type { Principal } from '../accounts/principal.ts';
-import { guardsOf } from '../http/guards.ts';
+import { bearerTokenOf, guardsOf } from '../http/guards.ts';
+import type { JsonReader } from '../http/request-reading/json-in-turns.ts';
 import { Forbidden, Unprocessable } from '../errors.ts';
-import { JsonSubmissions } from './json-submission.ts';
+import { JsonSubmissions, type EarlyStaging } from './json-submission.ts';
 
 export const SUBMIT_FORBIDDEN = 'Only specific users are allowed to submit json at this time.';
 
+const SUBMIT_PATH = '/metadata/json:submit';
+const SUBMIT_ALLOWANCE = '/metadata/json:submit';
+
+/** The submissions of each record writer (the route and the body reader of an app share them). */
+const submissionsByWriter = new WeakMap<Services['writer'], JsonSubmissions>();
+
+export function submissionsOf(deps: Services): JsonSubmissions {
+  let submissions = submissionsByWriter.get(deps.writer);
+  if (!submissions) {
+    submissions = new JsonSubmissions(deps.store, deps.writer, deps.storedObjects, deps.logger);
+    submissionsByWriter.set(deps.writer, submissions);
+  }
+  return submissions;
+}
+
+/** A submission request's staging: `asked` once the route looked for it (later staging is too late). */
+const stagings = new WeakMap<Request, { asked: boolean; staging?: EarlyStaging }>();
+
+/**
+ * For the JSON body reader (`jsonBodies`' `observe`): as a large body of `POST
+ * /metadata/json:submit` begins, checks its caller as the route will (a valid token, the
+ * allowance) and, if allowed, has its records staged as they are parsed. The route takes them
+ * (`stagingOf`); a request answered otherwise (refused on the way, or closed) releases them.
+ */
+export function submissionBodies(deps: Services): (req: Request, reader: JsonReader) => void {
+  return (req, reader) => {
+    if (req.method !== 'POST' || req.path !== SUBMIT_PATH) return;
+    const entry: { asked: boolean; staging?: EarlyStaging } = { asked: false };
+    stagings.set(req, entry);
+    void (async () => {
+      const principal = await deps.auth.principalOf(bearerTokenOf(req.headers.authorization));
+      if (!(await deps.allowances.permits(principal, SUBMIT_ALLOWANCE))) return;
+      const res = req.res;
+      if (entry.asked || !res || res.writableEnded || req.destroyed) return;
+      const staged = submissionsOf(deps).stageWhileRead();
+      if (!staged) return;
+      entry.staging = staged.staging;
+      res.once('close', () => staged.staging.release());
+      reader.observe(staged.observer);
+    })().catch(() => {
+      // Not allowed, or the token is not valid: the route answers for it.
+    });
+  };
+}
+
+/** The records staged for this request while its body was read, if any (asked once, by the route). */
+function stagingOf(req: Request): EarlyStaging | undefined {
+  const entry = stagings.get(req);
+  if (!entry) return undefined;
+  entry.asked = true;
+  return entry.staging;
+}
+
 export function submissionRouter(deps: Services): express.Router {
-  const submissions = new JsonSubmissions(deps.store, deps.writer, deps.storedObjects, deps.logger);
+  const submissions = submissionsOf(deps);
   const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
   router.post('/metadata/json\\:submit', requireUser, async (req, res) => {
+    const early = stagingOf(req);
     const principal = res.locals.principal as Principal;
-    if (!(await deps.allowances.permits(principal, '/metadata/json:submit'))) {
+    if (!(await deps.allowances.permits(principal, SUBMIT_ALLOWANCE))) {
+      early?.release();
       throw new Forbidden(SUBMIT_FORBIDDEN);
     }
     const payload: unknown = req.body;
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+      early?.release();
       throw new Unprocessable(
         'The body must be an NMDC Database JSON object: {"<collection>": [records...]}',
       );
     }
-    const { run_id } = await submissions.submit(payload as Record<string, unknown>, principal);
+    const { run_id } = await submissions.submit(payload as Record<string, unknown>, principal, early);
     res.json({ type: 'success', detail: { run_id } });
   });
   return router;

@@ -6,6 +6,8 @@
  * leave the store as it was.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
 import { setBcryptCost } from '../../src/accounts/index.ts';
@@ -13,6 +15,8 @@ import type { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { MetadataValidator } from '../../src/validation/index.ts';
 import { RecordWriter } from '../../search/writer.ts';
 import { createTestApp, type TestApp, passwordToken } from '../support/server.ts';
+import { SUBMIT_FORBIDDEN as SUBMIT_FORBIDDEN_TEXT, submissionsOf } from '../../src/submission/routes.ts';
+import { IN_TURNS_FROM_BYTES } from '../../src/http/request-reading/json-in-turns.ts';
 
 setBcryptCost(4);
 
@@ -102,7 +106,12 @@ describe('POST /metadata/json:submit', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password });
+    t = await createTestApp({
+      ADMIN_USERNAME: ADMIN.username,
+      ADMIN_PASSWORD: ADMIN.password,
+      // Room for bodies read in turns (over IN_TURNS_FROM_BYTES), whose records are staged as they come.
+      MAX_BODY_BYTES: String(4 * 1024 * 1024),
+    });
     admin = await login(ADMIN);
     for (const user of [CURATOR, PLAIN]) {
       const created = await request(t.app).post('/users').set(bearer(admin)).send(user);
@@ -458,6 +467,129 @@ describe('POST /metadata/json:submit', () => {
     expect(run.body).toMatchObject({ status: 'FAIL', errors: ['disk full'], counts: {} });
     expect((await request(t.app).get(`/nmdcschema/ids/${studyId}`)).status).toBe(404);
     expect(await t.store.getById('objects', run.body.object_id)).toBeNull();
+  });
+
+  describe('a large body: its records staged while it is read', () => {
+    /** A submission whose JSON is over the size read in turns (so its records can be staged as they come). */
+    const large = async (word: string) => {
+      const made = await submission(word, 2000);
+      const text = JSON.stringify(made.payload);
+      expect(Buffer.byteLength(text)).toBeGreaterThan(IN_TURNS_FROM_BYTES);
+      return { ...made, text };
+    };
+    const submitText = (token: string, text: string) =>
+      request(t.app)
+        .post('/metadata/json:submit')
+        .set(bearer(token))
+        .set('Content-Type', 'application/json')
+        .send(text);
+    const staged = () => submissionsOf(t).stagedWhileRead;
+
+    it('applies the records it staged as the body came, with the write begun at its last byte', async () => {
+      const word = uniqueWord();
+      const { text, payload, biosampleIds, studyId } = await large(word);
+      const counters = (t.store as SqliteDocumentStore).counters;
+      const before = { ...counters, staged: staged() };
+      const res = await submitText(curator, text);
+      expect(res.status, res.text).toBe(200);
+      expect(staged()).toBe(before.staged + 1);
+      expect(counters.holdsFinished).toBe(before.holdsFinished + 1);
+      expect((await searchBiosamples(word)).meta.count).toBe(2000);
+      expect((await request(t.app).get(`/nmdcschema/ids/${biosampleIds[1999]}`)).body).toEqual(
+        payload.biosample_set[1999],
+      );
+      expect((await request(t.app).get(`/nmdcschema/ids/${studyId}`)).body).toEqual(payload.study_set[0]);
+      const run = await request(t.app)
+        .get(`/runs/${res.body.detail.run_id as string}`)
+        .set(bearer(curator));
+      expect(run.body.counts).toEqual({
+        study_set: { inserted: 1, replaced: 0 },
+        biosample_set: { inserted: 2000, replaced: 0 },
+        data_object_set: { inserted: 1, replaced: 0 },
+      });
+    });
+
+    it('writes what JSON.parse reads of a body holding a collection twice, not what was staged', async () => {
+      const word = uniqueWord();
+      const { text, payload } = await large(word);
+      const early = payload.biosample_set.slice(0, 1000);
+      // The first biosample_set array is dropped by JSON.parse: only the second one counts.
+      const twice = `{"biosample_set":${JSON.stringify(early)},${text.slice(1)}`;
+      const before = staged();
+      const res = await submitText(curator, twice);
+      expect(res.status, res.text).toBe(200);
+      expect(staged()).toBe(before);
+      expect((await searchBiosamples(word)).meta.count).toBe(2000);
+      const run = await request(t.app)
+        .get(`/runs/${res.body.detail.run_id as string}`)
+        .set(bearer(curator));
+      expect(run.body.counts.biosample_set).toEqual({ inserted: 2000, replaced: 0 });
+    });
+
+    it('stages nothing for a caller who may not submit, and writes nothing', async () => {
+      const word = uniqueWord();
+      const { text, studyId } = await large(word);
+      const counters = (t.store as SqliteDocumentStore).counters;
+      const before = { ...counters, staged: staged() };
+      const res = await submitText(plain, text);
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ detail: SUBMIT_FORBIDDEN_TEXT });
+      expect(staged()).toBe(before.staged);
+      expect(counters.holdsFinished + counters.holdsAborted).toBe(before.holdsFinished + before.holdsAborted);
+      expect((await request(t.app).get(`/nmdcschema/ids/${studyId}`)).status).toBe(404);
+      expect((await searchBiosamples(word)).meta.count).toBe(0);
+    });
+
+    it('refuses a body that stops being JSON half way, writes nothing and takes the next submission', async () => {
+      const word = uniqueWord();
+      const { text, studyId } = await large(word);
+      const at = text.indexOf('"name":"Core 1500');
+      const broken = `${text.slice(0, at)}"name":Core${text.slice(at + '"name":"Core'.length)}`;
+      const res = await submitText(curator, broken);
+      expect(res.status).toBe(422);
+      // The quote taken away leaves every later string open by one: the body ends inside one.
+      expect(res.body).toEqual({ detail: 'Request body is not valid JSON: Unexpected end of JSON input' });
+      expect((await request(t.app).get(`/nmdcschema/ids/${studyId}`)).status).toBe(404);
+      expect((await searchBiosamples(word)).meta.count).toBe(0);
+      const next = await large(uniqueWord());
+      expect((await submitText(curator, next.text)).status).toBe(200);
+    });
+
+    it('writes nothing of a body whose client goes away half way, and takes the next submission', async () => {
+      const word = uniqueWord();
+      const { text, studyId } = await large(word);
+      const server = http.createServer(t.app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = server.address() as AddressInfo;
+        const bytes = Buffer.from(text);
+        const req = http.request({
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/metadata/json:submit',
+          headers: {
+            'Content-Type': 'application/json',
+            'Content-Length': bytes.length,
+            Authorization: `Bearer ${curator}`,
+          },
+        });
+        req.on('error', () => {});
+        req.write(bytes.subarray(0, bytes.length >> 1));
+        // Its caller checked and half its records parsed (and staged) meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        req.destroy();
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+      expect((await request(t.app).get(`/nmdcschema/ids/${studyId}`)).status).toBe(404);
+      expect((await searchBiosamples(word)).meta.count).toBe(0);
+      const next = await large(uniqueWord());
+      const res = await submitText(curator, next.text);
+      expect(res.status, res.text).toBe(200);
+    });
   });
 
   it('shows a run only to who started it and to runtime administrators; 404 for an unknown run', async () => {

@@ -15,6 +15,7 @@ import { parse as parseContentType } from 'content-type';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { JsonTooDeep } from '../../errors.ts';
 import { nextTurn } from '../../turns.ts';
+import type { JsonObserver } from '../../json-stream.ts';
 import {
   BACKSLASH,
   CLOSE_ARRAY,
@@ -306,6 +307,12 @@ export class JsonReader {
   /** Work on the bytes so far is scheduled (`later`); or `finish` has begun, which does the rest. */
   private scheduled = false;
   private finishing = false;
+  /** Told of the elements as they are parsed (`observe`); dropped once abandoned. */
+  private observer: JsonObserver | undefined;
+  /** Where the body's reading stands, for an observer that comes late. */
+  private stage: 'reading' | 'received' | 'ended' | 'abandoned' = 'reading';
+  /** The key text of each split array's member, read once. */
+  private readonly keys = new Map<SplitArray, string | undefined>();
 
   /**
    * Takes the next bytes (kept as they are: do not change them). They are scanned and their whole
@@ -316,6 +323,52 @@ export class JsonReader {
     if (this.refusal !== undefined) return;
     this.pieces.push(piece);
     this.later();
+  }
+
+  /**
+   * Tells `observer` of every element parsed so far, then of the others as they are; one observer
+   * per body. Elements parsed again at the end (after a piece failed to parse while the bytes came)
+   * are not told: the observer is abandoned then.
+   */
+  observe(observer: JsonObserver): void {
+    if (this.observer) throw new Error('a JSON body has one observer');
+    if (this.stage === 'abandoned' || !this.parsing || this.refusal !== undefined) {
+      observer.abandon();
+      return;
+    }
+    this.observer = observer;
+    (this.scanner?.arrays ?? []).forEach((array, i) => {
+      const values = this.parsed.get(array)?.values;
+      if (values && values.length > 0) observer.elements(this.keyOf(array), values.slice(), i);
+    });
+    if (this.stage !== 'reading') observer.received();
+    if (this.stage === 'ended') observer.end();
+  }
+
+  /** Every byte of the body has come (the reader of the request says so). */
+  received(): void {
+    if (this.stage !== 'reading') return;
+    this.stage = 'received';
+    this.observer?.received();
+  }
+
+  /** The body is refused or its reading given up: the observer hears no more. */
+  abandon(): void {
+    if (this.stage === 'abandoned' || this.stage === 'ended') return;
+    this.stage = 'abandoned';
+    const observer = this.observer;
+    this.observer = undefined;
+    observer?.abandon();
+  }
+
+  /** The key of the member whose value `array` is (undefined for the top-level array). */
+  private keyOf(array: SplitArray): string | undefined {
+    if (array.member === undefined || !this.scanner) return undefined;
+    if (!this.keys.has(array)) {
+      const [s, e] = this.scanner.members[array.member]!;
+      this.keys.set(array, JSON.parse(this.pieces.text(s, e)) as string);
+    }
+    return this.keys.get(array);
   }
 
   /**
@@ -335,6 +388,7 @@ export class JsonReader {
         if (more) this.later();
       } catch (err) {
         this.refusal = err;
+        this.abandon();
       }
     });
   }
@@ -393,7 +447,7 @@ export class JsonReader {
   private parseGroup(last: boolean): boolean {
     const scanner = this.scanner;
     if (!scanner || !this.parsing) return false;
-    for (const array of scanner.arrays) {
+    for (const [ordinal, array] of scanner.arrays.entries()) {
       let state = this.parsed.get(array);
       if (!state) this.parsed.set(array, (state = { values: [], next: 0 }));
       const { elements } = array;
@@ -412,10 +466,12 @@ export class JsonReader {
       } catch (err) {
         if (last) throw err;
         this.parsing = false; // the scan, to the end, may refuse the body first
+        this.abandon();
         return false;
       }
       for (const v of group) state.values.push(v);
       state.next = end + 1;
+      this.observer?.elements(this.keyOf(array), group, ordinal);
       return true;
     }
     return false;
@@ -423,6 +479,22 @@ export class JsonReader {
 
   /** The value, once every byte is in: the rest scanned and parsed, a turn between slices and groups. */
   async finish(): Promise<unknown> {
+    this.received();
+    let value: unknown;
+    try {
+      value = await this.value();
+    } catch (err) {
+      this.abandon();
+      throw err;
+    }
+    if (this.stage !== 'abandoned') {
+      this.stage = 'ended';
+      this.observer?.end();
+    }
+    return value;
+  }
+
+  private async value(): Promise<unknown> {
     this.finishing = true;
     if (this.refusal !== undefined) throw this.refusal;
     if (!this.parsing) {
@@ -487,17 +559,18 @@ function sizeMismatch(expected: number, received: number): Error {
  * comes (`JsonReader`). Raw-body's read and single concat held the event loop for 100-200 ms for a
  * submission of 10^5 biosamples, and the scan and parse started only after it.
  */
-function readJsonBody(req: Request, length: number): Promise<unknown> {
+function readJsonBody(req: Request, length: number, reader: JsonReader): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const reader = new JsonReader();
     let received = 0;
     let settled = false;
     const settle = (err: Error | undefined) => {
       if (settled) return;
       settled = true;
       req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-      if (err) reject(err);
-      else reader.finish().then(resolve, reject);
+      if (err) {
+        reader.abandon();
+        reject(err);
+      } else reader.finish().then(resolve, reject);
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
@@ -527,6 +600,8 @@ export function jsonBodiesInTurns(options: {
   minBytes: number;
   /** Called as such a body begins to be read (a large write is likely to follow). */
   onLarge?: () => void;
+  /** Called as such a body begins to be read, with its reader (to observe its records as they come). */
+  observe?: (req: Request, reader: JsonReader) => void;
 }): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const length = Number(req.headers['content-length']);
@@ -541,7 +616,9 @@ export function jsonBodiesInTurns(options: {
     }
     if (charset !== undefined && charset !== 'utf-8') return next();
     options.onLarge?.();
-    readJsonBody(req, length).then(
+    const reader = new JsonReader();
+    options.observe?.(req, reader);
+    readJsonBody(req, length, reader).then(
       (body) => {
         req.body = body;
         next();
@@ -575,12 +652,23 @@ function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: st
 
 /**
  * The service's JSON body readers, up to `limit` bytes: large bodies in turns (`onLarge` is called
- * as one begins), the others (and those this cannot read: compressed, another charset, no length
+ * as one begins, `observe` with its reader), the others (and those this cannot read: compressed, another charset, no length
  * given) by express.json.
  */
 export function jsonBodies(
   limit: number,
-  { minBytes = IN_TURNS_FROM_BYTES, onLarge }: { minBytes?: number; onLarge?: () => void } = {},
+  {
+    minBytes = IN_TURNS_FROM_BYTES,
+    onLarge,
+    observe,
+  }: {
+    minBytes?: number;
+    onLarge?: () => void;
+    observe?: (req: Request, reader: JsonReader) => void;
+  } = {},
 ): RequestHandler[] {
-  return [jsonBodiesInTurns({ limit, minBytes, onLarge }), express.json({ limit, verify: refuseDeepJson })];
+  return [
+    jsonBodiesInTurns({ limit, minBytes, onLarge, observe }),
+    express.json({ limit, verify: refuseDeepJson }),
+  ];
 }

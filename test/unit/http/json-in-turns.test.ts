@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JsonTooDeep } from '../../../src/errors.ts';
 import { errorHandler } from '../../../src/http/error-handler.ts';
+import type { JsonObserver } from '../../../src/json-stream.ts';
 import { jsonBodies, JsonReader, parseJsonInTurns } from '../../../src/http/request-reading/json-in-turns.ts';
 
 /** What JSON.parse answers for `text` (an empty body is {}), or 'refused'. */
@@ -226,6 +227,125 @@ describe('JsonReader', () => {
     const refused = `{"a": [{"b": x}, ${'['.repeat(120)}${']'.repeat(120)}]}`;
     await expect(parseJsonInTurns(Buffer.from(refused))).rejects.toBeInstanceOf(JsonTooDeep);
     expect(await inPieces(refused, [3])).toBe('too deep');
+  });
+});
+
+describe('JsonReader.observe', () => {
+  /** What an observer hears, in order: each call with its arguments. */
+  function recorder() {
+    const heard: Array<[string, ...unknown[]]> = [];
+    const observer: JsonObserver = {
+      elements: (key, values, array) => heard.push(['elements', key, values.length, array, values]),
+      received: () => heard.push(['received']),
+      end: () => heard.push(['end']),
+      abandon: () => heard.push(['abandon']),
+    };
+    return { heard, observer };
+  }
+
+  /** Gives `bytes` to `reader` in pieces of `size`, a turn after each. */
+  async function feed(reader: JsonReader, bytes: Buffer, size: number): Promise<void> {
+    for (let at = 0; at < bytes.length; at += size) {
+      reader.append(bytes.subarray(at, at + size));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  const records = (n: number, prefix: string) =>
+    Array.from({ length: n }, (_, i) => ({ id: `${prefix}-${i}`, name: 'y'.repeat(300) }));
+
+  it("tells each array's elements as they are parsed, in body order: the very values of the body", async () => {
+    const body = { biosample_set: records(6000, 'b'), '@type': 'Database', study_set: records(3, 's') };
+    const bytes = Buffer.from(JSON.stringify(body));
+    const reader = new JsonReader();
+    const { heard, observer } = recorder();
+    reader.observe(observer);
+    await feed(reader, bytes, 65_536);
+    // Most of the elements were told before the last byte was said to be in.
+    const told = heard.filter((h) => h[0] === 'elements');
+    expect(told.length).toBeGreaterThan(1);
+    expect(heard.some((h) => h[0] === 'received')).toBe(false);
+    const value = (await reader.finish()) as typeof body;
+    expect(value).toEqual(body);
+    const kinds = heard.map((h) => h[0]);
+    expect(kinds.filter((k) => k === 'received')).toHaveLength(1);
+    expect(kinds.at(-1)).toBe('end');
+    const byKey = new Map<string, unknown[]>();
+    for (const [, key, , array, values] of heard.filter((h) => h[0] === 'elements')) {
+      expect(array).toBe(key === 'biosample_set' ? 0 : 1);
+      byKey.set(key as string, [...(byKey.get(key as string) ?? []), ...(values as unknown[])]);
+    }
+    expect([...byKey.keys()]).toEqual(['biosample_set', 'study_set']);
+    // The same objects the value holds, in its order.
+    expect(byKey.get('biosample_set')!.every((v, i) => v === value.biosample_set[i])).toBe(true);
+    expect(byKey.get('study_set')!.every((v, i) => v === value.study_set[i])).toBe(true);
+  });
+
+  it('tells a late observer what was parsed before it came, then the rest', async () => {
+    const body = { a: records(4000, 'a') };
+    const bytes = Buffer.from(JSON.stringify(body));
+    const reader = new JsonReader();
+    await feed(reader, bytes.subarray(0, bytes.length - 1000), 100_000);
+    const { heard, observer } = recorder();
+    reader.observe(observer);
+    expect(heard[0]?.[0]).toBe('elements');
+    reader.append(bytes.subarray(bytes.length - 1000));
+    const value = (await reader.finish()) as typeof body;
+    const values = heard.filter((h) => h[0] === 'elements').flatMap((h) => h[4] as unknown[]);
+    expect(values).toHaveLength(4000);
+    expect(values.every((v, i) => v === value.a[i])).toBe(true);
+    // The last byte is in before its group is parsed: elements may still be told after.
+    const kinds = heard.map((h) => h[0]);
+    expect(kinds.filter((k) => k === 'received')).toHaveLength(1);
+    expect(kinds.at(-1)).toBe('end');
+    // One that comes after the end hears it all at once.
+    const after = recorder();
+    expect(() => reader.observe(after.observer)).toThrow(/one observer/);
+  });
+
+  it('tells the arrays of a key the body holds twice apart, and a top-level array without a key', async () => {
+    const reader = new JsonReader();
+    const { heard, observer } = recorder();
+    reader.observe(observer);
+    reader.append(Buffer.from('{"a": [1, 2], "a": [3]}'));
+    expect(await reader.finish()).toEqual({ a: [3] });
+    expect(heard.filter((h) => h[0] === 'elements').map((h) => [h[1], h[3], h[4]])).toEqual([
+      ['a', 0, [1, 2]],
+      ['a', 1, [3]],
+    ]);
+    const top = new JsonReader();
+    const second = recorder();
+    top.observe(second.observer);
+    top.append(Buffer.from('[{"id": "x"}]'));
+    await top.finish();
+    expect(second.heard.filter((h) => h[0] === 'elements')).toEqual([
+      ['elements', undefined, 1, 0, [{ id: 'x' }]],
+    ]);
+  });
+
+  it('abandons the observer of a body that is refused, and tells it nothing after', async () => {
+    for (const text of [
+      `{"a": [${JSON.stringify(records(3000, 'a')).slice(1, -1)}, {"b": x}, {"c": 1}]}`,
+      `{"a": [{"b": 1}, ${'['.repeat(120)}${']'.repeat(120)}]}`,
+      `{"a": [{"b": 1}, {"c": 2}`,
+    ]) {
+      const reader = new JsonReader();
+      const { heard, observer } = recorder();
+      reader.observe(observer);
+      await feed(reader, Buffer.from(text), 50_000);
+      await expect(reader.finish()).rejects.toThrow();
+      const kinds = heard.map((h) => h[0]);
+      expect(
+        kinds.filter((k) => k === 'abandon'),
+        text.slice(0, 40),
+      ).toHaveLength(1);
+      expect(kinds.slice(kinds.indexOf('abandon') + 1)).toEqual([]);
+      expect(kinds).not.toContain('end');
+      // An observer that comes after the refusal is abandoned at once.
+      const late = recorder();
+      reader.observe(late.observer);
+      expect(late.heard).toEqual([['abandon']]);
+    }
   });
 });
 
