@@ -39,6 +39,7 @@ describe('generate-data and load commands', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+  // Three command processes (each loads the service's modules): 12 s on a slow 2-core machine.
   it('generates a gzipped file, loads it with a per-collection summary, and loading it again changes nothing', () => {
     const file = path.join(dir, 'small.json.gz');
     const options = { studies: 2, biosamples: 30, dataObjects: 90 };
@@ -73,7 +74,7 @@ describe('generate-data and load commands', () => {
     expect(second.status, second.stderr).toBe(0);
     expect(second.stderr).toContain(`0 inserted, ${total} updated, 0 rejected`);
     expect(countsIn(path.join(dir, 'data', 'nmdc.sqlite'))).toEqual(plannedCounts(options));
-  });
+  }, 60_000);
 
   it('ends with exactly the file records when a load killed mid-run is run again', async () => {
     const file = path.join(dir, 'large.json');

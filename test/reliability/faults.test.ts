@@ -40,6 +40,7 @@ describe('process faults', () => {
     if (restarted && restarted.child.exitCode === null) await kill(restarted);
   });
 
+  // Two server start-ups, a burst of writes and check-index: 31 s on a slow 2-core machine.
   it('keeps every acknowledged account change after a SIGKILL mid-burst; integrity and index stay exact', async () => {
     const dir = dataDir();
     const first = await startServer({ DATA_DIR: dir, ...ADMIN, DEMO_DATA: 'true' });
@@ -107,7 +108,7 @@ describe('process faults', () => {
     expect(check.status).toBe(0);
     // Two server starts (about 4 s each alone, twice that in a full suite on 2 cores), the burst at
     // production bcrypt cost and a check-index process: 12 s alone, 14-21 s in full suites.
-  }, 90_000);
+  }, 120_000);
 
   it('finishes an in-flight request on SIGTERM and exits 0', async () => {
     const server = restarted ?? (await startServer({ DATA_DIR: dataDir() }));
@@ -154,6 +155,7 @@ describe('process faults', () => {
       expect(server.stderr()).toContain(`Start-up failed: cannot reach`);
       expect(server.stderr()).toContain(name);
     },
-    30_000,
+    // The server's start-up before it reaches the store: 11 s on a slow 2-core machine.
+    60_000,
   );
 });
