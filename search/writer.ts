@@ -172,8 +172,9 @@ export class RecordWriter {
 
   /**
    * Keys, cleans and serialises records for a later `upsertAll` (give it the writes `ready`
-   * answers), a write at a time as they come with a turn of the event loop after each, and starts the indexes'
-   * work that needs no database on worker threads (`MaintainedIndex.prepareAhead`) meanwhile.
+   * answers), a write at a time as they come, with a turn of the event loop after each, and starts
+   * the indexes' work that needs no database on worker threads (`MaintainedIndex.prepareAhead`)
+   * meanwhile.
    */
   prepare(
     writes:

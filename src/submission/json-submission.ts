@@ -140,7 +140,7 @@ export class JsonSubmissions {
     const holding = (async () => {
       if (!prepared || !hold) return undefined;
       // Begun with the first records serialised (not before `begin`); the others are written as they are.
-      return hold(begin ? afterwards(begin, prepared.each) : prepared.each, abandoned);
+      return hold(begin ? afterwards(begin, prepared.each, abandoned) : prepared.each, abandoned);
     })().catch((err: unknown) => {
       if (!abandoned.aborted)
         this.logger.warn(
@@ -351,9 +351,14 @@ export function recordsByCollection(
   }));
 }
 
-/** The items of `items`, not before `begin` has settled. */
-async function* afterwards<T>(begin: Promise<void>, items: AsyncIterable<T>): AsyncIterable<T> {
+/** The items of `items`, not before `begin` has settled, and none once `signal` is aborted by then. */
+async function* afterwards<T>(
+  begin: Promise<void>,
+  items: AsyncIterable<T>,
+  signal: AbortSignal,
+): AsyncIterable<T> {
   await begin;
+  if (signal.aborted) throw new Error('the write begun ahead was given up');
   yield* items;
 }
 

@@ -652,8 +652,8 @@ function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: st
 
 /**
  * The service's JSON body readers, up to `limit` bytes: large bodies in turns (`onLarge` is called
- * as one begins, `observe` with its reader), the others (and those this cannot read: compressed, another charset, no length
- * given) by express.json.
+ * as one begins, `observe` with its reader), the others (and those this cannot read: compressed,
+ * another charset, no length given) by express.json.
  */
 export function jsonBodies(
   limit: number,
