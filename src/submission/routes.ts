@@ -72,19 +72,16 @@ export function submissionRouter(deps: Services): express.Router {
   const { requireUser } = guardsOf(deps.auth);
   const router = express.Router();
   router.post('/metadata/json\\:submit', requireUser, async (req, res) => {
-    const early = stagingOf(req);
     const principal = res.locals.principal as Principal;
-    if (!(await deps.allowances.permits(principal, SUBMIT_ALLOWANCE))) {
-      early?.release();
-      throw new Forbidden(SUBMIT_FORBIDDEN);
-    }
+    if (!(await deps.allowances.permits(principal, SUBMIT_ALLOWANCE))) throw new Forbidden(SUBMIT_FORBIDDEN);
     const payload: unknown = req.body;
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
-      early?.release();
       throw new Unprocessable(
         'The body must be an NMDC Database JSON object: {"<collection>": [records...]}',
       );
     }
+    // A staging not taken here is released as the request closes (`submissionBodies`).
+    const early = stagingOf(req);
     const { run_id } = await submissions.submit(payload as Record<string, unknown>, principal, early);
     res.json({ type: 'success', detail: { run_id } });
   });

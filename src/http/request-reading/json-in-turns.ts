@@ -332,7 +332,8 @@ export class JsonReader {
    */
   observe(observer: JsonObserver): void {
     if (this.observer) throw new Error('a JSON body has one observer');
-    if (this.stage === 'abandoned' || !this.parsing || this.refusal !== undefined) {
+    // A refusal, or a piece that failed to parse, abandons the body (`abandon`).
+    if (this.stage === 'abandoned') {
       observer.abandon();
       return;
     }
