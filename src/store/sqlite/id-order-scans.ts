@@ -129,8 +129,9 @@ export function* candidateIdsScan(ctx: StoreContext, q: IdOrderQuery): Generator
   yield* verified(ctx, chunks(), plan.exact && conds.complete ? ALWAYS : predicate, q, q.filter);
 }
 
-/** Ids of rows read by a statement the cache shares with other readers (so never switched to pluck). */
-const idsOf = (rows: unknown[]) => (rows as Array<{ id: string }>).map((r) => r.id);
+/** The ids a statement answers (its only column). */
+const idsOf = (ctx: StoreContext, sql: string, params: SqlParam[]) =>
+  ctx.statements.plucked(sql).all(...params) as string[];
 
 /**
  * The ids of a candidate-id SQL after `afterId`, in id order, a chunk at a time: a statement per
@@ -139,19 +140,21 @@ const idsOf = (rows: unknown[]) => (rows as Array<{ id: string }>).map((r) => r.
  */
 function* idChunks(ctx: StoreContext, q: IdOrderQuery, candidates: CandidateIds): Generator<string[]> {
   const { from, where, params, ordered, perValue } = candidates;
-  const sql = `SELECT DISTINCT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id`;
+  // In id order (the records' own key, or one value of an attribute), each id comes once.
+  const distinct = ordered ? '' : 'DISTINCT ';
+  const sql = `SELECT ${distinct}x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id`;
   if (!ordered && perValue) {
     yield* mergedChunks(ctx, q, from, perValue);
     return;
   }
   if (!ordered) {
-    const ids = idsOf(ctx.statements.get(sql).all(...params, q.afterId ?? ''));
+    const ids = idsOf(ctx, sql, [...params, q.afterId ?? '']);
     for (let i = 0; i < ids.length; i += q.chunkSize) yield ids.slice(i, i + q.chunkSize);
     return;
   }
   let cursor = q.afterId ?? '';
   for (;;) {
-    const ids = idsOf(ctx.statements.get(`${sql} LIMIT ?`).all(...params, cursor, q.chunkSize));
+    const ids = idsOf(ctx, `${sql} LIMIT ?`, [...params, cursor, q.chunkSize]);
     if (ids.length > 0) yield ids;
     if (ids.length < q.chunkSize) return;
     cursor = ids[ids.length - 1]!;
@@ -184,7 +187,7 @@ function* mergedChunks(
     let next: (typeof streams)[number] | undefined;
     for (const s of streams) {
       if (s.at === s.ids.length && !s.done) {
-        s.ids = idsOf(ctx.statements.get(s.sql).all(...s.params, s.cursor, q.chunkSize));
+        s.ids = idsOf(ctx, s.sql, [...s.params, s.cursor, q.chunkSize]);
         s.at = 0;
         s.done = s.ids.length < q.chunkSize;
         if (s.ids.length > 0) s.cursor = s.ids[s.ids.length - 1]!;
