@@ -53,7 +53,20 @@ export interface FastPathParts {
   readUrl: (method: string, path: string, url: string) => ReadUrl;
   /** The request validator's middleware, as mounted on the chain. */
   validator: RequestHandler[];
+  /** The contract the validator checks requests against (which of a route's requests it can refuse). */
+  document: ContractDocument;
+  /**
+   * Whether the validator's verdicts may be kept (`queryDecides`): not when it also checks answers,
+   * which it sets up on each request as the request passes it.
+   */
+  keepVerdicts: boolean;
   errorHandler: ErrorRequestHandler;
+}
+
+/** What the fast path reads of the contract: its paths, and the parameters their operations refer to. */
+export interface ContractDocument {
+  paths: Record<string, Record<string, unknown> | undefined>;
+  components?: { parameters?: Record<string, unknown>; schemas?: Record<string, unknown> };
 }
 
 interface CompiledRoute {
@@ -62,21 +75,96 @@ interface CompiledRoute {
   segments: Array<{ literal: string } | { param: string }>;
   accepts?: (params: Record<string, string>) => boolean;
   samples?: Record<string, string>;
+  /** The route's path as the contract writes it (`/nmdcschema/ids/{doc_id}`). */
+  template: string;
+  /**
+   * The validator's verdicts on this route's requests by method and query, when nothing else of a
+   * fast-path request can change them (`queryDecides`); undefined otherwise.
+   */
+  verdicts?: Map<string, Verdict>;
 }
 
-/** How many requests the fast path answered, per app (for tests and diagnostics). */
-const served = new WeakMap<Express, { count: number }>();
+/** What the validator leaves on a request it accepts, but the path's parameters. */
+interface Verdict {
+  openapi: Record<string, unknown>;
+  /** The validated query, when the validator leaves one (a documented operation). */
+  query?: { value: unknown };
+}
+
+/** Verdicts kept per route, at most (a route's distinct queries beyond these start it over). */
+const VERDICTS_KEPT = 512;
+/** Queries longer than this are checked each time (at most 512 KiB of keys per route). */
+const KEPT_QUERY_CHARS = 1024;
+
+/** How many requests the fast path answered, and how many of them on a kept verdict, per app. */
+const served = new WeakMap<Express, { count: number; kept: number }>();
 
 /** The number of requests `app`'s fast path has answered (0 when it has none). */
 export function fastPathServed(app: Express): number {
   return served.get(app)?.count ?? 0;
 }
 
+/** How many of them the validator's kept verdict let in without checking them again. */
+export function fastPathKeptVerdicts(app: Express): number {
+  return served.get(app)?.kept ?? 0;
+}
+
 /** Paths longer than this, or with characters beyond these, take the full chain. */
 const MAX_PATH = 1024;
 const PLAIN_PATH = /^[\w.~:@!$&'()*+,;=%/-]*$/;
 
-function compile(route: FastRoute): CompiledRoute {
+/** A `$ref` within the contract (`#/components/parameters/DocId`), else the value itself. */
+function resolved(document: ContractDocument, value: unknown): unknown {
+  const ref = (value as { $ref?: unknown } | null)?.$ref;
+  if (typeof ref !== 'string' || !ref.startsWith('#/')) return value;
+  let at: unknown = document;
+  for (const part of ref.slice(2).split('/')) at = (at as Record<string, unknown> | undefined)?.[part];
+  return at;
+}
+
+/** Schema keywords that do not constrain a value. */
+const ANNOTATIONS = new Set(['type', 'description', 'example', 'examples', 'title']);
+
+/**
+ * True when the validator's verdict on a GET of `template` depends on nothing but the method and
+ * the query, for a request the fast path takes (no body, no Origin): the operation takes no body,
+ * and each parameter outside the query is a path parameter of any string (a non-empty segment, as
+ * the fast path matches it). A record's id, for one, is any string: its requests differ only in
+ * their paths, and the validator's checks of them (35-45 us of 340 us of CPU a request) need not
+ * run again for each.
+ */
+export function queryDecides(document: ContractDocument, template: string): boolean {
+  const item = document.paths[template];
+  const operation = item?.get as { parameters?: unknown[]; requestBody?: unknown } | undefined;
+  if (!item || !operation || operation.requestBody !== undefined) return false;
+  const parameters = [...((item.parameters as unknown[] | undefined) ?? []), ...(operation.parameters ?? [])];
+  return parameters.every((p) => {
+    const parameter = resolved(document, p) as { in?: unknown; schema?: unknown } | undefined;
+    if (parameter?.in === 'query') return true;
+    if (parameter?.in !== 'path') return false;
+    const schema = resolved(document, parameter.schema) as Record<string, unknown> | undefined;
+    return (
+      schema !== undefined && schema.type === 'string' && Object.keys(schema).every((k) => ANNOTATIONS.has(k))
+    );
+  });
+}
+
+/** A copy of a validated query (plain values, arrays and objects), with the prototypes it had. */
+function copyOfQuery(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyOfQuery);
+  if (value === null || typeof value !== 'object') return value;
+  const copy = Object.create(Object.getPrototypeOf(value) as object | null) as Record<string, unknown>;
+  for (const key of Object.keys(value))
+    Object.defineProperty(copy, key, {
+      value: copyOfQuery((value as Record<string, unknown>)[key]),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  return copy;
+}
+
+function compile(route: FastRoute, document: ContractDocument, keepVerdicts: boolean): CompiledRoute {
   const layer = (route.router.stack as Array<{ route?: ExpressRoute }>).find(
     (l) => l.route?.path === route.path && l.route.methods.get,
   );
@@ -85,14 +173,22 @@ function compile(route: FastRoute): CompiledRoute {
     .split('/')
     .slice(1)
     .map((s) => (s.startsWith(':') ? { param: s.slice(1) } : { literal: s }));
-  return { route: layer.route, segments, accepts: route.accepts, samples: route.samples };
+  const template = route.path.replace(/:(\w+)/g, '{$1}');
+  return {
+    route: layer.route,
+    segments,
+    accepts: route.accepts,
+    samples: route.samples,
+    template,
+    verdicts: keepVerdicts && queryDecides(document, template) ? new Map() : undefined,
+  };
 }
 
 /** The route and decoded parameters of `path`, or undefined when the fast path does not take it. */
 function match(
   routes: CompiledRoute[],
   path: string,
-): { route: ExpressRoute; params: Record<string, string> } | undefined {
+): { route: ExpressRoute; compiled: CompiledRoute; params: Record<string, string> } | undefined {
   if (path.length > MAX_PATH || !PLAIN_PATH.test(path)) return undefined;
   const parts = path.split('/');
   if (parts[0] !== '') return undefined;
@@ -116,7 +212,7 @@ function match(
     if (!matched) continue;
     // A route defined before this one would answer: leave it to the chain.
     if (candidate.accepts && !candidate.accepts(params)) return undefined;
-    return { route: candidate.route, params };
+    return { route: candidate.route, compiled: candidate, params };
   }
   return undefined;
 }
@@ -220,9 +316,9 @@ const QUERY = Symbol('query');
  * app as before.
  */
 export function installFastPath(parts: FastPathParts): void {
-  const { app, before, readUrl, validator, errorHandler } = parts;
-  const routes = parts.routes.map(compile);
-  const counter = { count: 0 };
+  const { app, before, readUrl, validator, errorHandler, document, keepVerdicts } = parts;
+  const routes = parts.routes.map((route) => compile(route, document, keepVerdicts));
+  const counter = { count: 0, kept: 0 };
   served.set(app, counter);
   type Handle = (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;
   const handled = app as unknown as { handle: Handle };
@@ -308,18 +404,16 @@ export function installFastPath(parts: FastPathParts): void {
     // is moved onto the request only when the request is taken, so that a refused request reaches
     // the full chain untouched, for its canonical answer. (A stand-in made with Object.create(req)
     // would turn each request into a prototype, which V8 makes costly.)
-    const probe = probeOf(method, headers, url, originalUrl, res);
-    runAll(validator, probe, res, (refused) => {
-      if (refused !== undefined) return full(raw, rawRes);
+    const accepted = (openapi: unknown, query: { value: unknown } | undefined): void => {
       // As app.handle, router.handle and the validator leave them.
       Object.setPrototypeOf(req, request);
       req.url = url;
       req.originalUrl = originalUrl;
       req.baseUrl = '';
-      (req as typeof probe).openapi = probe.openapi;
+      (req as { openapi?: unknown }).openapi = openapi;
       // The validator leaves a query only for a documented operation (not for HEAD, which the
       // GET route answers): otherwise Express's own reading of it stands.
-      if (Object.hasOwn(probe, 'query')) (req as unknown as Record<symbol, unknown>)[QUERY] = probe.query;
+      if (query) (req as unknown as Record<symbol, unknown>)[QUERY] = query.value;
       counter.count++;
       // Errors end in the chain's error handler, as on the full chain.
       const failed = (err: unknown) => errorHandler(err, req, res, noop);
@@ -335,6 +429,38 @@ export function installFastPath(parts: FastPathParts): void {
           failed(thrown);
         }
       });
+    };
+
+    const { verdicts } = found.compiled;
+    const key =
+      verdicts && url.length - path.length <= KEPT_QUERY_CHARS
+        ? `${method} ${url.slice(path.length)}`
+        : undefined;
+    const kept = key === undefined ? undefined : verdicts!.get(key);
+    if (kept) {
+      counter.kept++;
+      return accepted(
+        { ...kept.openapi, pathParams: { ...found.params } },
+        kept.query && { value: copyOfQuery(kept.query.value) },
+      );
+    }
+
+    // The validator checks a stand-in of the request holding what it reads; what it leaves there
+    // is moved onto the request only when the request is taken, so that a refused request reaches
+    // the full chain untouched, for its canonical answer. (A stand-in made with Object.create(req)
+    // would turn each request into a prototype, which V8 makes costly.)
+    const probe = probeOf(method, headers, url, originalUrl, res);
+    runAll(validator, probe, res, (refused) => {
+      if (refused !== undefined) return full(raw, rawRes);
+      const query = Object.hasOwn(probe, 'query') ? { value: probe.query as unknown } : undefined;
+      const openapi = probe.openapi as { openApiRoute?: string; pathParams?: unknown } | undefined;
+      // Kept only for the operation the route was judged by (the validator may take another).
+      if (key !== undefined && openapi?.openApiRoute === found.compiled.template) {
+        if (verdicts!.size >= VERDICTS_KEPT) verdicts!.clear();
+        const { pathParams: _, ...rest } = openapi;
+        verdicts!.set(key, { openapi: rest, query: query && { value: copyOfQuery(query.value) } });
+      }
+      accepted(openapi, query);
     });
   };
   handled.handle = fast;

@@ -11,7 +11,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import express, { type Response } from 'express';
 import { buildApp, createServer } from '../../src/app.ts';
-import { fastPathServed, warmFastPath } from '../../src/http/fast-path.ts';
+import {
+  fastPathKeptVerdicts,
+  fastPathServed,
+  queryDecides,
+  warmFastPath,
+} from '../../src/http/fast-path.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestApp, type TestApp } from '../support/server.ts';
 
@@ -394,6 +399,10 @@ describe('answers written directly (src/http/answer.ts) are byte for byte those 
           const ours = await ask(direct, method, path, headers);
           expect(ours, label).toEqual(await ask(canonical, method, path, headers));
         }
+    // Repeated requests took the validator's kept verdicts there (its checks of answers are off),
+    // never where it checks answers too.
+    expect(fastPathKeptVerdicts(direct.app)).toBeGreaterThan(HOT.length);
+    expect(fastPathKeptVerdicts(on.app)).toBe(0);
     const notModified = await ask(direct, 'GET', '/version', { 'If-None-Match': '*' });
     expect(notModified).toEqual(await ask(canonical, 'GET', '/version', { 'If-None-Match': '*' }));
     expect(notModified.status).toBe(304);
@@ -528,5 +537,87 @@ describe('answers written directly (src/http/answer.ts) are byte for byte those 
     expect(direct.lines.length).toBeGreaterThan(HOT.length);
     expect(logLines(direct)).toEqual(logLines(canonical));
     expect(await counters(direct)).toEqual(await counters(canonical));
+  });
+});
+
+describe("the validator's verdicts kept by the fast path", () => {
+  it('answers a request on a kept verdict as the validator would: other ids, the same query, a refused one', async () => {
+    await ask(direct, 'GET', `/nmdcschema/ids/${id}`);
+    const kept = fastPathKeptVerdicts(direct.app);
+    const served = fastPathServed(direct.app);
+    const paths = [
+      // Each on the verdict kept for the request above: other ids, the same (empty) query.
+      `/nmdcschema/ids/${id}?`,
+      `/nmdcschema/ids/${encodeURIComponent(STUDY)}?`,
+      '/nmdcschema/ids/nmdc:bsm-11-nothere?',
+      // A coerced query (a number, a list), checked the first time: each answer gets its own copy.
+      `${list}?max_page_size=4&projection=id,name`,
+      `${list}?max_page_size=4&projection=id,name`,
+      // The same operation and query, another collection (a path parameter of any string).
+      `/nmdcschema/study_set?max_page_size=4&projection=id,name`,
+    ];
+    const answers: Answer[] = [];
+    for (const path of paths) {
+      const ours = await ask(direct, 'GET', path);
+      expect(ours, path).toEqual(await ask(canonical, 'GET', path));
+      answers.push(ours);
+    }
+    expect(fastPathServed(direct.app)).toBe(served + paths.length);
+    expect(fastPathKeptVerdicts(direct.app)).toBe(kept + paths.length - 1);
+    expect(JSON.parse(answers[1]!.body)).toMatchObject({ id: STUDY, name: 'Fast study' });
+    expect(answers[2]!.status).toBe(404);
+    const page = JSON.parse(answers[4]!.body) as { resources: Array<Record<string, unknown>> };
+    expect(page.resources).toHaveLength(4);
+    expect(Object.keys(page.resources[0]!).sort()).toEqual(['id', 'name']);
+    expect(JSON.parse(answers[5]!.body).resources).toEqual([{ id: STUDY, name: 'Fast study' }]);
+    // A query the validator refused was never kept: it is refused again, by the full chain.
+    for (let i = 0; i < 2; i++) {
+      const before = fastPathServed(direct.app);
+      const refused = await ask(direct, 'GET', `${list}?max_page_size=abc`);
+      expect(refused).toEqual(await ask(canonical, 'GET', `${list}?max_page_size=abc`));
+      expect(refused.status).toBe(422);
+      expect(fastPathServed(direct.app)).toBe(before);
+    }
+  });
+
+  it('are kept only for operations whose other parameters are any string, without a body', () => {
+    const doc = (parameters: unknown[], extra: Record<string, unknown> = {}) => ({
+      paths: { '/things/{id}': { get: { parameters, ...extra } } },
+      components: {
+        parameters: {
+          Id: { name: 'id', in: 'path', required: true, schema: { $ref: '#/components/schemas/Text' } },
+        },
+        schemas: {
+          Text: { type: 'string', description: 'any text' },
+          Code: { type: 'string', pattern: '^a' },
+        },
+      },
+    });
+    const q = { name: 'limit', in: 'query', schema: { type: 'integer', maximum: 5 } };
+    const path = (schema: unknown) => ({ name: 'id', in: 'path', required: true, schema });
+    expect(queryDecides(doc([{ $ref: '#/components/parameters/Id' }, q]), '/things/{id}')).toBe(true);
+    expect(queryDecides(doc([path({ type: 'string', example: 'x' })]), '/things/{id}')).toBe(true);
+    expect(queryDecides(doc([path({ $ref: '#/components/schemas/Code' })]), '/things/{id}')).toBe(false);
+    expect(queryDecides(doc([path({ type: 'string', enum: ['a'] })]), '/things/{id}')).toBe(false);
+    expect(queryDecides(doc([path({ type: 'string', maxLength: 9 })]), '/things/{id}')).toBe(false);
+    expect(queryDecides(doc([path({ type: 'string', format: 'uri' })]), '/things/{id}')).toBe(false);
+    expect(queryDecides(doc([path({ type: 'integer' })]), '/things/{id}')).toBe(false);
+    expect(
+      queryDecides(
+        doc([path({ type: 'string' }), { name: 'x-key', in: 'header', schema: { type: 'string' } }]),
+        '/things/{id}',
+      ),
+    ).toBe(false);
+    expect(
+      queryDecides(
+        doc([path({ type: 'string' }), { name: 's', in: 'cookie', schema: { type: 'string' } }]),
+        '/things/{id}',
+      ),
+    ).toBe(false);
+    expect(
+      queryDecides(doc([path({ type: 'string' })], { requestBody: { content: {} } }), '/things/{id}'),
+    ).toBe(false);
+    expect(queryDecides(doc([{ $ref: '#/components/parameters/Missing' }]), '/things/{id}')).toBe(false);
+    expect(queryDecides(doc([path({ type: 'string' })]), '/other/{id}')).toBe(false);
   });
 });
