@@ -132,6 +132,26 @@ describe('QueryPlanner', () => {
     expect(draws).toBe(1);
   });
 
+  it('reads a page of an equality whose count reached the cap off the index, unsampled: its share is not known', async () => {
+    const { store } = recordingStore(100_000, 0);
+    Object.assign(store, {
+      conditionEstimates: () => ({
+        conditions: [{ condition: 'associated_studies = ...', entries: 5000, ordered: true }],
+        exact: true,
+        cap: 5000,
+      }),
+    });
+    const planner = new QueryPlanner(store, fixedIndex({}));
+    const plan = await planner.planFind(C, { associated_studies: 'nmdc:sty-11-aaaa' }, { limit: 11 }, 'page');
+    expect(plan.estimate).toEqual({ source: 'none' });
+    // At least 5,000 of 100,000 match: the index reads the page's 11 entries and records whatever
+    // the share; a walk in id order would step over up to 220 records (it was costed at 11).
+    expect(plan.chosen).toMatchObject({ path: 'attribute-index', docsExamined: 11, keysExamined: 11 });
+    const walk = plan.rejected.find((p) => p.path === 'id-walk')!;
+    expect(walk.docsExamined).toBe(220);
+    expect(walk.cost).toBeGreaterThan(plan.chosen.cost);
+  });
+
   it('reads the records an id list names by their keys, however many more than the capped counts', async () => {
     const { store } = recordingStore(100_000, 0);
     const estimates = (counted: boolean) => () => ({
