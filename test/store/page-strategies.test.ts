@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Database } from 'better-sqlite3';
 import { compileFilter } from '../../src/store/filter.ts';
 import { sortDocs, sortKeyOf } from '../../src/store/ordering.ts';
 import type { Doc, ExecutionStats, Filter, FindOptions } from '../../src/store/port.ts';
@@ -273,6 +274,57 @@ describe('SQLite page strategies', () => {
       reference({}, { limit: 3 }).map((d) => ({ id: d.id, name: d.name })),
     );
     expect(store.counters.bodiesParsed).toBeGreaterThan(0);
+  });
+
+  it('reads a page of a filter the candidates decide and the record after it, no more', async () => {
+    // The rows of the statements that read records (bodies) or candidate ids.
+    const statement = Object.getPrototypeOf(
+      (store as unknown as { db: Database }).db.prepare('SELECT 1'),
+    ) as {
+      all: (...params: unknown[]) => unknown[];
+    };
+    const spy = vi.spyOn(statement, 'all');
+    try {
+      for (const [filter, options] of [
+        [{}, { limit: 26 }],
+        [{}, { afterId: docs[1500]!.id, limit: 26 }],
+        [{}, { skip: 10, limit: 5 }],
+        [{ ecosystem_category: 'Aquatic' }, { limit: 26 }],
+        [{ ecosystem_category: 'Aquatic' }, { limit: 26, projection: ['id'] }],
+        [{}, { limit: 40 }],
+      ] as Array<[Filter, FindOptions]>) {
+        const label = JSON.stringify({ filter, options });
+        const access = {
+          path: Object.keys(filter).length === 0 ? ('id-walk' as const) : ('attribute-index' as const),
+        };
+        spy.mockClear();
+        const page = await store.find(C, filter, { ...options, asText: true, access });
+        const expected = reference(filter, {})
+          .filter((d) => !options.afterId || d.id > options.afterId)
+          .slice(options.skip ?? 0, (options.skip ?? 0) + options.limit!)
+          .map((d) => (options.projection ? { id: d.id } : d));
+        const answered = page.map((r) => (r instanceof RecordText ? JSON.parse(r.text) : r));
+        expect(answered, label).toEqual(expected);
+        const rows = (kind: (row: unknown) => boolean) =>
+          spy.mock.results
+            .map((r) => r.value as unknown[])
+            .filter((v) => Array.isArray(v) && v.length > 0 && kind(v[0]))
+            .reduce((n, v) => n + v.length, 0);
+        const need = (options.skip ?? 0) + options.limit!;
+        // Every record read is a match: the statements read skip + limit rows, not a chunk of 32.
+        expect(
+          rows((row) => typeof row === 'object' && row !== null && 'body' in row),
+          label,
+        ).toBe(options.projection ? 0 : need);
+        if (Object.keys(filter).length > 0)
+          expect(
+            rows((row) => typeof row === 'string'),
+            label,
+          ).toBe(need);
+      }
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('hands out a page in id order as the stored texts when asked, parsing only what a filter tests', async () => {

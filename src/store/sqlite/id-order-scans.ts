@@ -138,7 +138,12 @@ const idsOf = (ctx: StoreContext, sql: string, params: SqlParam[]) =>
  * chunk when they come in id order; otherwise sorted once up front, which beats re-sorting them
  * for every chunk.
  */
-function* idChunks(ctx: StoreContext, q: IdOrderQuery, candidates: CandidateIds): Generator<string[]> {
+function* idChunks(
+  ctx: StoreContext,
+  q: IdOrderQuery,
+  candidates: CandidateIds,
+  first = q.chunkSize,
+): Generator<string[]> {
   const { from, where, params, ordered, perValue } = candidates;
   // In id order (the records' own key, or one value of an attribute), each id comes once.
   const distinct = ordered ? '' : 'DISTINCT ';
@@ -153,11 +158,13 @@ function* idChunks(ctx: StoreContext, q: IdOrderQuery, candidates: CandidateIds)
     return;
   }
   let cursor = q.afterId ?? '';
+  let limit = first;
   for (;;) {
-    const ids = idsOf(ctx, `${sql} LIMIT ?`, [...params, cursor, q.chunkSize]);
+    const ids = idsOf(ctx, `${sql} LIMIT ?`, [...params, cursor, limit]);
     if (ids.length > 0) yield ids;
-    if (ids.length < q.chunkSize) return;
+    if (ids.length < limit) return;
     cursor = ids[ids.length - 1]!;
+    limit = q.chunkSize;
   }
 }
 
@@ -221,8 +228,11 @@ function* candidatesScan(
 ): Generator<Doc | Pause> {
   const { collection, afterId, chunkSize } = q;
   const { from, where, params } = candidates;
+  // Where every candidate is a match, the first statement reads the caller's matches and no more
+  // (a page of 25 and the one after it: 26 records, not 32).
+  const first = test === ALWAYS && q.need !== undefined && q.need < chunkSize ? q.need : chunkSize;
   if (q.idsOnly && test === ALWAYS) {
-    for (const ids of idChunks(ctx, q, candidates)) {
+    for (const ids of idChunks(ctx, q, candidates, first)) {
       if (q.stats) q.stats.docsExamined += ids.length;
       for (const id of ids) yield { id };
       yield PAUSE;
@@ -232,19 +242,21 @@ function* candidatesScan(
   function* walkedChunks(): Generator<Row[] | OffLoopRead> {
     const sql = `SELECT x.id AS id, x.body AS body FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id LIMIT ?`;
     let cursor = afterId ?? '';
+    let limit = first;
     for (;;) {
-      const rows = (yield* scanRows(ctx, sql, [...params, cursor, chunkSize], {
+      const rows = (yield* scanRows(ctx, sql, [...params, cursor, limit], {
         collection,
-        reads: chunkSize,
+        reads: limit,
       })) as Row[];
       if (rows.length === 0) return;
       yield rows;
-      if (rows.length < chunkSize) return;
+      if (rows.length < limit) return;
       cursor = rows[rows.length - 1]!.id;
+      limit = chunkSize;
     }
   }
   function* loadedChunks(): Generator<Row[] | OffLoopRead> {
-    for (const ids of idChunks(ctx, q, candidates))
+    for (const ids of idChunks(ctx, q, candidates, first))
       yield (yield* scanRows(ctx, BODIES_OF_IDS, [collection, JSON.stringify(ids)], {
         collection,
         reads: ids.length,
