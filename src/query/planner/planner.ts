@@ -220,8 +220,8 @@ export class QueryPlanner {
       idOrder,
     };
 
-    /** The walk's inputs when the matches are not known: it is costed at their fewest. */
-    let walkInputs = inputs;
+    /** Whether the matches are known only to be at least the index's count cap. */
+    let fewestUnknown = false;
     if (attr?.exact && attr.conditions.length > 0) {
       // The index decides the filter: its entry counts bound the matches, exactly for one
       // condition below the cap, and are read now (a sample may predate the records).
@@ -235,13 +235,15 @@ export class QueryPlanner {
         // order steps over more records the fewer match (a study's 10% of 10^5 biosamples: 110
         // parsed for a page of 11, 2-4 ms), where the index's own paths read a page's entries
         // whatever their share: the walk is costed as if the fewest matched.
-        if (!known) walkInputs = { ...inputs, matches: attr.cap };
+        fewestUnknown = !known;
       } else {
         const fewest = Math.min(...bounds);
         inputs.matches = attr.conditions.length === 1 ? fewest : Math.min(inputs.matches, fewest);
       }
       inputs.size = Math.max(inputs.size, inputs.matches);
     }
+    const walkInputs =
+      fewestUnknown && attr ? { ...inputs, matches: Math.min(attr.cap, inputs.size) } : inputs;
     const paths: PathEstimate[] = [idWalkCost(walkInputs)];
     if (conjuncts.length === 0) paths.push(notApplicable('candidate-ids', 'no $regex or text predicate'));
     else paths.push(candidateCost(inputs, Math.max(1, Math.ceil((known?.matches ?? size) * 1.1))));
