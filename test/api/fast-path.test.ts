@@ -580,6 +580,29 @@ describe("the validator's verdicts kept by the fast path", () => {
     }
   });
 
+  it('keeps at most 512 verdicts a route, and none for a query over 1,024 characters', async () => {
+    const kept = () => fastPathKeptVerdicts(direct.app);
+    const path = (i: number) => `${list}?max_page_size=${i + 1}&projection=id`;
+    // Other routes' verdicts are their own: the listing's count is what these requests fill.
+    await ask(direct, 'GET', path(0));
+    let before = kept();
+    await ask(direct, 'GET', path(0));
+    expect(kept()).toBe(before + 1);
+    // 512 other queries of the same route fill its verdicts, and the next one starts them over.
+    for (let i = 1; i <= 512; i++) await ask(direct, 'GET', path(i));
+    before = kept();
+    const again = await ask(direct, 'GET', path(0));
+    expect(kept()).toBe(before);
+    expect(again).toEqual(await ask(canonical, 'GET', path(0)));
+    // A long query is checked each time (its answer as the full chain's).
+    const long = `${list}?max_page_size=2&projection=${'id,'.repeat(400)}id`;
+    for (let i = 0; i < 2; i++) {
+      before = kept();
+      expect(await ask(direct, 'GET', long)).toEqual(await ask(canonical, 'GET', long));
+      expect(kept()).toBe(before);
+    }
+  });
+
   it('are kept only for operations whose other parameters are any string, without a body', () => {
     const doc = (parameters: unknown[], extra: Record<string, unknown> = {}) => ({
       paths: { '/things/{id}': { get: { parameters, ...extra } } },
