@@ -29,7 +29,7 @@ export function createServer(app: express.Express): http.Server {
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { withLinearPatterns } from './http/contract-patterns.ts';
 import { queryReader, readRequestsAsOriginal } from './http/request-reading/index.ts';
-import { installFastPath, nodeClasses, type ContractDocument, type FastRoute } from './http/fast-path.ts';
+import { installFastPath, nodeClasses, type FastRoute } from './http/fast-path.ts';
 import { systemRouter } from './http/system-routes.ts';
 import { browserFlowsRouter } from './auth/browser-routes.ts';
 import { authRouter } from './auth/routes.ts';
@@ -227,7 +227,7 @@ export function buildApp(services: Services): express.Express {
       before: [metrics.observe, headers, requestLog],
       readUrl,
       validator,
-      document: contract.document as ContractDocument,
+      document: contract.document,
       keepVerdicts: !services.config.validateResponses,
       errorHandler,
     });

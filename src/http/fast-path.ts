@@ -21,6 +21,7 @@ import express, {
 } from 'express';
 import { logIgnoredParameters, type ReadUrl } from './request-reading/index.ts';
 import { REQUEST_STARTED } from './metrics.ts';
+import { resolveRef, type OpenApiDocument } from './openapi-documents.ts';
 
 /** What Express keeps of a route: its path and the handlers it dispatches to. */
 interface ExpressRoute {
@@ -54,19 +55,13 @@ export interface FastPathParts {
   /** The request validator's middleware, as mounted on the chain. */
   validator: RequestHandler[];
   /** The contract the validator checks requests against (which of a route's requests it can refuse). */
-  document: ContractDocument;
+  document: OpenApiDocument;
   /**
    * Whether the validator's verdicts may be kept (`queryDecides`): not when it also checks answers,
    * which it sets up on each request as the request passes it.
    */
   keepVerdicts: boolean;
   errorHandler: ErrorRequestHandler;
-}
-
-/** What the fast path reads of the contract: its paths, and the parameters their operations refer to. */
-export interface ContractDocument {
-  paths: Record<string, Record<string, unknown> | undefined>;
-  components?: { parameters?: Record<string, unknown>; schemas?: Record<string, unknown> };
 }
 
 interface CompiledRoute {
@@ -113,15 +108,6 @@ export function fastPathKeptVerdicts(app: Express): number {
 const MAX_PATH = 1024;
 const PLAIN_PATH = /^[\w.~:@!$&'()*+,;=%/-]*$/;
 
-/** A `$ref` within the contract (`#/components/parameters/DocId`), else the value itself. */
-function resolved(document: ContractDocument, value: unknown): unknown {
-  const ref = (value as { $ref?: unknown } | null)?.$ref;
-  if (typeof ref !== 'string' || !ref.startsWith('#/')) return value;
-  let at: unknown = document;
-  for (const part of ref.slice(2).split('/')) at = (at as Record<string, unknown> | undefined)?.[part];
-  return at;
-}
-
 /** Schema keywords that do not constrain a value. */
 const ANNOTATIONS = new Set(['type', 'description', 'example', 'examples', 'title']);
 
@@ -133,16 +119,16 @@ const ANNOTATIONS = new Set(['type', 'description', 'example', 'examples', 'titl
  * their paths, and the validator's checks of them (35-45 us of 340 us of CPU a request) need not
  * run again for each.
  */
-export function queryDecides(document: ContractDocument, template: string): boolean {
+export function queryDecides(document: OpenApiDocument, template: string): boolean {
   const item = document.paths[template];
   const operation = item?.get as { parameters?: unknown[]; requestBody?: unknown } | undefined;
   if (!item || !operation || operation.requestBody !== undefined) return false;
   const parameters = [...((item.parameters as unknown[] | undefined) ?? []), ...(operation.parameters ?? [])];
   return parameters.every((p) => {
-    const parameter = resolved(document, p) as { in?: unknown; schema?: unknown } | undefined;
+    const parameter = resolveRef(document, p) as { in?: unknown; schema?: unknown } | undefined;
     if (parameter?.in === 'query') return true;
     if (parameter?.in !== 'path') return false;
-    const schema = resolved(document, parameter.schema) as Record<string, unknown> | undefined;
+    const schema = resolveRef(document, parameter.schema) as Record<string, unknown> | undefined;
     return (
       schema !== undefined && schema.type === 'string' && Object.keys(schema).every((k) => ANNOTATIONS.has(k))
     );
@@ -164,7 +150,7 @@ function copyOfQuery(value: unknown): unknown {
   return copy;
 }
 
-function compile(route: FastRoute, document: ContractDocument, keepVerdicts: boolean): CompiledRoute {
+function compile(route: FastRoute, document: OpenApiDocument, keepVerdicts: boolean): CompiledRoute {
   const layer = (route.router.stack as Array<{ route?: ExpressRoute }>).find(
     (l) => l.route?.path === route.path && l.route.methods.get,
   );

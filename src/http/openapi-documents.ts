@@ -13,6 +13,22 @@ export type OpenApiDocument = Record<string, any> & {
   paths: Record<string, any>;
 };
 
+/**
+ * What a local `$ref` of `document` (`#/components/parameters/DocId`) points at, followed through
+ * references to references; any other node as it is.
+ */
+export function resolveRef(document: OpenApiDocument, node: unknown): any {
+  let at: any = node;
+  // A few hops at most in the contract; a loop of references ends here rather than spinning.
+  for (let hops = 0; hops < 32; hops++) {
+    const ref: unknown = at?.$ref;
+    if (typeof ref !== 'string' || !ref.startsWith('#/')) return at;
+    at = document;
+    for (const part of ref.slice(2).split('/')) at = at?.[part];
+  }
+  return undefined;
+}
+
 export const CURRENT_API_VERSION = '2.13.0';
 export const LEGACY_API_VERSION = '1.2.0';
 

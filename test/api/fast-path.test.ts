@@ -605,10 +605,14 @@ describe("the validator's verdicts kept by the fast path", () => {
 
   it('are kept only for operations whose other parameters are any string, without a body', () => {
     const doc = (parameters: unknown[], extra: Record<string, unknown> = {}) => ({
+      openapi: '3.0.3',
+      info: { version: '1', title: 'things' },
       paths: { '/things/{id}': { get: { parameters, ...extra } } },
       components: {
         parameters: {
           Id: { name: 'id', in: 'path', required: true, schema: { $ref: '#/components/schemas/Text' } },
+          Alias: { $ref: '#/components/parameters/Id' },
+          Loop: { $ref: '#/components/parameters/Loop' },
         },
         schemas: {
           Text: { type: 'string', description: 'any text' },
@@ -641,6 +645,9 @@ describe("the validator's verdicts kept by the fast path", () => {
       queryDecides(doc([path({ type: 'string' })], { requestBody: { content: {} } }), '/things/{id}'),
     ).toBe(false);
     expect(queryDecides(doc([{ $ref: '#/components/parameters/Missing' }]), '/things/{id}')).toBe(false);
+    // A reference to a reference is followed; a loop of them decides nothing.
+    expect(queryDecides(doc([{ $ref: '#/components/parameters/Alias' }]), '/things/{id}')).toBe(true);
+    expect(queryDecides(doc([{ $ref: '#/components/parameters/Loop' }]), '/things/{id}')).toBe(false);
     expect(queryDecides(doc([path({ type: 'string' })]), '/other/{id}')).toBe(false);
   });
 });

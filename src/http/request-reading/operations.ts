@@ -5,7 +5,7 @@
  * `/nmdcschema/{collection_name}`), and a template may end inside a segment
  * (`/sites/{site_id}:generateCredentials`).
  */
-import type { OpenApiDocument } from '../openapi-documents.ts';
+import { resolveRef, type OpenApiDocument } from '../openapi-documents.ts';
 
 /** How the original turns the text of a query parameter into a value. */
 export type QueryParameterKind = 'list' | 'boolean' | 'single';
@@ -40,13 +40,7 @@ export class OperationIndex {
   private readonly operations: Operation[] = [];
 
   constructor(document: OpenApiDocument) {
-    const resolve = (node: Record<string, any>): Record<string, any> => {
-      const ref: unknown = node?.$ref;
-      if (typeof ref !== 'string' || !ref.startsWith('#/')) return node;
-      let target: any = document;
-      for (const part of ref.slice(2).split('/')) target = target?.[part];
-      return resolve(target);
-    };
+    const resolve = (node: Record<string, any>): Record<string, any> => resolveRef(document, node);
     for (const [pathName, item] of Object.entries<Record<string, any>>(document.paths)) {
       const source = pathName
         .split(/(\{[^}]+\})/)
