@@ -135,8 +135,8 @@ const idsOf = (ctx: StoreContext, sql: string, params: SqlParam[]) =>
 
 /**
  * The ids of a candidate-id SQL after `afterId`, in id order, a chunk at a time: a statement per
- * chunk when they come in id order; otherwise sorted once up front, which beats re-sorting them
- * for every chunk.
+ * chunk when they come in id order (the first asking for `first` ids); otherwise sorted once up
+ * front, which beats re-sorting them for every chunk.
  */
 function* idChunks(
   ctx: StoreContext,
