@@ -110,12 +110,12 @@ export function classValidator(name: string): ValidateFunction {
  * New narrowed validators of a class (narrowed-validators.ts), sharing the schema's compiled
  * references; undefined for a class with few properties or a name that is no class.
  */
-export function createNarrowedValidators(name: string): NarrowedValidators | undefined {
+export function createNarrowedValidators(name: string, now?: () => number): NarrowedValidators | undefined {
   const c = get();
   if (!Object.hasOwn(c.document.$defs, name)) return undefined;
   const definition = c.document.$defs[name]!;
   return NarrowedValidators.worthIt(definition)
-    ? new NarrowedValidators(c.ajv, c.document.$id, definition)
+    ? new NarrowedValidators(c.ajv, c.document.$id, definition, now)
     : undefined;
 }
 

@@ -9,11 +9,13 @@
  * for the same biosample.
  *
  * So a class keeps a few such narrowed validators, each for the names of the records it has
- * seen, widened or added as records with other names come, within bounds: a narrowed validator
- * names at most MAX_NAMES properties (a larger one is no longer optimized), a class has at most
- * MAX_VALIDATORS of them and compiles at most MAX_COMPILES (20-65 ms each): records of other shapes
- * are checked by the class's own function. A record with a name the class does not have is
- * invalid anyway and is left to it too.
+ * seen, widened, added or (the least recently used) replaced as records with other names come,
+ * within bounds: a narrowed validator names at most MAX_NAMES properties (a larger one is no
+ * longer optimized), a class keeps at most MAX_VALIDATORS of them and compiles at most
+ * MAX_COMPILES (20-65 ms each) in any COMPILE_WINDOW_MS: past that, records of other shapes are
+ * checked by the class's own function until the window ends, so mixed or crafted shapes cannot
+ * keep the process compiling. A record with a name the class does not have is invalid anyway
+ * and is left to the class's function too.
  *
  * Only a yes is taken from a narrowed validator: a no (or no narrowed validator) sends the record
  * to the class's own function, whose errors are the answer, unchanged.
@@ -24,8 +26,9 @@ import type { Ajv2019, AnySchemaObject, ValidateFunction } from 'ajv/dist/2019.j
 export const MAX_NAMES = 48;
 /** Narrowed validators one class keeps. */
 export const MAX_VALIDATORS = 8;
-/** Compilations one class may make in a process's life (so mixed shapes cannot keep it compiling). */
+/** Compilations one class may make in a window of COMPILE_WINDOW_MS. */
 export const MAX_COMPILES = 32;
+export const COMPILE_WINDOW_MS = 10 * 60_000;
 
 interface ClassDefinition {
   properties?: Record<string, unknown>;
@@ -36,6 +39,8 @@ interface Narrowed {
   names: Set<string>;
   schema: AnySchemaObject;
   validate: ValidateFunction;
+  /** When it last answered (a count of answers), for replacing the least recently used. */
+  used: number;
 }
 
 /** `node` with every reference local to the document (`#/...`) made absolute, for use outside it. */
@@ -55,7 +60,11 @@ let narrowedSchemas = 0;
 
 export class NarrowedValidators {
   private readonly validators: Narrowed[] = [];
+  /** Compilations in the window that began at `windowStart`, and in all. */
   private compiles = 0;
+  private windowStart = -Infinity;
+  private totalCompiles = 0;
+  private answers = 0;
   private readonly properties: Record<string, unknown>;
   /** The class's keywords but `properties`, references made absolute. */
   private readonly rest: Record<string, unknown>;
@@ -64,6 +73,7 @@ export class NarrowedValidators {
     private readonly ajv: Ajv2019,
     documentId: string,
     definition: ClassDefinition,
+    private readonly now: () => number = Date.now,
   ) {
     const { properties = {}, ...rest } = definition;
     this.properties = absoluteRefs(properties, documentId) as Record<string, unknown>;
@@ -84,12 +94,14 @@ export class NarrowedValidators {
     const names = Object.keys(value);
     for (const name of names) if (!Object.hasOwn(this.properties, name)) return false;
     const narrowed = this.covering(names) ?? this.compiledFor(names);
-    return narrowed !== undefined && narrowed.validate(value) === true;
+    if (narrowed === undefined) return false;
+    narrowed.used = ++this.answers;
+    return narrowed.validate(value) === true;
   }
 
-  /** Compilations made, and how many property names each kept validator lists. */
+  /** Compilations made (in all), and how many property names each kept validator lists. */
   stats(): { compiles: number; names: number[] } {
-    return { compiles: this.compiles, names: this.validators.map((v) => v.names.size) };
+    return { compiles: this.totalCompiles, names: this.validators.map((v) => v.names.size) };
   }
 
   private covering(names: string[]): Narrowed | undefined {
@@ -97,19 +109,22 @@ export class NarrowedValidators {
     return undefined;
   }
 
-  /** A validator widened or added to cover `names`; undefined past the bounds. */
+  /** A validator widened, added or replaced to cover `names`; undefined past the bounds. */
   private compiledFor(names: string[]): Narrowed | undefined {
-    if (this.compiles >= MAX_COMPILES || names.length > MAX_NAMES) return undefined;
-    const widened = this.validators.findIndex(
+    if (names.length > MAX_NAMES) return undefined;
+    const now = this.now();
+    if (now - this.windowStart >= COMPILE_WINDOW_MS) {
+      this.windowStart = now;
+      this.compiles = 0;
+    }
+    if (this.compiles >= MAX_COMPILES) return undefined;
+    let at = this.validators.findIndex(
       (v) => v.names.size + names.filter((n) => !v.names.has(n)).length <= MAX_NAMES,
     );
-    if (widened < 0 && this.validators.length >= MAX_VALIDATORS) return undefined;
     const all = new Set(names);
-    if (widened >= 0) {
-      const old = this.validators[widened]!;
-      for (const n of old.names) all.add(n);
-      this.ajv.removeSchema(old.schema);
-    }
+    if (at >= 0) for (const n of this.validators[at]!.names) all.add(n);
+    else if (this.validators.length < MAX_VALIDATORS) at = this.validators.length;
+    else at = this.validators.reduce((oldest, v, i, list) => (v.used < list[oldest]!.used ? i : oldest), 0);
     const properties: Record<string, unknown> = {};
     for (const n of all) properties[n] = this.properties[n];
     const schema: AnySchemaObject = {
@@ -118,17 +133,18 @@ export class NarrowedValidators {
       properties,
     };
     this.compiles++;
+    this.totalCompiles++;
     let validate: ValidateFunction;
     try {
       validate = this.ajv.compile(schema);
     } catch {
       // Not expected (the class's own schema compiled); its own function answers instead.
-      if (widened >= 0) this.validators.splice(widened, 1);
       return undefined;
     }
-    const narrowed = { names: all, schema, validate };
-    if (widened >= 0) this.validators[widened] = narrowed;
-    else this.validators.push(narrowed);
+    const replaced = this.validators[at];
+    if (replaced) this.ajv.removeSchema(replaced.schema);
+    const narrowed = { names: all, schema, validate, used: this.answers };
+    this.validators[at] = narrowed;
     return narrowed;
   }
 }

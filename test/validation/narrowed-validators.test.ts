@@ -6,7 +6,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classErrors, classValidator, createNarrowedValidators } from '../../src/validation/json-schema.ts';
-import { MAX_COMPILES, MAX_NAMES, MAX_VALIDATORS } from '../../src/validation/narrowed-validators.ts';
+import {
+  COMPILE_WINDOW_MS,
+  MAX_COMPILES,
+  MAX_NAMES,
+  MAX_VALIDATORS,
+} from '../../src/validation/narrowed-validators.ts';
 import { generateDatabase } from '../../src/data/generator.ts';
 
 type Rec = Record<string, unknown>;
@@ -105,27 +110,65 @@ describe('narrowed validators', () => {
     expect(yes).toBeGreaterThanOrEqual(10);
   });
 
-  it('stay within their bounds, and records past them are still answered by the class', () => {
-    const narrowed = createNarrowedValidators('Biosample')!;
+  /** A generated biosample, and optional slots that accept null (each record below names its own). */
+  function nullableSlots(): { base: Rec; nullable: string[] } {
     const base = biosample();
     const properties = Object.keys((classValidator('Biosample').schema as { properties: Rec }).properties);
-    // Optional slots that accept null: each record below names a different one.
     const nullable = properties.filter(
       (p) => !(p in base) && ownAnswer('Biosample', { ...base, [p]: null }).valid,
     );
-    const records = nullable.slice(0, MAX_COMPILES + 10).map((p) => ({ ...base, [p]: null }));
-    expect(records.length).toBe(MAX_COMPILES + 10);
-    const answers = records.map((r) => narrowed.accepts(r));
+    return { base, nullable };
+  }
+
+  it('compile at most MAX_COMPILES in a window, and records past it are still answered by the class', () => {
+    let clock = 0;
+    const narrowed = createNarrowedValidators('Biosample', () => clock)!;
+    const { base, nullable } = nullableSlots();
+    const records = nullable.slice(0, MAX_COMPILES + 11).map((p) => ({ ...base, [p]: null }));
+    expect(records.length).toBe(MAX_COMPILES + 11);
+    const answers = records.slice(0, MAX_COMPILES + 10).map((r) => narrowed.accepts(r));
     const { compiles, names } = narrowed.stats();
     expect(compiles).toBe(MAX_COMPILES);
     expect(names.length).toBeLessThanOrEqual(MAX_VALIDATORS);
     for (const n of names) expect(n).toBeLessThanOrEqual(MAX_NAMES);
-    // Each record widened a validator until the bound; those after it are left to the class.
+    // Each record widened or added a validator until the bound; those after it are left to the class.
     expect(answers.slice(0, MAX_COMPILES).every(Boolean)).toBe(true);
     expect(answers.slice(MAX_COMPILES).some(Boolean)).toBe(false);
     for (const r of records.slice(MAX_COMPILES)) expect(classErrors('Biosample', r)).toEqual([]);
-    // What was covered stays covered.
+    // What was covered stays covered; a new window compiles again.
     expect(narrowed.accepts(records[0])).toBe(true);
+    clock += COMPILE_WINDOW_MS - 1;
+    expect(narrowed.accepts(records[MAX_COMPILES + 10])).toBe(false);
+    clock += 1;
+    expect(narrowed.accepts(records[MAX_COMPILES + 10])).toBe(true);
+    expect(narrowed.stats().compiles).toBe(MAX_COMPILES + 1);
+  });
+
+  it('replace the least recently used validator when they are all taken', () => {
+    const narrowed = createNarrowedValidators('Biosample')!;
+    const { base, nullable } = nullableSlots();
+    const width = MAX_NAMES - Object.keys(base).length;
+    // Records no validator can widen to: each adds `width` slots of its own.
+    const shapes = Array.from({ length: MAX_VALIDATORS + 1 }, (_, i) =>
+      Object.fromEntries([
+        ...Object.entries(base),
+        ...nullable.slice(i * width, (i + 1) * width).map((p) => [p, null]),
+      ]),
+    );
+    expect(shapes.at(-1)!).not.toEqual(base);
+    expect(Object.keys(shapes.at(-1)!)).toHaveLength(MAX_NAMES);
+    for (const shape of shapes.slice(0, MAX_VALIDATORS)) expect(narrowed.accepts(shape)).toBe(true);
+    // The first shape is used again: the second is now the least recently used, and goes.
+    expect(narrowed.accepts(shapes[0])).toBe(true);
+    expect(narrowed.accepts(shapes[MAX_VALIDATORS])).toBe(true);
+    expect(narrowed.stats()).toEqual({
+      compiles: MAX_VALIDATORS + 1,
+      names: Array.from({ length: MAX_VALIDATORS }, () => MAX_NAMES),
+    });
+    expect(narrowed.accepts(shapes[0])).toBe(true);
+    expect(narrowed.stats().compiles).toBe(MAX_VALIDATORS + 1);
+    expect(narrowed.accepts(shapes[1])).toBe(true);
+    expect(narrowed.stats().compiles).toBe(MAX_VALIDATORS + 2);
   });
 
   it('leave a record with unknown or too many names to the class, compiling nothing', () => {
