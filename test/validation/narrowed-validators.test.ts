@@ -179,6 +179,15 @@ describe('narrowed validators', () => {
     expect(narrowed.accepts([biosample()])).toBe(false);
     expect(narrowed.accepts('nmdc:bsm-11-aaaa')).toBe(false);
     expect(narrowed.accepts(null)).toBe(false);
+    // A valid record naming more properties than a narrowed validator may.
+    const { base, nullable } = nullableSlots();
+    const wide = Object.fromEntries([
+      ...Object.entries(base),
+      ...nullable.slice(0, MAX_NAMES).map((p) => [p, null]),
+    ]);
+    expect(Object.keys(wide).length).toBeGreaterThan(MAX_NAMES);
+    expect(narrowed.accepts(wide)).toBe(false);
+    expect(classErrors('Biosample', wide)).toEqual([]);
     expect(narrowed.stats().compiles).toBe(0);
     const errors = classErrors('Biosample', crowded);
     expect(errors.filter((e) => e.keyword === 'additionalProperties')).toHaveLength(100_000);
