@@ -29,25 +29,30 @@ export function submissionsOf(deps: Services): JsonSubmissions {
   return submissions;
 }
 
-/** A submission request's staging: `asked` once the route looked for it (later staging is too late). */
-const stagings = new WeakMap<Request, { asked: boolean; staging?: EarlyStaging }>();
+/**
+ * A submission request's staging, once `settled`: the caller's check begun at the body's first
+ * bytes has ended (staged if allowed).
+ */
+const stagings = new WeakMap<Request, { settled: Promise<void>; staging?: EarlyStaging }>();
 
 /**
  * For the JSON body reader (`jsonBodies`' `observe`): as a large body of `POST
  * /metadata/json:submit` begins, checks its caller as the route will (a valid token, the
- * allowance) and, if allowed, has its records staged as they are parsed. The route takes them
- * (`stagingOf`); a request answered otherwise (refused on the way, or closed) releases them.
+ * allowance) and, if allowed, has its records staged as they are parsed (those parsed before the
+ * check ended are told at once). The route takes them (`stagingOf`); a request answered otherwise
+ * (refused on the way, or closed) releases them.
  */
 export function submissionBodies(deps: Services): (req: Request, reader: JsonReader) => void {
   return (req, reader) => {
     if (req.method !== 'POST' || req.path !== SUBMIT_PATH) return;
-    const entry: { asked: boolean; staging?: EarlyStaging } = { asked: false };
+    const entry: { settled: Promise<void>; staging?: EarlyStaging } = { settled: Promise.resolve() };
     stagings.set(req, entry);
-    void (async () => {
+    entry.settled = (async () => {
       const principal = await deps.auth.principalOf(bearerTokenOf(req.headers.authorization));
       if (!(await deps.allowances.permits(principal, SUBMIT_ALLOWANCE))) return;
       const res = req.res;
-      if (entry.asked || !res || res.writableEnded || req.destroyed) return;
+      // Answered, or the client gone (not `req.destroyed`: a request is destroyed once read to its end).
+      if (!res || res.writableEnded || res.destroyed || req.socket.destroyed) return;
       const staged = submissionsOf(deps).stageWhileRead();
       if (!staged) return;
       entry.staging = staged.staging;
@@ -59,11 +64,15 @@ export function submissionBodies(deps: Services): (req: Request, reader: JsonRea
   };
 }
 
-/** The records staged for this request while its body was read, if any (asked once, by the route). */
-function stagingOf(req: Request): EarlyStaging | undefined {
+/**
+ * The records staged for this request while its body was read, if any. The route has made the
+ * same check as the one begun at the body's first bytes, so that one has ended or is about to: it
+ * is waited for, so that a busy process (whose check outlasted the reading) still stages.
+ */
+async function stagingOf(req: Request): Promise<EarlyStaging | undefined> {
   const entry = stagings.get(req);
   if (!entry) return undefined;
-  entry.asked = true;
+  await entry.settled;
   return entry.staging;
 }
 
@@ -81,7 +90,7 @@ export function submissionRouter(deps: Services): express.Router {
       );
     }
     // A staging not taken here is released as the request closes (`submissionBodies`).
-    const early = stagingOf(req);
+    const early = await stagingOf(req);
     const { run_id } = await submissions.submit(payload as Record<string, unknown>, principal, early);
     res.json({ type: 'success', detail: { run_id } });
   });

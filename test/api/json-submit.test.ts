@@ -509,6 +509,30 @@ describe('POST /metadata/json:submit', () => {
       });
     });
 
+    it('stages the records even when the check begun at the first bytes ends after the route asks', async () => {
+      const word = uniqueWord();
+      const { text, biosampleIds } = await large(word);
+      const before = staged();
+      // The first check of the caller (the one begun as the body starts) is slow; the route's is not.
+      const original = t.auth.principalOf;
+      let calls = 0;
+      t.auth.principalOf = async (token) => {
+        if (calls++ === 0) await new Promise((resolve) => setTimeout(resolve, 500));
+        return original.call(t.auth, token);
+      };
+      let res;
+      try {
+        res = await submitText(curator, text);
+      } finally {
+        t.auth.principalOf = original;
+      }
+      expect(res.status, res.text).toBe(200);
+      expect(calls).toBeGreaterThanOrEqual(2);
+      expect(staged()).toBe(before + 1);
+      expect((await searchBiosamples(word)).meta.count).toBe(2000);
+      expect((await request(t.app).get(`/nmdcschema/ids/${biosampleIds[0]}`)).body.id).toBe(biosampleIds[0]);
+    });
+
     it('writes what JSON.parse reads of a body holding a collection twice, not what was staged', async () => {
       const word = uniqueWord();
       const { text, payload } = await large(word);
