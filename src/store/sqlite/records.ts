@@ -8,6 +8,7 @@ import type { Database as Db } from 'better-sqlite3';
 import { cleanDocs } from '../clean-docs.ts';
 import { keysByCollection } from '../record-keys.ts';
 import { preparePrivateDatabaseFile } from '../private-files.ts';
+import { MMAP_BYTES } from './read-only.mjs';
 import { isDeepStrictEqual } from 'node:util';
 import type {
   AtomicWrite,
@@ -60,7 +61,7 @@ export function openDatabase(file: string, cacheKib = 65_536, pageBytes = RECORD
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.pragma(`cache_size = -${cacheKib}`);
-  db.pragma('mmap_size = 1073741824'); // reads through the OS page cache, up to 1 GiB
+  db.pragma(`mmap_size = ${MMAP_BYTES}`); // reads through the OS page cache (read-only.mjs)
   db.pragma('temp_store = MEMORY');
   return db;
 }

@@ -56,14 +56,18 @@ const DISTINCT_STRINGS = walkFrom("value >= ''");
 /** The same walk from past a value already walked (`@after`). */
 const DISTINCT_STRINGS_AFTER = walkFrom("value > @after AND value >= ''");
 
-/** How many entries a subquery selects, and how many of those belong to regular records. */
-const counted = (regular: boolean, entries: string) =>
+/**
+ * How many entries a subquery selects, how many of those belong to regular records, and (`last`)
+ * the last one's id. The ids are read only when asked for: counting 83,547 entries of 224 values at
+ * 10^6 took 20.5 ms reading them, 10.7 ms without.
+ */
+const counted = (regular: boolean, entries: string, last: boolean) =>
   `SELECT count(*) AS entries, ${
     regular ? 'coalesce(sum(id NOT IN (SELECT id FROM attr_irregular WHERE key = @key)), 0)' : 'count(*)'
-  } AS regular, max(id) AS last FROM (${entries} LIMIT @slice)`;
-/** Up to `@slice` entries of the values of the JSON array `@values`. */
-const BATCH =
-  'SELECT id FROM attr_index WHERE key = @key AND value IN (SELECT value FROM json_each(@values))';
+  } AS regular${last ? ', max(id) AS last' : ''} FROM (${entries} LIMIT @slice)`;
+/** Up to `@slice` entries of the values of the JSON array `@values` (`column` of each). */
+const batchOf = (column: 'id' | '1') =>
+  `SELECT ${column} FROM attr_index WHERE key = @key AND value IN (SELECT value FROM json_each(@values))`;
 /** Up to `@slice` entries of one value, in id order after `@after` (`last`: where the next starts). */
 const SLICE = 'SELECT id FROM attr_index WHERE key = @key AND value = @value AND id > @after ORDER BY id';
 
@@ -160,8 +164,8 @@ async function countOnce(
   if (limits && irregular.length > limits.irregular) return 'too many irregular';
   const regular = irregular.length > 0;
   type Counted = { entries: number; regular: number; last: string | null };
-  const batch = ctx.statements.get(counted(regular, BATCH));
-  const slice = ctx.statements.get(counted(regular, SLICE));
+  const batch = ctx.statements.get(counted(regular, batchOf(regular ? 'id' : '1'), false));
+  const slice = ctx.statements.get(counted(regular, SLICE, true));
   /** One value's entries, a slice at a time. */
   const countValue = async (value: string) => {
     let found = 0;
