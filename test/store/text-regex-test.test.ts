@@ -57,25 +57,52 @@ describe('reading a string off stored JSON text', () => {
       { constructor: { $regex: 'ctor' } },
       { 'dotted.key': { $regex: 'sample' } },
     ];
+    let decided = 0;
     for (const filter of filters) {
       const test = textTestOf(filter)!;
       const matches = compileFilter(filter);
       for (const doc of RECORDS) {
-        // Never false for a match; false for each record with a string there that fails.
-        if (matches(doc)) expect(test(JSON.stringify(doc)), JSON.stringify([filter, doc.id])).toBe(true);
+        // Never 'no' for a match, never 'yes' for a record that does not match.
+        const read = test(JSON.stringify(doc));
+        const label = JSON.stringify([filter, doc.id]);
+        if (matches(doc)) expect(read, label).not.toBe('no');
+        else expect(read, label).not.toBe('yes');
+        if (read === 'yes') decided++;
       }
     }
+    expect(decided).toBeGreaterThan(8);
     const aE = textTestOf({ name: { $regex: 'a.e' } })!;
+    // a: "Soil sample 1 from Toolik" has no a.e; b: "Water sample 2" has "ate"; c: an array; d: no
+    // a.e; e: a number; f: no name; g: an object; h: "ane".
     expect(RECORDS.map((d) => aE(JSON.stringify(d)))).toEqual([
-      false,
-      true,
-      true,
-      false,
-      true,
-      true,
-      true,
-      true,
+      'no',
+      'yes',
+      'parse',
+      'no',
+      'parse',
+      'parse',
+      'parse',
+      'yes',
     ]);
+  });
+
+  it('decides a record unparsed only when the filter is nothing but such conditions, each read', () => {
+    const text = JSON.stringify(RECORDS[1]); // name "Water sample 2", geo_loc_name "Germany"
+    const read = (filter: Filter) => textTestOf(filter)!(text);
+    expect(read({ name: { $regex: 'sample' } })).toBe('yes');
+    expect(read({ name: { $regex: 'SAMPLE', $options: 'i' } })).toBe('yes');
+    expect(
+      read({ $and: [{ name: { $regex: 'sample' } }, { 'geo_loc_name.has_raw_value': { $regex: '^Ger' } }] }),
+    ).toBe('yes');
+    // Anything else in the filter is left to it: another condition, another operator beside the
+    // $regex, a $regex on a path with an array position, a path the text does not hold.
+    expect(read({ name: { $regex: 'sample' }, id: 'b' })).toBe('parse');
+    expect(read({ name: { $regex: 'sample', $ne: 'x' } })).toBe('parse');
+    expect(read({ name: { $regex: 'sample' }, 'env.term.0': { $regex: 't' } })).toBe('parse');
+    expect(read({ name: { $regex: 'sample' }, title: { $regex: 'x' } })).toBe('parse');
+    expect(read({ $and: [{ name: { $regex: 'sample' } }, { id: 'b' }] })).toBe('parse');
+    // A string there that fails decides it the other way, whatever else the filter holds.
+    expect(read({ name: { $regex: 'soil' }, id: 'b' })).toBe('no');
   });
 
   it('has nothing to test without a top-level $regex on a plain path', () => {
@@ -107,8 +134,24 @@ describe('a walk in id order with a $regex', () => {
           .slice(0, 10)
           .map((d) => d.id),
       );
-      // 28 records walked to find 10 matches; only the 10 were parsed.
+      // 28 records walked to find 10 matches, none of them parsed: the records' strings decide
+      // the filter. Answered whole, the page is parsed only to be answered.
       expect(store.counters.bodiesParsed - before).toBe(10);
+      const asText = await store.find('biosample_set', filter, {
+        limit: 10,
+        access: { path: 'id-walk' },
+        asText: true,
+      });
+      expect(asText.map((d) => d.id)).toEqual(page.map((d) => d.id));
+      expect(store.counters.bodiesParsed - before).toBe(10);
+      // With another condition beside it the matches are parsed and decided by the filter.
+      const other = await store.find(
+        'biosample_set',
+        { ...filter, id: { $ne: 'r001' } },
+        { limit: 10, access: { path: 'id-walk' }, asText: true },
+      );
+      expect(other.map((d) => d.id)).toEqual(page.map((d) => d.id));
+      expect(store.counters.bodiesParsed - before).toBe(20);
     } finally {
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });

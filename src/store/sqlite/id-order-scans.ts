@@ -92,10 +92,14 @@ function* verified(
     for (const row of rows) {
       if (stats) stats.docsExamined++;
       if (unparsed) yield recordText(row.id, row.body);
-      else if (textTest === undefined || textTest(row.body)) {
-        if (stats) stats.docsParsed++;
-        const doc = parseBody(ctx, row.body);
-        if (test(doc)) yield asText ? recordText(row.id, row.body) : doc;
+      else {
+        const read = textTest === undefined ? 'parse' : textTest(row.body);
+        if (read === 'yes' && asText === true) yield recordText(row.id, row.body);
+        else if (read !== 'no') {
+          if (stats) stats.docsParsed++;
+          const doc = parseBody(ctx, row.body);
+          if (test(doc)) yield asText ? recordText(row.id, row.body) : doc;
+        }
       }
       if ((++tested & PAUSE_EVERY) === 0) yield PAUSE;
     }
@@ -270,8 +274,9 @@ function* candidatesScan(
 export function* idWalk(ctx: StoreContext, q: IdOrderQuery): Generator<Doc | Pause> {
   const predicate = testOf(q.filter);
   if (q.bodyTest) {
-    // Rows that pass the body test mostly hold the regex's string too: no text test before parsing.
-    yield* verified(ctx, bodyTestedRanges(ctx, q, q.bodyTest), predicate, q);
+    // Rows that pass the body test mostly hold the regex's string too; the text test still spares
+    // parsing them when it decides the filter alone.
+    yield* verified(ctx, bodyTestedRanges(ctx, q, q.bodyTest), predicate, q, q.filter);
     return;
   }
   yield* candidatesScan(ctx, q, candidateIdSql(ctx.estimates, q.collection, NO_CONDITIONS), predicate);
