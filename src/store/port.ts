@@ -64,9 +64,10 @@ export interface AccessDirective {
   path: AccessPathKind;
   /**
    * A test of the stored JSON text every match passes, as SQL on the column `x.body`: records
-   * that fail it are skipped unparsed (src/query/planner/body-prefilter.ts).
+   * that fail it are skipped unparsed (src/query/planner/body-prefilter.ts). `pass`: the share
+   * of records the planner estimates pass it, when it has an estimate.
    */
-  bodyTest?: { sql: string; params: string[] };
+  bodyTest?: { sql: string; params: string[]; pass?: number };
 }
 
 export interface ExecutionStats {

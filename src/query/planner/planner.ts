@@ -313,7 +313,10 @@ export class QueryPlanner {
     const chosen = ranked[0]!;
     const directive: AccessDirective = { path: chosen.path };
     if ((chosen.path === 'id-walk' || chosen.path === 'sorted-index-walk') && hasBodyTest)
-      directive.bodyTest = bodyTestSql(bodyTest, 'x.body');
+      directive.bodyTest = {
+        ...bodyTestSql(bodyTest, 'x.body'),
+        ...(known ? { pass: inputs.bodyTestPass } : {}),
+      };
     const plan: QueryPlan = {
       collection,
       filter,

@@ -33,7 +33,7 @@ export interface SortedPageQuery {
    */
   after?: unknown[];
   /** The planner's test of the stored text, for strategies that read bodies to check the filter. */
-  bodyTest?: { sql: string; params: string[] };
+  bodyTest?: { sql: string; params: string[]; pass?: number };
   /**
    * The page's records may be RecordText (FindOptions.asText): the strategies that read only the
    * page's bodies hand out those they did not parse as read.

@@ -33,7 +33,7 @@ interface Read {
  * 1.5 ms warm); a statement that reads more (a body test over a range of ids, which hands back
  * only the rows that pass) runs on a thread, where it costs 0.13 ms more and holds no request.
  */
-const ON_LOOP_ROWS = 1000;
+export const ON_LOOP_ROWS = 1000;
 /** Threads reading: a cold read waits on the disk, so two can overlap even on one core. */
 const THREADS = Math.max(2, Math.min(4, os.availableParallelism()));
 /** Page cache of each thread's connection, KiB (pages also come through the OS cache, mmap). */
