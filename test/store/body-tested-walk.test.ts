@@ -45,7 +45,9 @@ describe('a body-tested walk in id order', () => {
 
   /** The page of 26, and how many statements tested bodies to find it. */
   async function page(pass?: number): Promise<{ ids: string[]; statements: number }> {
-    const proto = Object.getPrototypeOf(store.db.prepare('SELECT 1')) as { all: (...a: unknown[]) => unknown };
+    const proto = Object.getPrototypeOf(store.db.prepare('SELECT 1')) as {
+      all: (...a: unknown[]) => unknown;
+    };
     const all = proto.all;
     let statements = 0;
     proto.all = function (this: { source: string }, ...args: unknown[]) {
@@ -65,7 +67,10 @@ describe('a body-tested walk in id order', () => {
   }
 
   it('finds the page in one statement at the share the planner expects, the same page as without it', async () => {
-    const expected = docs.filter((d) => String(d.geo).startsWith('Toolik')).slice(0, 26).map((d) => d.id);
+    const expected = docs
+      .filter((d) => String(d.geo).startsWith('Toolik'))
+      .slice(0, 26)
+      .map((d) => d.id);
     // 256 ids hold 25 matches: the 26th takes a second range.
     expect(await page()).toEqual({ ids: expected, statements: 2 });
     expect(await page(0.1)).toEqual({ ids: expected, statements: 1 });

@@ -62,7 +62,9 @@ function conditionsOf(filter: Filter, out: Condition[]): boolean {
         continue;
       }
       const options = typeof value.$options === 'string' ? value.$options : '';
-      if (!Object.keys(value).every((k) => k === '$regex' || (k === '$options' && options === value.$options)))
+      if (
+        !Object.keys(value).every((k) => k === '$regex' || (k === '$options' && options === value.$options))
+      )
         whole = false;
       out.push({ segments, re: compileRegex(value.$regex, options) });
     } else whole = false;
