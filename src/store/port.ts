@@ -60,14 +60,20 @@ export interface FindOptions {
 export type AccessPathKind =
   'id-walk' | 'candidate-ids' | 'attribute-index' | 'sorted-index-walk' | 'sort-keys' | 'sort-in-memory';
 
+/**
+ * A test of the stored JSON text every match passes, as SQL on the column `x.body`: records that
+ * fail it are skipped unparsed (src/query/planner/body-prefilter.ts). `pass`: the share of records
+ * the planner estimates pass it, when it has an estimate.
+ */
+export interface BodyTestSql {
+  sql: string;
+  params: string[];
+  pass?: number;
+}
+
 export interface AccessDirective {
   path: AccessPathKind;
-  /**
-   * A test of the stored JSON text every match passes, as SQL on the column `x.body`: records
-   * that fail it are skipped unparsed (src/query/planner/body-prefilter.ts). `pass`: the share
-   * of records the planner estimates pass it, when it has an estimate.
-   */
-  bodyTest?: { sql: string; params: string[]; pass?: number };
+  bodyTest?: BodyTestSql;
 }
 
 export interface ExecutionStats {

@@ -4,7 +4,7 @@
  * attribute index), each checked by the compiled filter unless the index decides it exactly.
  */
 import { compileFilter } from '../filter.ts';
-import type { Doc, ExecutionStats, Filter } from '../port.ts';
+import type { BodyTestSql, Doc, ExecutionStats, Filter } from '../port.ts';
 import { planIndex } from './attribute-index.ts';
 import { candidateIdSql, conditionsSql, NO_CONDITIONS, type CandidateIds } from './attribute-plans.ts';
 import { compareCodePoints } from './index-walk-rows.ts';
@@ -47,7 +47,7 @@ export interface IdOrderQuery {
    * 'id-walk' only: SQL on `x.body` every match passes (the planner's body test); records that
    * fail it are skipped without being parsed.
    */
-  bodyTest?: { sql: string; params: string[]; pass?: number };
+  bodyTest?: BodyTestSql;
   /** Counts what the scan reads (explain's executionStats). */
   stats?: ExecutionStats;
   /**
@@ -309,7 +309,7 @@ export function firstRange(need: number | undefined, pass: number | undefined): 
 function* bodyTestedRanges(
   ctx: StoreContext,
   q: IdOrderQuery,
-  test: { sql: string; params: string[]; pass?: number },
+  test: BodyTestSql,
 ): Generator<Row[] | OffLoopRead> {
   const { collection, chunkSize, stats } = q;
   const boundary = 'SELECT id FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT 1 OFFSET ?';

@@ -3,7 +3,7 @@
  * vocabulary the page strategies (page-strategies.ts, sort-keys.ts, sorted-index-walk.ts,
  * id-order-scans.ts) and the store's counters share, kept below all of them.
  */
-import type { Filter, Sort } from '../port.ts';
+import type { BodyTestSql, Filter, Sort } from '../port.ts';
 
 /** The ways a scan in id order finds its candidates. */
 export type IdOrderStrategy = 'id-walk' | 'candidate-ids' | 'attribute-index';
@@ -33,7 +33,7 @@ export interface SortedPageQuery {
    */
   after?: unknown[];
   /** The planner's test of the stored text, for strategies that read bodies to check the filter. */
-  bodyTest?: { sql: string; params: string[]; pass?: number };
+  bodyTest?: BodyTestSql;
   /**
    * The page's records may be RecordText (FindOptions.asText): the strategies that read only the
    * page's bodies hand out those they did not parse as read.

@@ -63,7 +63,9 @@ function conditionsOf(filter: Filter, out: Condition[]): boolean {
       }
       const options = typeof value.$options === 'string' ? value.$options : '';
       if (
-        !Object.keys(value).every((k) => k === '$regex' || (k === '$options' && options === value.$options))
+        !Object.keys(value).every(
+          (k) => k === '$regex' || (k === '$options' && typeof value.$options === 'string'),
+        )
       )
         whole = false;
       out.push({ segments, re: compileRegex(value.$regex, options) });
