@@ -18,6 +18,21 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
+  // SQLite (3.53, as better-sqlite3 builds it) reads a value bound to a bare LIMIT, GLOB or LIKE
+  // parameter while planning, so it prepares such a statement again on every run (9-15 us each on
+  // the project's machine). `LIMIT +?`, `GLOB +?` and `LIKE +?` bind the same value without that.
+  {
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...['Literal[value', 'TemplateElement[value.raw'].map((node) => ({
+          selector: `${node}=/\\b(LIMIT|GLOB|LIKE) [?@:$]/]`,
+          message:
+            'SQLite prepares a statement again on each run when a bare parameter is bound to LIMIT, GLOB or LIKE: write LIMIT +?, GLOB +? or LIKE +?',
+        })),
+      ],
+    },
+  },
   // Rules that need the types: a promise nobody awaits or handles, a promise where a callback
   // must return nothing (an Express handler's rejection is caught by Express 5, so those pass),
   // and a switch over a union that misses a member.

@@ -29,7 +29,7 @@ const PATH_FILTER = '(? IS NULL OR v.path IN (SELECT value FROM json_each(?)))';
 /** Strings a MATCH finds that are held at the predicate's paths; binds (MATCH, PATH_FILTER's, limit). */
 const MATCHING_STRINGS =
   'SELECT f.rowid AS rowid, s.value AS value FROM search_trigram f JOIN search_strings s ON s.rowid = f.rowid ' +
-  `WHERE search_trigram MATCH ? AND EXISTS (SELECT 1 FROM search_values v WHERE v.string = f.rowid AND ${PATH_FILTER}) LIMIT ?`;
+  `WHERE search_trigram MATCH ? AND EXISTS (SELECT 1 FROM search_values v WHERE v.string = f.rowid AND ${PATH_FILTER}) LIMIT +?`;
 
 /**
  * The test a stored string must pass to hold a match of a `$regex`: the store's own compiled
@@ -132,7 +132,7 @@ export class FtsCandidates {
     // make the index give up early, which is always safe.
     const owners = this.stmt(
       'SELECT v.record FROM json_each(?) s CROSS JOIN search_values v ON v.string = s.value ' +
-        `WHERE ${PATH_FILTER} LIMIT ?`,
+        `WHERE ${PATH_FILTER} LIMIT +?`,
     )
       .pluck()
       .all(JSON.stringify(strings), ...pathParams, limit * 2 + 1) as number[];

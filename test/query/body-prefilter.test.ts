@@ -22,7 +22,7 @@ describe('body test of a filter', () => {
     );
     // As a GLOB, whose wildcards stand for themselves in brackets.
     expect(bodyTestSql(testOf({ v: { $regex: 'Tool\\*i?k\\[x' } }), 'body')).toEqual({
-      sql: 'body GLOB ? OR body GLOB ?',
+      sql: 'body GLOB +? OR body GLOB +?',
       params: ['*Tool[*]ik[[]x*', '*Tool[*]k[[]x*'],
     });
   });

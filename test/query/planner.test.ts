@@ -212,7 +212,7 @@ describe('QueryPlanner', () => {
       {
         limit: 25,
         // The share the sample found to pass goes with the test: the walk's first range is sized by it.
-        access: { path: 'id-walk', bodyTest: { sql: 'x.body GLOB ?', params: ['*abc*'], pass: 0.4 } },
+        access: { path: 'id-walk', bodyTest: { sql: 'x.body GLOB +?', params: ['*abc*'], pass: 0.4 } },
       },
     ]);
   });

@@ -29,7 +29,7 @@ describe('a body-tested walk in id order', () => {
     id: `r${String(i).padStart(4, '0')}`,
     geo: i % 10 === 9 ? `Toolik ${i}` : `Elsewhere ${i}`,
   }));
-  const test = { sql: 'x.body GLOB ?', params: ['*Toolik*'] };
+  const test = { sql: 'x.body GLOB +?', params: ['*Toolik*'] };
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'body-walk-'));
@@ -51,7 +51,7 @@ describe('a body-tested walk in id order', () => {
     const all = proto.all;
     let statements = 0;
     proto.all = function (this: { source: string }, ...args: unknown[]) {
-      if (this.source.includes('x.body GLOB ?')) statements++;
+      if (this.source.includes('x.body GLOB +?')) statements++;
       return all.apply(this, args);
     };
     try {

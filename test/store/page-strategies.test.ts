@@ -431,17 +431,17 @@ describe('the id walk with a body test', () => {
     // Broad: the page ends in the first range.
     {
       filter: { name: { $regex: 'sample 1' } },
-      bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 1%'] },
+      bodyTest: { sql: "x.body LIKE +? ESCAPE '\\'", params: ['%sample 1%'] },
     },
     // Rare: the walk crosses every range (256, 512, ... rows) before it has its matches.
     {
       filter: { name: { $regex: '^sample 2999$' } },
-      bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 2999%'] },
+      bodyTest: { sql: "x.body LIKE +? ESCAPE '\\'", params: ['%sample 2999%'] },
     },
     // A test that passes records the filter then refuses.
     {
       filter: { name: { $regex: 'e 7$' } },
-      bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%e 7%'] },
+      bodyTest: { sql: "x.body LIKE +? ESCAPE '\\'", params: ['%e 7%'] },
     },
   ];
 
@@ -489,7 +489,7 @@ describe('the id walk with a body test', () => {
     const filter = { name: { $regex: '^sample 1[0-9]{3}$' } };
     const access = {
       path: 'id-walk' as const,
-      bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 1%'] },
+      bodyTest: { sql: "x.body LIKE +? ESCAPE '\\'", params: ['%sample 1%'] },
     };
     for (const options of [{ limit: 100 }, { skip: 90, limit: 10 }, { limit: 400 }]) {
       const stats: ExecutionStats = { docsExamined: 0, keysExamined: 0, docsParsed: 0 };

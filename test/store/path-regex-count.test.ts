@@ -80,7 +80,7 @@ describe('counting one-path regex candidates', () => {
     ]) {
       const predicate = compileFilter(filter);
       const matches = docs.filter((d) => predicate(d));
-      for (const bodyTest of [undefined, { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%t%'] }]) {
+      for (const bodyTest of [undefined, { sql: "x.body LIKE +? ESCAPE '\\'", params: ['%t%'] }]) {
         const access = { path: 'id-walk' as const, bodyTest };
         for (const options of [
           { limit: 7 },

@@ -27,7 +27,7 @@ const rare = {
   filter: { name: { $regex: '^sample 2999$' } },
   access: {
     path: 'id-walk' as const,
-    bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 2999%'] },
+    bodyTest: { sql: "x.body LIKE +? ESCAPE '\\'", params: ['%sample 2999%'] },
   },
 };
 /** One that ends in the first range. */
@@ -35,7 +35,7 @@ const broad = {
   filter: { name: { $regex: 'sample 1' } },
   access: {
     path: 'id-walk' as const,
-    bodyTest: { sql: "x.body LIKE ? ESCAPE '\\'", params: ['%sample 1%'] },
+    bodyTest: { sql: "x.body LIKE +? ESCAPE '\\'", params: ['%sample 1%'] },
   },
 };
 
@@ -242,7 +242,7 @@ describe("the store's reading threads", () => {
     expect(warmth.cold(C)).toBe(false);
     const access = {
       path: 'id-walk' as const,
-      bodyTest: { sql: 'spin_once() AND x.body LIKE ?', params: ['%sample%'] },
+      bodyTest: { sql: 'spin_once() AND x.body LIKE +?', params: ['%sample%'] },
     };
     const filter = { name: { $regex: 'sample' } };
     const before = store.counters.readsOffLoop;

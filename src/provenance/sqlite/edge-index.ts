@@ -308,7 +308,7 @@ export class SqliteEdgeIndex implements EdgeIndex {
     let after = '';
     for (;;) {
       const rows = this.stmt(
-        'SELECT id, fingerprint FROM graph_nodes WHERE collection = ? AND id > ? ORDER BY id LIMIT ?',
+        'SELECT id, fingerprint FROM graph_nodes WHERE collection = ? AND id > ? ORDER BY id LIMIT +?',
       ).all(collection, after, FINGERPRINT_PAGE) as Array<{ id: string; fingerprint: string }>;
       if (rows.length === 0) return;
       yield rows;
@@ -352,7 +352,7 @@ export class SqliteEdgeIndex implements EdgeIndex {
          JOIN graph_nodes h ON h.key = e.${holderEnd}
         WHERE h.collection IS NOT NULL AND h.id NOT IN (SELECT value FROM json_each(@excluding))`;
     return this.stmt(
-      `${held('up', 'down', DOWN_HOLDS)} UNION ALL ${held('down', 'up', UP_HOLDS)} LIMIT @limit`,
+      `${held('up', 'down', DOWN_HOLDS)} UNION ALL ${held('down', 'up', UP_HOLDS)} LIMIT +@limit`,
     ).all({
       ids: JSON.stringify([...new Set(ids)]),
       excluding: JSON.stringify(excluding),

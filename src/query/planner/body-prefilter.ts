@@ -147,11 +147,11 @@ export function bodyTestSql(test: BodyTest, column: string): { sql: string; para
   const parts: string[] = [];
   const params: string[] = [];
   for (const atom of test.exact) {
-    parts.push(`${column} GLOB ?`);
+    parts.push(`${column} GLOB +?`);
     params.push(`*${globLiteral(atom)}*`);
   }
   for (const atom of test.atoms) {
-    parts.push(`${column} LIKE ? ESCAPE '\\'`);
+    parts.push(`${column} LIKE +? ESCAPE '\\'`);
     params.push(`%${atom.replace(/[\\%_]/g, '\\$&')}%`);
   }
   for (const sub of test.subs) {

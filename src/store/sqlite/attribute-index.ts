@@ -342,7 +342,7 @@ export function ensureAttributeIndex(db: Db, statements: StatementCache, keys: A
     keys.clear();
     // Read in pages: the connection cannot write while a statement is still stepping.
     const page = db.prepare(
-      'SELECT collection, id, body FROM docs WHERE (collection, id) > (?, ?) ORDER BY collection, id LIMIT ?',
+      'SELECT collection, id, body FROM docs WHERE (collection, id) > (?, ?) ORDER BY collection, id LIMIT +?',
     );
     let after = { collection: '', id: '' };
     for (;;) {

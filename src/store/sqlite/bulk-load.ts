@@ -159,7 +159,7 @@ const REBUILD_PAGE = 2000;
 export function rebuildAttributeIndex(db: Database, collection: string): void {
   db.exec(SET_ASIDE);
   const keys = new AttributeKeys(new StatementCache(db));
-  const page = db.prepare('SELECT id, body FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT ?');
+  const page = db.prepare('SELECT id, body FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT +?');
   const entries = db.prepare(SET_ASIDE_ENTRIES);
   const irregular = db.prepare(SET_ASIDE_IRREGULAR);
   const addRecords = db.prepare(ADD_RECORDS);

@@ -84,7 +84,7 @@ export class ChangeLog {
     }
     // One row past the page tells whether more follow.
     const rows = this.statements
-      .get('SELECT seq, collection, id, deleted FROM changes WHERE seq > ? ORDER BY seq LIMIT ?')
+      .get('SELECT seq, collection, id, deleted FROM changes WHERE seq > ? ORDER BY seq LIMIT +?')
       .all(sinceSeq, this.page + 1) as Array<{
       seq: number;
       collection: string;

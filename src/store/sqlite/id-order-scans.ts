@@ -164,7 +164,7 @@ function* idChunks(
   let cursor = q.afterId ?? '';
   let limit = first;
   for (;;) {
-    const ids = idsOf(ctx, `${sql} LIMIT ?`, [...params, cursor, limit]);
+    const ids = idsOf(ctx, `${sql} LIMIT +?`, [...params, cursor, limit]);
     if (ids.length > 0) yield ids;
     if (ids.length < limit) return;
     cursor = ids[ids.length - 1]!;
@@ -185,7 +185,7 @@ function* mergedChunks(
   parts: Array<{ where: string[]; params: SqlParam[] }>,
 ): Generator<string[]> {
   const streams = parts.map(({ where, params }) => ({
-    sql: `SELECT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id LIMIT ?`,
+    sql: `SELECT x.id AS id FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id LIMIT +?`,
     params,
     ids: [] as string[],
     at: 0,
@@ -244,7 +244,7 @@ function* candidatesScan(
     return;
   }
   function* walkedChunks(): Generator<Row[] | OffLoopRead> {
-    const sql = `SELECT x.id AS id, x.body AS body FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id LIMIT ?`;
+    const sql = `SELECT x.id AS id, x.body AS body FROM ${from} WHERE ${where.join(' AND ')} AND x.id > ? ORDER BY x.id LIMIT +?`;
     let cursor = afterId ?? '';
     let limit = first;
     for (;;) {
@@ -313,8 +313,8 @@ function* bodyTestedRanges(
 ): Generator<Row[] | OffLoopRead> {
   const { collection, chunkSize, stats } = q;
   const boundary = 'SELECT id FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT 1 OFFSET ?';
-  const within = `SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id > ? AND x.id <= ? AND (${test.sql}) ORDER BY x.id LIMIT ?`;
-  const beyond = `SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id > ? AND (${test.sql}) ORDER BY x.id LIMIT ?`;
+  const within = `SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id > ? AND x.id <= ? AND (${test.sql}) ORDER BY x.id LIMIT +?`;
+  const beyond = `SELECT x.id AS id, x.body AS body FROM docs x WHERE x.collection = ? AND x.id > ? AND (${test.sql}) ORDER BY x.id LIMIT +?`;
   const rowsBetween = 'SELECT count(*) AS n FROM docs WHERE collection = ? AND id > ? AND id <= ?';
   let from = q.afterId ?? '';
   let range = firstRange(q.need, test.pass);

@@ -147,7 +147,7 @@ function worthDriving(
   const rowsUpTo = (c: Condition, k: number, most: number) => {
     const v = valueSql('value', c);
     return statements
-      .get(`SELECT count(*) FROM (SELECT 1 FROM attr_index WHERE key = ? AND ${v.sql} LIMIT ?)`)
+      .get(`SELECT count(*) FROM (SELECT 1 FROM attr_index WHERE key = ? AND ${v.sql} LIMIT +?)`)
       .pluck()
       .get(k, ...v.params, most) as number;
   };

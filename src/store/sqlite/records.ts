@@ -92,7 +92,7 @@ export async function* scanTexts(
   let cursor = '';
   for (;;) {
     const rows = statements
-      .get('SELECT id, body FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT ?')
+      .get('SELECT id, body FROM docs WHERE collection = ? AND id > ? ORDER BY id LIMIT +?')
       .all(collection, cursor, batchSize) as Row[];
     if (rows.length === 0) return;
     yield rows.map((r) => r.body);

@@ -51,7 +51,7 @@ const walkFrom = (start: string) =>
   `SELECT (SELECT value FROM attr_index WHERE key = @key AND ${start} ORDER BY value LIMIT 1) ` +
   'UNION ALL SELECT (SELECT value FROM attr_index WHERE key = @key AND value > walk.v ORDER BY value LIMIT 1) ' +
   'FROM walk WHERE walk.v IS NOT NULL' +
-  ') SELECT v FROM walk WHERE v IS NOT NULL LIMIT @limit';
+  ') SELECT v FROM walk WHERE v IS NOT NULL LIMIT +@limit';
 const DISTINCT_STRINGS = walkFrom("value >= ''");
 /** The same walk from past a value already walked (`@after`). */
 const DISTINCT_STRINGS_AFTER = walkFrom("value > @after AND value >= ''");
@@ -64,14 +64,14 @@ const DISTINCT_STRINGS_AFTER = walkFrom("value > @after AND value >= ''");
 const counted = (regular: boolean, entries: string, last: boolean) =>
   `SELECT count(*) AS entries, ${
     regular ? 'coalesce(sum(id NOT IN (SELECT id FROM attr_irregular WHERE key = @key)), 0)' : 'count(*)'
-  } AS regular${last ? ', max(id) AS last' : ''} FROM (${entries} LIMIT @slice)`;
+  } AS regular${last ? ', max(id) AS last' : ''} FROM (${entries} LIMIT +@slice)`;
 /** Up to `@slice` entries of the values of the JSON array `@values` (`column` of each). */
 const batchOf = (column: 'id' | '1') =>
   `SELECT ${column} FROM attr_index WHERE key = @key AND value IN (SELECT value FROM json_each(@values))`;
 /** Up to `@slice` entries of one value, in id order after `@after` (`last`: where the next starts). */
 const SLICE = 'SELECT id FROM attr_index WHERE key = @key AND value = @value AND id > @after ORDER BY id';
 
-const IRREGULAR_IDS = 'SELECT id FROM attr_irregular WHERE key = ? LIMIT ?';
+const IRREGULAR_IDS = 'SELECT id FROM attr_irregular WHERE key = ? LIMIT +?';
 const LATEST_CHANGE = 'SELECT max(seq) FROM changes';
 
 /** Distinct values one read of the walk takes (a seek each); a turn is taken between reads. */

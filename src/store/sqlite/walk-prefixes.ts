@@ -219,7 +219,7 @@ export class WalkPrefixes {
     return {
       sql:
         `${selectRows(w)}${after}${upTo === undefined ? '' : asc ? ' AND x.value <= ?' : ' AND x.value >= ?'}` +
-        ` ORDER BY x.value${order}, x.id${order}${limit === undefined ? '' : ' LIMIT ?'}`,
+        ` ORDER BY x.value${order}, x.id${order}${limit === undefined ? '' : ' LIMIT +?'}`,
       params: [
         w.key,
         ...w.params,
@@ -330,7 +330,7 @@ export class WalkPrefixes {
     );
     if (pruned > was.seq) return false;
     const changes = statements
-      .get('SELECT collection, id FROM changes WHERE seq > ? ORDER BY seq LIMIT ?')
+      .get('SELECT collection, id FROM changes WHERE seq > ? ORDER BY seq LIMIT +?')
       .all(was.seq, CATCH_UP + 1) as Array<{ collection: string; id: string }>;
     if (changes.length > CATCH_UP) return false;
     const ids = new Set(changes.filter((c) => c.collection === w.collection).map((c) => c.id));
