@@ -255,6 +255,46 @@ describe("the store's reading threads", () => {
     expect(warmth.cold(C)).toBe(false);
   });
 
+  it('asks the process what it read from disk at most every 5 ms, and after a slow statement', async () => {
+    const store = open();
+    const { warmth } = readersOf(store);
+    await store.find(C, {}, { limit: 1 });
+    warmth.shownWarm(C);
+    const asked = vi.spyOn(process, 'resourceUsage');
+    const told = vi.spyOn(warmth, 'tookOnLoop');
+    try {
+      const started = performance.now();
+      for (let i = 0; i < 200; i++) await store.find(C, { name: { $ne: `sample ${i}` } }, { limit: 2 });
+      const ms = performance.now() - started;
+      // 200 statements on the loop, each once timed; the process is asked for a count at most
+      // once in 5 ms, and none was slow enough to be told of.
+      expect(asked.mock.calls.length).toBeLessThanOrEqual(Math.ceil(ms / 5) + 1);
+      expect(asked.mock.calls.length).toBeLessThan(200);
+      expect(told).not.toHaveBeenCalled();
+      let spun = false;
+      store.db.function('spin_twice', () => {
+        if (!spun) {
+          spun = true;
+          const until = performance.now() + 40;
+          while (performance.now() < until);
+        }
+        return 1;
+      });
+      const access = {
+        path: 'id-walk' as const,
+        bodyTest: { sql: 'spin_twice() AND x.body LIKE +?', params: ['%sample%'] },
+      };
+      await store.find(C, { name: { $regex: 'sample' } }, { limit: 5, access });
+      expect(told).toHaveBeenCalledTimes(1);
+      expect(told.mock.calls[0]![0]).toBe(C);
+      expect(told.mock.calls[0]![1]).toBeGreaterThan(30);
+      expect(told.mock.calls[0]![2]).toBe(false);
+    } finally {
+      asked.mockRestore();
+      told.mockRestore();
+    }
+  });
+
   it('ends a spell 10 s after it began, the first one too', () => {
     vi.useFakeTimers({ toFake: ['performance'] });
     try {

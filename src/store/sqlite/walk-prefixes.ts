@@ -19,7 +19,7 @@ import { indexRecord, ODD_ID, type IndexValue } from './attribute-index.ts';
 import { compareRows, compareSqliteValues, selectRows, type Row, type Walk } from './index-walk-rows.ts';
 import { bodyOf } from './records.ts';
 import { BULK_LOAD_KEY } from './bulk-load.ts';
-import { pagesFromDisk, readOnThread } from './read-threads.ts';
+import { onLoopTimer, readOnThread } from './read-threads.ts';
 import type { SqlParam } from './statement-cache.ts';
 import { parseBody, type StoreContext } from './store-context.ts';
 
@@ -247,8 +247,7 @@ export class WalkPrefixes {
    * SLICE_ROWS): a first page reads few rows, a deep one doubles what it holds with each slice.
    */
   private readSlice(w: Walk, p: WalkPrefix): void {
-    const disk = pagesFromDisk();
-    const started = performance.now();
+    const took = onLoopTimer(w.ctx.readers, w.collection);
     const { statements } = w.ctx;
     const asc = w.direction === 1;
     const b = this.boundStatement(w, p.through);
@@ -281,7 +280,7 @@ export class WalkPrefixes {
     if (through === undefined) p.complete = true;
     else p.through = through;
     if (p.rows.length > this.rowsPerWalk) this.cut(p);
-    w.ctx.readers?.warmth.tookOnLoop(w.collection, performance.now() - started, pagesFromDisk() > disk);
+    took();
   }
 
   /** Keeps the whole values among the first `rowsPerWalk` rows, and reads no further. */
