@@ -43,6 +43,74 @@ describe('reading a string off stored JSON text', () => {
     expect(stringAt(' { "a" : { "b" :"x y" } } ', ['a', 'b'])).toBe('x y');
     expect(stringAt('{"a": [1, {"b": "}"}], "c": "d"}', ['c'])).toBe('d');
     expect(stringAt('{"a": "unterminated', ['a'])).toBeUndefined();
+    // Keys are compared as decoded: escapes in the text, backslashes and quotes in the key.
+    expect(stringAt('{"x": 1, "na\\u006de": "escaped"}', ['name'])).toBe('escaped');
+    expect(stringAt('{"nam": "short", "names": "long", "name": "it"}', ['name'])).toBe('it');
+    expect(stringAt('{"a\\\\b": "one", "a\\\\\\\\b": "two"}', ['a\\b'])).toBe('one');
+    expect(stringAt('{"a\\\\b": "one", "a\\\\\\\\b": "two"}', ['a\\\\b'])).toBe('two');
+    expect(stringAt('{"a\\\\n": "no", "a\\n": "yes"}', ['a\\n'])).toBe('no');
+    expect(stringAt('{"a\\\\n": "no", "a\\n": "yes"}', ['a\n'])).toBe('yes');
+    // As long as the key, with the key's own characters, and yet another key (a new line).
+    expect(stringAt('{"a\\n": "new line", "a\\\\n": "backslash"}', ['a\\n'])).toBe('backslash');
+    expect(stringAt('{"k": "\\\\", "q\\"": "\\"\\\\\\"", "z": "end"}', ['q"'])).toBe('"\\"');
+    expect(stringAt('{"k": "\\\\", "q\\"": "\\"\\\\\\"", "z": "end"}', ['z'])).toBe('end');
+  });
+
+  it('reads what parsing reads, across generated records and paths', () => {
+    // Keys and strings that JSON writes with escapes, as written by JSON.stringify (compact and
+    // indented) and with \u escapes where none were needed.
+    const KEYS = ['a', 'ab', 'b', 'a"b', 'a\\b', 'a\nb', 'a\\nb', '\u00e9', '\u2028', 'ba', '__proto__'];
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const value = (depth: number): unknown => {
+      switch (next(depth > 2 ? 4 : 6)) {
+        case 0:
+          return KEYS[next(KEYS.length)]! + '\\"' + next(100);
+        case 1:
+          return next(1000) / 7;
+        case 2:
+          return next(2) === 0 ? null : true;
+        case 3:
+          return 'v' + next(10);
+        case 4:
+          return Array.from({ length: next(3) }, () => value(depth + 1));
+        default:
+          return object(depth + 1);
+      }
+    };
+    const object = (depth: number): Record<string, unknown> => {
+      const o: Record<string, unknown> = {};
+      for (let k = next(5); k > 0; k--)
+        Object.defineProperty(o, KEYS[next(KEYS.length)]!, {
+          value: value(depth),
+          enumerable: true,
+          configurable: true,
+          writable: true,
+        });
+      return o;
+    };
+    const parsedAt = (v: unknown, segments: string[]): string | undefined => {
+      for (const s of segments) {
+        if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.hasOwn(v, s)) return undefined;
+        v = (v as Record<string, unknown>)[s];
+      }
+      return typeof v === 'string' ? v : undefined;
+    };
+    let found = 0;
+    for (let n = 0; n < 3000; n++) {
+      const record = object(0);
+      const compact = JSON.stringify(record);
+      const texts = [compact, JSON.stringify(record, null, 1), compact.replace(/a/g, '\\u0061')];
+      const segments = Array.from({ length: 1 + next(3) }, () => KEYS[next(KEYS.length)]!);
+      const expected = parsedAt(JSON.parse(compact), segments);
+      if (expected !== undefined) found++;
+      for (const text of texts)
+        expect([text, segments, stringAt(text, segments)]).toEqual([text, segments, expected]);
+    }
+    expect(found).toBeGreaterThan(50);
   });
 
   it('passes over unparsed only the records the filter cannot match', () => {
