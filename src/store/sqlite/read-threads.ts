@@ -309,7 +309,7 @@ export function onLoopTimer(readers: ReadThreads | undefined, collection: string
  * Pages the process has read from disk so far: through the store's memory map (major faults) and
  * by reads the OS cache did not answer. About a microsecond to ask.
  */
-export function pagesFromDisk(): number {
+function pagesFromDisk(): number {
   const { majorPageFault, fsRead } = process.resourceUsage();
   return majorPageFault + fsRead;
 }
