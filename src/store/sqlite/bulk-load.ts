@@ -161,7 +161,7 @@ function moveAsideEntries(db: Database, latestOnly: boolean): void {
  * their text in 732 us and 286 us. One transaction, about 40 s at 10^6 (a death rolls it back,
  * leaving the records as written); records written later go at the table's end as before.
  */
-export function clusterById(db: Database, collection: string): void {
+function clusterById(db: Database, collection: string): void {
   db.transaction(() => {
     db.exec('DROP TABLE IF EXISTS temp.bulk_clustered');
     db.prepare(
