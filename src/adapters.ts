@@ -54,7 +54,10 @@ export function offloadLargeWrites(config: Config, { store, searchIndex, edgeInd
     searchIndex.synchronous &&
     edgeIndex instanceof SqliteEdgeIndex
   )
-    store.offloadAtomicWrites({ entry: new URL('./write-thread.ts', import.meta.url) });
+    store.offloadAtomicWrites({
+      entry: new URL('./write-thread.ts', import.meta.url),
+      nice: config.writeThreadNice,
+    });
 }
 
 /**

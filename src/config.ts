@@ -124,6 +124,13 @@ export interface Config {
    */
   writeThread: boolean;
   /**
+   * The nice value (0-19) the writing thread runs at, and the threads it starts (the search index's
+   * preparing workers inherit it): a large write then takes the CPU the threads answering requests
+   * leave, instead of sharing it with them. 0 leaves them as the process is. `WRITE_THREAD_NICE`,
+   * default 10.
+   */
+  writeThreadNice: number;
+  /**
    * The heap of each process aggregation pipelines run in, MiB (src/metadata/pipeline-processes.ts):
    * a pipeline that needs more is a 422. `AGGREGATE_MEMORY_MB`, default 1024.
    */
@@ -333,6 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fastPath: boolean(env, 'FAST_PATH', true),
     storePrewarm: boolean(env, 'STORE_PREWARM', true),
     writeThread: boolean(env, 'WRITE_THREAD', true),
+    writeThreadNice: integer(env, 'WRITE_THREAD_NICE', 10, 0, 19),
     aggregateMemoryMb: integer(env, 'AGGREGATE_MEMORY_MB', 1024, 64, 64 * 1024),
     aggregateTimeLimitSeconds: integer(env, 'AGGREGATE_TIME_LIMIT_SECONDS', 60, 1, 24 * 3600),
   };

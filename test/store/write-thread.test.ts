@@ -5,6 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
+import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateDatabase } from '../../src/data/generator.ts';
@@ -362,6 +363,37 @@ describe("the embedded store's writing thread", () => {
     await submit(broken, large);
     expect(broken.store.counters.writesOnThread).toBe(0);
   });
+
+  it.runIf(process.platform === 'linux')(
+    'runs at the nice value it is given, and so do the preparing workers it starts; this thread keeps its own',
+    async () => {
+      /** The nice value of each thread of this process (field 19 of /proc/self/task/<tid>/stat). */
+      const niceValues = () =>
+        fs.readdirSync('/proc/self/task').flatMap((tid) => {
+          try {
+            const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+            return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+          } catch {
+            return []; // a thread that ended meanwhile
+          }
+        });
+      const NICE = 7; // a value nothing else here runs at
+      const before = niceValues().filter((n) => n === NICE).length;
+      const threaded = embedded({ minRecords: 10, nice: NICE });
+      await threaded.store.warmWriteThread();
+      // The writing thread and at least one preparing worker it started.
+      expect(niceValues().filter((n) => n === NICE).length).toBeGreaterThanOrEqual(before + 2);
+      expect(os.getPriority(0)).toBe(0);
+      await submit(threaded, { data_object_set: DATABASE.data_object_set! });
+      expect(threaded.store.counters.writesOnThread).toBe(1);
+      expect(await threaded.store.count('data_object_set', {})).toBe(DATABASE.data_object_set!.length);
+      // Without a nice value the thread runs as the process does.
+      const plain = embedded({ minRecords: 10 });
+      const counted = niceValues().filter((n) => n === NICE).length;
+      await plain.store.warmWriteThread();
+      expect(niceValues().filter((n) => n === NICE).length).toBe(counted);
+    },
+  );
 
   it('keeps the event loop turning while it writes; records are written after it without waiting in SQLite, state at once', async () => {
     const threaded = embedded({ minRecords: 10 });

@@ -35,6 +35,9 @@ export async function createTestApp(
     LOG_LEVEL: 'silent',
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
+    // Test files run side by side: a writing thread below their priority would wait for the other
+    // files' work, not for this app's readers (write-thread.test.ts tests the nice value itself).
+    WRITE_THREAD_NICE: '0',
     ...env,
   });
   const logger = options.logger ?? pino({ level: 'silent' });

@@ -185,6 +185,18 @@ describe('Elasticsearch settings', () => {
   });
 });
 
+describe('WRITE_THREAD_NICE', () => {
+  it('defaults to 10, takes 0 to 19, and refuses anything else', () => {
+    expect(loadConfig({}).writeThreadNice).toBe(10);
+    expect(loadConfig({ WRITE_THREAD_NICE: '0' }).writeThreadNice).toBe(0);
+    expect(loadConfig({ WRITE_THREAD_NICE: '19' }).writeThreadNice).toBe(19);
+    for (const bad of ['20', '-5', '2.5', 'low'])
+      expect(() => loadConfig({ WRITE_THREAD_NICE: bad })).toThrow(
+        new ConfigError(`WRITE_THREAD_NICE must be an integer between 0 and 19, got "${bad}"`),
+      );
+  });
+});
+
 describe('STORE_PREWARM', () => {
   it('defaults to reading the store file into the OS cache, and takes false', () => {
     expect(loadConfig({}).storePrewarm).toBe(true);
