@@ -629,7 +629,7 @@ export interface ThreadStore {
  * `setpriority` of process 0 sets the caller's alone). A large write's thread then takes the CPU
  * that the event loops answering requests leave, instead of an equal share: on 2 cores, 500 reads
  * a second asked while 10^5 biosamples were submitted (`npm run bench:load -- --submit 100000
- * --rate 500`) took 40.2 ms p50 at the same priority, 2.8 ms at nice 10, and the submission as long.
+ * --rate 500`) took 40-42 ms p50 at the same priority, 3 ms at nice 10 (p99 1.3-1.7 s, 0.24-1.1 s).
  * Threads started from this one (the search index's preparing workers) inherit it. Elsewhere the
  * call would lower the whole process, so it is not made; a system that refuses it leaves the
  * thread as it is.
