@@ -22,9 +22,17 @@ export { answerClientErrors } from './http/client-errors.ts';
 /** For whoever listens: the fast path's request checks built ahead of the first requests. */
 export { warmFastPath } from './http/fast-path.ts';
 
-/** The HTTP server answering with `app` (its requests and responses born as the app wants them). */
+/**
+ * The HTTP server answering with `app` (its requests and responses born as the app wants them).
+ * Each request that is not a large body (bulk work, read in turns) tells bulk work to give way.
+ */
 export function createServer(app: express.Express): http.Server {
-  return http.createServer(nodeClasses(app), app);
+  const server = http.createServer(nodeClasses(app), app);
+  server.on('request', (req: http.IncomingMessage) => {
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (!(length >= IN_TURNS_FROM_BYTES)) requestCame();
+  });
+  return server;
 }
 import { loadValidationDocument } from './http/openapi-documents.ts';
 import { withLinearPatterns } from './http/contract-patterns.ts';
@@ -50,7 +58,8 @@ import { jobsRouter } from './workflows/job-routes.ts';
 import { fileStagingRouter } from './workflows/file-staging-routes.ts';
 import { runsRouter } from './runs/routes.ts';
 import { drsRouter } from './objects/routes.ts';
-import { jsonBodies } from './http/request-reading/json-in-turns.ts';
+import { IN_TURNS_FROM_BYTES, jsonBodies } from './http/request-reading/json-in-turns.ts';
+import { requestCame } from './turns.ts';
 import { warmLargeWrites } from './adapters.ts';
 import { isCollectionName } from './schema/nmdc.ts';
 

@@ -1,14 +1,82 @@
 /**
  * Long work on the event loop in turns, so that other requests are answered meanwhile: better-sqlite3
  * and JSON are synchronous, and one call over 10^5 records holds the process for its whole length.
+ *
+ * Bulk work (what a large request body asks for: a submission's parsing, validation and
+ * serialising) also gives way while other requests come: before each turn it waits a few times as
+ * long as it has just worked, so it takes about a quarter of the event loop and leaves the CPU to
+ * the requests (of this process and of the others on the machine) instead of an equal share.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** Longest stretch work keeps the event loop before it lets other requests run, ms. */
 export const TURN_MS = 10;
 
-/** Resolves in the next turn of the event loop, after the I/O waiting now. */
+/** How long after a request came bulk work still gives way, ms. */
+const RECENT_REQUEST_MS = 100;
+/** While requests come, bulk work waits this many times as long as it worked before its next turn. */
+const GIVE_WAY_RATIO = 3;
+/** The longest one such wait, ms. */
+const MOST_WAIT_MS = 30;
+
+/** When a request that is no bulk work last came to this process (`performance.now()`). */
+let requestCameAt = -Infinity;
+
+/** The bulk work a chain of calls belongs to: when it last resumed after a turn. */
+const bulkWork = new AsyncLocalStorage<{ resumedAt: number }>();
+
+/** Notes that a request which is no bulk work came: bulk work gives way for a while. */
+export function requestCame(): void {
+  requestCameAt = performance.now();
+}
+
+/** Runs `fn` as bulk work: its turns (`nextTurn`, `Turns`, and what is built on them) give way. */
+export function asBulkWork<T>(fn: () => T): T {
+  return bulkWork.run({ resumedAt: performance.now() }, fn);
+}
+
+/**
+ * How long bulk work that has just worked `workedMs` on the event loop waits before going on: 0
+ * unless a request came within RECENT_REQUEST_MS, else GIVE_WAY_RATIO times as long, at most
+ * MOST_WAIT_MS.
+ */
+export function giveWayMs(workedMs: number): number {
+  const since = performance.now() - requestCameAt;
+  if (!(since >= 0 && since <= RECENT_REQUEST_MS)) return 0;
+  return Math.min(MOST_WAIT_MS, Math.max(0, workedMs) * GIVE_WAY_RATIO);
+}
+
+/** How often bulk work has given way, and for how long in all (ms). */
+export const gaveWay = { times: 0, ms: 0 };
+
+/**
+ * Runs `fn` in a later turn of the event loop: after the I/O waiting now (setImmediate), or, in
+ * bulk work that has just worked `workedMs`, after giving way (`giveWayMs`).
+ */
+export function inLaterTurn(workedMs: number, fn: () => void): void {
+  const wait = bulkWork.getStore() === undefined ? 0 : giveWayMs(workedMs);
+  if (wait === 0) {
+    setImmediate(fn);
+    return;
+  }
+  gaveWay.times++;
+  gaveWay.ms += wait;
+  setTimeout(fn, wait);
+}
+
+/**
+ * Resolves in the next turn of the event loop, after the I/O waiting now; in bulk work, after it
+ * has given way for the time since it last resumed (`inLaterTurn`).
+ */
 export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  const bulk = bulkWork.getStore();
+  if (!bulk) return new Promise((resolve) => setImmediate(resolve));
+  return new Promise<void>((resolve) =>
+    inLaterTurn(performance.now() - bulk.resumedAt, () => {
+      bulk.resumedAt = performance.now();
+      resolve();
+    }),
+  );
 }
 
 /** Turn-taking for long work done in small steps: `if (turns.due()) await turns.give()` between steps. */

@@ -9,6 +9,7 @@
 import express, { type Request, type RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Services } from '../services.ts';
+import { gaveWay } from '../turns.ts';
 
 /**
  * When a request was first looked at, for a way in that looks at it before counting it (the fast
@@ -112,6 +113,18 @@ export function createMetrics(deps: Pick<Services, 'store' | 'searchIndex' | 'ed
         const pending = index.synchronous ? 0 : Math.max(0, latest - (await index.watermark()));
         this.set({ index: name, engine }, pending);
       }
+    },
+  });
+  new Gauge({
+    name: 'nmdc_bulk_work_waits',
+    help:
+      'How often (measure="times") and how long in all (measure="seconds") bulk work on the event loop ' +
+      "(a large body's parsing, a submission's validation) has waited for other requests since the process started",
+    labelNames: ['measure'],
+    registers: [registry],
+    collect() {
+      this.set({ measure: 'times' }, gaveWay.times);
+      this.set({ measure: 'seconds' }, gaveWay.ms / 1000);
     },
   });
   new Gauge({

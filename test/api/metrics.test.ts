@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, type TestApp } from '../support/server.ts';
 import { createMetrics } from '../../src/http/metrics.ts';
+import { gaveWay } from '../../src/turns.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -92,6 +93,19 @@ describe('GET /metrics', () => {
     expect(sample(text, 'nmdc_queue_depth', 'queue="operations_running"')).toBe(1);
     expect(text).toMatch(/^nmdc_process_resident_memory_bytes \d+/m);
     expect(text).toMatch(/^nmdc_http_requests_in_flight 1$/m);
+  });
+
+  it('tells how often and how long bulk work gave way to other requests', async () => {
+    const before = { ...gaveWay };
+    // As two waits of bulk work would count them (turns.ts).
+    gaveWay.times += 2;
+    gaveWay.ms += 250;
+    const text = (await request(t.app).get('/metrics').expect(200)).text;
+    expect(sample(text, 'nmdc_bulk_work_waits', 'measure="times"')).toBe(before.times + 2);
+    expect(sample(text, 'nmdc_bulk_work_waits', 'measure="seconds"')).toBeCloseTo(
+      (before.ms + 250) / 1000,
+      9,
+    );
   });
 
   it('counts pending trigger firings', async () => {

@@ -10,11 +10,15 @@
  * what `JSON.parse` answers for the whole text; a body that is not
  * JSON is refused as express.json refuses it (422 `Request body is not valid JSON: ...`), with
  * where in the body the error lies. Anything else goes on to express.json.
+ *
+ * Such a body is bulk work (turns.ts): while other requests come to the process, its scanning and
+ * parsing, and whatever its route then does in turns, give way to them.
  */
+import { AsyncResource } from 'node:async_hooks';
 import { parse as parseContentType } from 'content-type';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { JsonTooDeep } from '../../errors.ts';
-import { nextTurn } from '../../turns.ts';
+import { asBulkWork, inLaterTurn, nextTurn } from '../../turns.ts';
 import type { JsonObserver } from '../../json-stream.ts';
 import {
   BACKSLASH,
@@ -376,17 +380,19 @@ export class JsonReader {
    * Scans and parses what came, in a turn of its own of at most WORK_PER_TURN_MS, then in the
    * next as long as there is more; stops at a refusal (kept for `finish`) and once `finish` began.
    */
-  private later(): void {
+  private later(worked = 0): void {
     if (this.scheduled || this.finishing || this.refusal !== undefined) return;
     this.scheduled = true;
-    setImmediate(() => {
+    // As bulk work (a large body's), it gives way to other requests between turns (turns.ts).
+    inLaterTurn(worked, () => {
       this.scheduled = false;
       if (this.finishing) return;
-      const until = performance.now() + WORK_PER_TURN_MS;
+      const start = performance.now();
+      const until = start + WORK_PER_TURN_MS;
       try {
         let more = true;
         while (more && performance.now() < until) more = this.advance(false);
-        if (more) this.later();
+        if (more) this.later(performance.now() - start);
       } catch (err) {
         this.refusal = err;
         this.abandon();
@@ -564,7 +570,8 @@ function readJsonBody(req: Request, length: number, reader: JsonReader): Promise
   return new Promise((resolve, reject) => {
     let received = 0;
     let settled = false;
-    const settle = (err: Error | undefined) => {
+    // The listeners run as the bulk work the body was begun in (asBulkWork), not as the socket's.
+    const settle = AsyncResource.bind((err: Error | undefined) => {
       if (settled) return;
       settled = true;
       req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
@@ -572,12 +579,12 @@ function readJsonBody(req: Request, length: number, reader: JsonReader): Promise
         reader.abandon();
         reject(err);
       } else reader.finish().then(resolve, reject);
-    };
-    const onData = (chunk: Buffer) => {
+    });
+    const onData = AsyncResource.bind((chunk: Buffer) => {
       received += chunk.length;
       if (received > length) settle(sizeMismatch(length, received));
       else reader.append(chunk);
-    };
+    });
     const onEnd = () => settle(received === length ? undefined : sizeMismatch(length, received));
     const onError = (err: Error) => settle(err);
     const onClose = () =>
@@ -617,18 +624,22 @@ export function jsonBodiesInTurns(options: {
     }
     if (charset !== undefined && charset !== 'utf-8') return next();
     options.onLarge?.();
-    const reader = new JsonReader();
-    options.observe?.(req, reader);
-    readJsonBody(req, length, reader).then(
-      (body) => {
-        req.body = body;
-        next();
-      },
-      (err: Error) => {
-        req.resume();
-        next(err);
-      },
-    );
+    // Bulk work from here on (its reading, parsing and whatever the route does with it): it gives
+    // way to other requests (turns.ts).
+    asBulkWork(() => {
+      const reader = new JsonReader();
+      options.observe?.(req, reader);
+      readJsonBody(req, length, reader).then(
+        (body) => {
+          req.body = body;
+          next();
+        },
+        (err: Error) => {
+          req.resume();
+          next(err);
+        },
+      );
+    });
   };
 }
 

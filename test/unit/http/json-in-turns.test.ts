@@ -12,6 +12,7 @@ import { JsonTooDeep } from '../../../src/errors.ts';
 import { errorHandler } from '../../../src/http/error-handler.ts';
 import type { JsonObserver } from '../../../src/json-stream.ts';
 import { jsonBodies, JsonReader, parseJsonInTurns } from '../../../src/http/request-reading/json-in-turns.ts';
+import { gaveWay, nextTurn, requestCame } from '../../../src/turns.ts';
 
 /** What JSON.parse answers for `text` (an empty body is {}), or 'refused'. */
 function whole(text: string): unknown {
@@ -411,6 +412,60 @@ describe('jsonBodiesInTurns', () => {
       expect(await res.json()).toEqual({ body: { read: 'in turns', n: [1, 2, 3] }, proto: true });
     } finally {
       await app.close();
+    }
+  });
+
+  it('reads a large body as bulk work: its parsing and its route give way while other requests come', async () => {
+    const app = express();
+    app.use(jsonBodies(64 * 1024 * 1024, { minBytes: 1024 * 1024 }));
+    app.post('/bulk', async (req, res) => {
+      // The route's turns are bulk work's: after 8 ms of work, with a request just come, 24 ms.
+      requestCame();
+      const end = performance.now() + 8;
+      while (performance.now() < end);
+      const start = performance.now();
+      await nextTurn();
+      res.json({
+        records: (req.body as { biosample_set: unknown[] }).biosample_set.length,
+        waited: performance.now() - start,
+      });
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bulk`;
+    const records = Array.from({ length: 60_000 }, (_, i) => ({
+      id: `nmdc:bsm-11-${i}`,
+      name: `sample ${i}`,
+      depth: i / 7,
+    }));
+    const body = JSON.stringify({ biosample_set: records });
+    expect(body.length).toBeGreaterThan(1024 * 1024);
+    const post = async () => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      return (await res.json()) as { records: number; waited: number };
+    };
+    try {
+      // Nobody else asking (no request came for over 100 ms): read at once.
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const waits = gaveWay.times;
+      const alone = await post();
+      expect(alone.records).toBe(60_000);
+      expect(alone.waited).toBeGreaterThanOrEqual(20);
+      // The route's turn gave way (other files' work left in this process may count here too).
+      const aloneWaits = gaveWay.times - waits;
+      expect(aloneWaits).toBeGreaterThanOrEqual(1);
+      // Requests coming all along: its parsing gives way between its turns as well.
+      const asking = setInterval(requestCame, 5);
+      const before = gaveWay.times;
+      try {
+        const meanwhile = await post();
+        expect(meanwhile.records).toBe(60_000);
+      } finally {
+        clearInterval(asking);
+      }
+      expect(gaveWay.times - before).toBeGreaterThan(aloneWaits + 3);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
