@@ -619,12 +619,6 @@ export interface ThreadStore {
 }
 
 /**
- * The thread's side: answers the main thread's messages with `store` (opened on the file the
- * thread was given, with the same write hooks as the main thread's). `prepareAhead` starts the
- * indexes' work for staged records. A write that meets another connection's lock waits as the
- * store's writes do (busy.ts), then fails with the store's refusal.
- */
-/**
  * Lowers the calling thread's priority to the nice value `nice` (Linux keeps one per thread:
  * `setpriority` of process 0 sets the caller's alone). A large write's thread then takes the CPU
  * that the event loops answering requests leave, instead of an equal share: on 2 cores, 500 reads
@@ -643,6 +637,12 @@ function lowerPriority(nice: number): void {
   }
 }
 
+/**
+ * The thread's side: answers the main thread's messages with `store` (opened on the file the
+ * thread was given, with the same write hooks as the main thread's). `prepareAhead` starts the
+ * indexes' work for staged records. A write that meets another connection's lock waits as the
+ * store's writes do (busy.ts), then fails with the store's refusal.
+ */
 export function serveWrites(
   store: ThreadStore,
   prepareAhead: (collection: string, texts: string[], joined: JoinedTexts) => StagedWrite[],
