@@ -49,7 +49,7 @@ describe('bulk work', () => {
 
   it('gives way while other requests come: three times as long as it worked, 30 ms at most; other work does not', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'performance'] });
-    /** Whether `turn` (a turn begun after `worked` ms of work) has resolved after each ms of `ms`: the first ms it has. */
+    /** The first whole ms of (fake) time after which `turn(worked)` has resolved (Infinity past 100). */
     const resolvedAfter = async (turn: (worked: number) => Promise<void>, worked: number) => {
       let done = false;
       void turn(worked).then(() => (done = true));

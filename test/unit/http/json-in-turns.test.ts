@@ -418,6 +418,7 @@ describe('jsonBodiesInTurns', () => {
   it('reads a large body as bulk work: its parsing and its route give way while other requests come', async () => {
     const app = express();
     app.use(jsonBodies(64 * 1024 * 1024, { minBytes: 1024 * 1024 }));
+    app.use(errorHandler);
     app.post('/bulk', async (req, res) => {
       // The route's turns are bulk work's: after 8 ms of work, with a request just come, 24 ms.
       requestCame();
@@ -460,6 +461,30 @@ describe('jsonBodiesInTurns', () => {
       try {
         const meanwhile = await post();
         expect(meanwhile.records).toBe(60_000);
+        // A body broken in its middle is refused as ever, where it breaks, while giving way.
+        const broken = body.replace('"depth":4285', '"depth"4285'); // a colon missing, halfway in
+        expect(broken.length).toBe(body.length - 1);
+        const refused = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: broken,
+        });
+        expect(refused.status).toBe(422);
+        expect(((await refused.json()) as { detail: string }).detail).toMatch(
+          /^Request body is not valid JSON: /,
+        );
+        // A body whose sender stops halfway and leaves: the next body is read whole.
+        const { port } = new URL(url);
+        const socket = net.connect(Number(port), '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.on('error', () => {});
+        socket.write(
+          `POST /bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+        );
+        socket.write(body.slice(0, body.length / 2));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        socket.destroy();
+        expect((await post()).records).toBe(60_000);
       } finally {
         clearInterval(asking);
       }
