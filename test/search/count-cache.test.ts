@@ -85,6 +85,36 @@ describe('CountCache', () => {
     expect(computed).toBe(1);
   });
 
+  it('forgets every count after a write larger than it could follow, without reading its changes', async () => {
+    const cache = new CountCache(store);
+    expect(await countSoil(cache)).toBe(1);
+    expect(await cache.count('study_set', {}, async () => 7)).toBe(7);
+    // A small write is read from the log: the study count stays.
+    await store.upsertMany('biosample_set', [{ id: 'nmdc:bsm-11-c', name: 'Forest soil' }]);
+    const read = vi.spyOn(store, 'changesSince');
+    expect(await countSoil(cache)).toBe(2);
+    expect(read).toHaveBeenCalled();
+    expect(await cache.count('study_set', {}, async () => 8)).toBe(7);
+    // 2,001 changes: more than a count is ever adjusted by, so none is read and every count goes.
+    const many = Array.from({ length: 2001 }, (_, i) => ({
+      id: `nmdc:bsm-11-m${i}`,
+      name: `Peat soil ${i}`,
+    }));
+    await store.upsertMany('biosample_set', many);
+    const latest = await store.latestSeq();
+    read.mockClear();
+    expect(await countSoil(cache)).toBe(2003);
+    // Asked only from the newest change on (no row of the large write read).
+    expect(read.mock.calls.map(([since]) => since)).toEqual([latest]);
+    expect(await cache.count('study_set', {}, async () => 8)).toBe(8);
+    expect(computed).toBe(3);
+    // And it follows the log from there on.
+    await store.upsertMany('biosample_set', [{ id: 'nmdc:bsm-11-z', name: 'Dry soil' }]);
+    expect(await countSoil(cache)).toBe(2004);
+    expect(read).toHaveBeenCalled();
+    expect(computed).toBe(4);
+  });
+
   it('expires entries after its time bound', async () => {
     const cache = new CountCache(store, 0);
     await countSoil(cache);
