@@ -49,7 +49,10 @@ export interface SelectivityEstimate {
 export class SelectivityEstimator {
   private readonly samples = new Map<string, Sample>();
   private readonly drawing = new Map<string, Promise<Sample>>();
-  private readonly estimates = new Map<string, { estimate: SelectivityEstimate; at: number; size: number }>();
+  private readonly estimates = new Map<
+    string,
+    { sample: Sample; at: number; hits: number; passed: number }
+  >();
 
   constructor(
     private readonly store: DocumentStore,
@@ -68,10 +71,33 @@ export class SelectivityEstimator {
     collectionSize: number,
   ): Promise<SelectivityEstimate> {
     const key = `${collection}\u0000${JSON.stringify(filter)}`;
-    const kept = this.estimates.get(key);
-    const now = Date.now();
-    if (kept && now - kept.at < ESTIMATE_TTL_MS && kept.size === collectionSize) return kept.estimate;
     const sample = await this.sampleOf(collection, collectionSize);
+    const now = Date.now();
+    // A filter's tally is kept with the sample it was taken of: a write that changes the
+    // collection's size (any insert) scales the estimate, and only a new sample tallies again.
+    let kept = this.estimates.get(key);
+    if (!kept || kept.sample !== sample || now - kept.at >= ESTIMATE_TTL_MS) {
+      kept = { sample, at: now, ...this.tally(sample, filter, bodyTest) };
+      if (this.estimates.size >= ESTIMATES_KEPT) this.estimates.clear();
+      this.estimates.set(key, kept);
+    }
+    const { hits, passed } = kept;
+    const n = sample.docs.length;
+    const exact = n >= collectionSize;
+    // Half a hit when none was seen: "rarer than the sample can tell", never zero.
+    const selectivity = n === 0 ? 1 : exact ? hits / Math.max(n, 1) : Math.max(hits, 0.5) / n;
+    return {
+      matches: exact ? hits : Math.round(selectivity * collectionSize),
+      selectivity,
+      bodyTestPass: n === 0 ? 1 : Math.max(passed, exact ? 0 : 0.5) / n,
+      sampled: n,
+      hits,
+      exact,
+    };
+  }
+
+  /** How many of the sample's records pass the body test, and how many of those match. */
+  private tally(sample: Sample, filter: Filter, bodyTest: BodyTest): { hits: number; passed: number } {
     const matches = compileFilter(filter);
     const passes = bodyTestFunction(bodyTest);
     let hits = 0;
@@ -83,21 +109,7 @@ export class SelectivityEstimator {
         if (matches(sample.docs[i]!)) hits++;
       }
     }
-    const n = sample.docs.length;
-    const exact = n >= collectionSize;
-    // Half a hit when none was seen: "rarer than the sample can tell", never zero.
-    const selectivity = n === 0 ? 1 : exact ? hits / Math.max(n, 1) : Math.max(hits, 0.5) / n;
-    const estimate: SelectivityEstimate = {
-      matches: exact ? hits : Math.round(selectivity * collectionSize),
-      selectivity,
-      bodyTestPass: n === 0 ? 1 : Math.max(passed, exact ? 0 : 0.5) / n,
-      sampled: n,
-      hits,
-      exact,
-    };
-    if (this.estimates.size >= ESTIMATES_KEPT) this.estimates.clear();
-    this.estimates.set(key, { estimate, at: now, size: collectionSize });
-    return estimate;
+    return { hits, passed };
   }
 
   /**
