@@ -286,6 +286,38 @@ describe('counting a one-path regex on the attribute index values', () => {
     }
   });
 
+  it('walks a path once for counts asked at once, and the others learn from it that it holds too many values', async () => {
+    await withTemporaryStore(async (fresh) => {
+      await fresh.upsertMany(C, docs);
+      const ctx = (fresh as unknown as { context: StoreContext }).context;
+      const get = ctx.statements.get.bind(ctx.statements);
+      let walks = 0;
+      ctx.statements.get = (sql: string) => {
+        if (sql.includes('WITH RECURSIVE walk')) walks++;
+        return get(sql);
+      };
+      // 960 distinct names against a limit of 50, read 10 at a time: 6 reads find that out.
+      const limits = { values: 50, irregular: 1000 };
+      const names = Array.from({ length: 8 }, (_, i) => search('name', `toolik ${i}`));
+      const counts = await Promise.all(
+        names.map((f) => countRegexOnValues(ctx, C, f, { limits, chunk: 10 })),
+      );
+      expect(counts).toEqual(Array(8).fill(undefined));
+      expect(walks).toBe(6);
+      // Counts on a path with few values wait for the first, then each counts, exactly.
+      const dates = ['-03-', '-04-', '2016', '2003', 'zzz'].map((t) =>
+        search('collection_date.has_raw_value', t),
+      );
+      const exact = await Promise.all(
+        dates.map((f) =>
+          countRegexOnValues(ctx, C, f, { limits: { values: 1000, irregular: 1000 }, chunk: 10 }),
+        ),
+      );
+      expect(exact).toEqual(dates.map(expectedCount));
+      expect(exact[0]).toBeGreaterThan(0);
+    });
+  });
+
   it("counts one value's entries in slices, in id order, leaving out the irregular records' entries", async () => {
     await withTemporaryStore(async (big) => {
       // Two values, each with more entries than a slice, and irregular records holding them too.

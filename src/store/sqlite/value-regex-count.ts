@@ -97,6 +97,13 @@ export const VALUE_COUNT_LIMITS: ValueCountLimits = { values: MAX_DISTINCT_VALUE
 
 /** Attribute keys found to hold more distinct strings than the limit asked with, with when. */
 const tooMany = new WeakMap<StoreContext, Map<number, number>>();
+/**
+ * The count with limits under way on each attribute key. Another count on the key waits for it to
+ * learn whether the key holds too many values: each walked them all (20,000 at most) only to find
+ * that, and a burst of new `.search` filters on one path (a cache emptied by a large write) had
+ * seven walks at once, each taking a second, every request waiting behind them.
+ */
+const limitedWalks = new WeakMap<StoreContext, Map<number, Promise<unknown>>>();
 
 /**
  * The regex and attribute key of a filter that is one `$regex` on one attribute-indexed path;
@@ -132,13 +139,44 @@ export async function countRegexOnValues(
   const { limits } = options;
   let skipped = tooMany.get(ctx);
   if (!skipped) tooMany.set(ctx, (skipped = new Map()));
-  const since = limits && skipped.get(target.key);
-  if (since !== undefined) {
-    if (Date.now() - since < TOO_MANY_TTL_MS) return undefined;
+  const known = () => {
+    const since = skipped.get(target.key);
+    if (since === undefined) return false;
+    if (Date.now() - since < TOO_MANY_TTL_MS) return true;
     skipped.delete(target.key);
+    return false;
+  };
+  if (!limits) return countWithRetries(ctx, collection, filter, target, limits, options.chunk, skipped);
+  if (known()) return undefined;
+  let walks = limitedWalks.get(ctx);
+  if (!walks) limitedWalks.set(ctx, (walks = new Map()));
+  const first = walks.get(target.key);
+  if (first) {
+    await first;
+    if (known()) return undefined;
+    return countWithRetries(ctx, collection, filter, target, limits, options.chunk, skipped);
   }
+  const mine = countWithRetries(ctx, collection, filter, target, limits, options.chunk, skipped);
+  const settled = mine
+    .catch(() => undefined)
+    .finally(() => {
+      if (walks.get(target.key) === settled) walks.delete(target.key);
+    });
+  walks.set(target.key, settled);
+  return mine;
+}
+
+async function countWithRetries(
+  ctx: StoreContext,
+  collection: string,
+  filter: Filter,
+  target: NonNullable<ReturnType<typeof indexedRegex>>,
+  limits: ValueCountLimits | undefined,
+  chunk: number | undefined,
+  skipped: Map<number, number>,
+): Promise<number | undefined> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const n = await countOnce(ctx, collection, filter, target, limits, options.chunk ?? WALK_CHUNK);
+    const n = await countOnce(ctx, collection, filter, target, limits, chunk ?? WALK_CHUNK);
     if (n === 'too many values') skipped.set(target.key, Date.now());
     if (typeof n === 'number') return n;
     if (n !== 'a write came between') return undefined;
