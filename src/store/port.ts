@@ -273,9 +273,10 @@ export interface DocumentStore {
   /**
    * Ids of records written since `sinceSeq` with the sequence to ask from next time (index freshness).
    * `gap: true` when changes after `sinceSeq` were already pruned from the log: the reader cannot
-   * catch up change by change and must start over (rebuild, forget what it cached).
+   * catch up change by change and must start over (rebuild, forget what it cached). `limit`: at
+   * most that many changes (below the store's own page size), `more` saying others follow.
    */
-  changesSince(sinceSeq: number): Promise<ChangePage>;
+  changesSince(sinceSeq: number, limit?: number): Promise<ChangePage>;
   /** The newest change's sequence number (0 when there is none): "everything up to now". */
   latestSeq(): Promise<number>;
   /** Iterate every record of a collection in id order, in batches (reindex, check-index). */

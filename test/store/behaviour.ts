@@ -650,6 +650,13 @@ export function describeDocumentStore(name: string, makeStore: StoreFactory): vo
         const latest = await store.latestSeq();
         expect(latest).toBeGreaterThan(next.seq);
         expect((await store.changesSince(next.seq)).seq).toBe(latest);
+        // A limit reads that many changes, says more follow, and the next page starts after them.
+        const first = await store.changesSince(start.seq, 2);
+        expect(first).toEqual({ changes: next.changes, seq: first.seq, more: true });
+        const rest = await store.changesSince(first.seq, 2);
+        expect(rest.changes).toEqual([{ collection: C, id: 'nmdc:bsm-11-a8', deleted: false }]);
+        expect(rest.more).toBeUndefined();
+        expect(rest.seq).toBe(latest);
       });
     });
 

@@ -204,9 +204,9 @@ export class MongoChangeLog {
     return counter?.seq ?? 0;
   }
 
-  async changesSince(sinceSeq: number): Promise<ChangePage> {
+  async changesSince(sinceSeq: number, limit = this.options.page): Promise<ChangePage> {
     const allSealed = (await this.sealAll()) === 'done';
-    const page = this.options.page;
+    const page = Math.max(1, Math.min(limit, this.options.page));
     // One entry past the page tells whether more follow.
     const rows = await this.entries
       .find(

@@ -367,8 +367,8 @@ export class MongoDocumentStore implements DocumentStore {
     return stats;
   }
 
-  async changesSince(sinceSeq: number): Promise<ChangePage> {
-    return engine(() => this.changeLog.changesSince(sinceSeq));
+  async changesSince(sinceSeq: number, limit?: number): Promise<ChangePage> {
+    return engine(() => this.changeLog.changesSince(sinceSeq, limit));
   }
 
   async latestSeq(): Promise<number> {

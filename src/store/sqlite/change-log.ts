@@ -78,21 +78,22 @@ export class ChangeLog {
   }
 
   /** Records changed after `sinceSeq`, each once with its latest state, in the order of their last change. */
-  changesSince(sinceSeq: number): ChangePage {
+  changesSince(sinceSeq: number, limit = this.page): ChangePage {
+    const page = Math.max(1, Math.min(limit, this.page));
     if (sinceSeq < this.prunedThrough()) {
       return { changes: [], seq: this.latestSeq(), gap: true };
     }
     // One row past the page tells whether more follow.
     const rows = this.statements
       .get('SELECT seq, collection, id, deleted FROM changes WHERE seq > ? ORDER BY seq LIMIT +?')
-      .all(sinceSeq, this.page + 1) as Array<{
+      .all(sinceSeq, page + 1) as Array<{
       seq: number;
       collection: string;
       id: string;
       deleted: number;
     }>;
-    const more = rows.length > this.page;
-    if (more) rows.length = this.page;
+    const more = rows.length > page;
+    if (more) rows.length = page;
     const latest = new Map<string, { collection: string; id: string; deleted: boolean }>();
     for (const r of rows) {
       const key = `${r.collection}\u0000${r.id}`;

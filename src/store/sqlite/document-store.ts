@@ -579,8 +579,8 @@ export class SqliteDocumentStore implements DocumentStore {
     return collectionStats(this.db, this.statements);
   }
 
-  async changesSince(sinceSeq: number): Promise<ChangePage> {
-    return this.changeLog.changesSince(sinceSeq);
+  async changesSince(sinceSeq: number, limit?: number): Promise<ChangePage> {
+    return this.changeLog.changesSince(sinceSeq, limit);
   }
 
   async latestSeq(): Promise<number> {
