@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteDocumentStore } from '../../src/store/sqlite/index.ts';
 import { QueryPlanner } from '../../src/query/planner/planner.ts';
 import { FtsSearchIndex } from '../../search/sqlite/fts-index.ts';
@@ -89,8 +89,14 @@ describe.each(variants)('an index written outside the store transaction: $name',
     const mark = await index.watermark();
     expect((await store.latestSeq()) - mark).toBe(150_001);
     const planner = new QueryPlanner(planned, index);
+    const read = vi.spyOn(planned, 'changesSince');
     expect((await planner.find(C, byNeedle)).map((d) => d.id)).toEqual([needle.id]);
+    expect(read.mock.calls.filter(([since]) => since === mark)).toHaveLength(1);
+    // Found too far behind once, the watermark is not read past again while it stays.
     expect(await planner.count(C, byNeedle)).toBe(1);
+    expect((await planner.find(C, byNeedle)).map((d) => d.id)).toEqual([needle.id]);
+    expect(read.mock.calls.filter(([since]) => since === mark)).toHaveLength(1);
+    read.mockRestore();
     // The first page of the log ends before the new record: the log says more follow.
     const first = await store.changesSince(mark);
     expect(first.more).toBe(true);
@@ -101,6 +107,35 @@ describe.each(variants)('an index written outside the store transaction: $name',
     expect(hasDrift(await checkCollection(store, index, C))).toBe(false);
     expect((await planner.find(C, byNeedle)).map((d) => d.id)).toEqual([needle.id]);
   }, 60_000);
+
+  it('searches while the index is behind read the log on from where the last one stopped', async () => {
+    const mark = await index.watermark();
+    const ids = async () => (await planner.find(C, byNeedle)).map((d) => d.id).sort();
+    const planner = new QueryPlanner(planned, index);
+    const read = vi.spyOn(planned, 'changesSince');
+    await store.upsertMany(C, [needle]);
+    expect(await ids()).toEqual([needle.id]);
+    expect(read.mock.calls.map(([since]) => since)).toContain(mark);
+    // A second fresh write: found, and the log is read only past what the first search read.
+    const other = { id: 'nmdc:bsm-11-zzzzzy', name: 'another needle of Harvard Forest' };
+    await store.upsertMany(C, [other]);
+    read.mockClear();
+    expect(await ids()).toEqual([other.id, needle.id]);
+    expect(read).toHaveBeenCalled();
+    for (const [since] of read.mock.calls) expect(since).toBeGreaterThan(mark);
+    // A fresh delete is followed too, and a write after it.
+    await store.deleteMany(C, { id: needle.id });
+    expect(await ids()).toEqual([other.id]);
+    await store.upsertMany(C, [needle]);
+    expect(await ids()).toEqual([other.id, needle.id]);
+    // Once the index catches up, its new watermark is read from.
+    await catchUp(store, index);
+    const caughtUp = await index.watermark();
+    expect(caughtUp).toBeGreaterThan(mark);
+    read.mockClear();
+    expect(await ids()).toEqual([other.id, needle.id]);
+    expect(read.mock.calls.map(([since]) => since)).toContain(caughtUp);
+  });
 
   it('a catch-up landing between the index query and the freshness read cannot hide a record', async () => {
     await store.upsertMany(C, [needle]);
