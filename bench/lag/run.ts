@@ -22,7 +22,16 @@ import { catchUp } from '../../search/maintenance.ts';
 const C = 'biosample_set';
 const searches = flag('searches', 20);
 const lagsAt = process.argv.indexOf('--lags');
-const lags = (lagsAt >= 0 ? process.argv[lagsAt + 1]! : '10,50,150').split(',').map(Number);
+const lags = (lagsAt >= 0 ? (process.argv[lagsAt + 1] ?? '') : '10,50,150').split(',').map(Number);
+/** Refuses a flag's value: says what it takes, and exits with 2. */
+function refuse(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+if (!(Number.isInteger(searches) && searches >= 2 && searches <= 10_000))
+  refuse('--searches: a whole number from 2 to 10000');
+if (!lags.every((n) => Number.isInteger(n) && n >= 1 && n <= 1000))
+  refuse('--lags: thousands of changes, whole numbers from 1 to 1000, comma-separated (10,50,150)');
 const base = Array.from({ length: 1000 }, (_, i) => ({
   id: `nmdc:bsm-11-${String(i).padStart(6, '0')}`,
   name: `sample ${i}`,

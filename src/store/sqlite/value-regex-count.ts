@@ -146,17 +146,17 @@ export async function countRegexOnValues(
     skipped.delete(target.key);
     return false;
   };
-  if (!limits) return countWithRetries(ctx, collection, filter, target, limits, options.chunk, skipped);
+  const count = () => countWithRetries(ctx, collection, filter, target, limits, options.chunk, skipped);
+  if (!limits) return count();
   if (known()) return undefined;
   let walks = limitedWalks.get(ctx);
   if (!walks) limitedWalks.set(ctx, (walks = new Map()));
   const first = walks.get(target.key);
   if (first) {
     await first;
-    if (known()) return undefined;
-    return countWithRetries(ctx, collection, filter, target, limits, options.chunk, skipped);
+    return known() ? undefined : count();
   }
-  const mine = countWithRetries(ctx, collection, filter, target, limits, options.chunk, skipped);
+  const mine = count();
   const settled = mine
     .catch(() => undefined)
     .finally(() => {
